@@ -1,0 +1,58 @@
+/*
+ * bnmf.h -- shared types and the C kernels of bnmf.
+ *
+ * Kernels here take plain C pointers and sizes and never touch a SEXP; the
+ * .Call entry points that convert R objects are declared in bnmf_call.h.
+ *
+ * Notation (as in the R documentation):
+ *   X (I x J) ~ W (I x K) H (K x J); W_ik ~ Exp(lambda), H_kj ~ Exp(lambda),
+ *   X_ij ~ N((WH)_ij, 1/tau), tau ~ Gamma(alpha, beta) (shape, rate).
+ * Matrices are column-major, as in R.
+ */
+#ifndef BNMF_H
+#define BNMF_H
+
+#define R_NO_REMAP
+#ifndef USE_FC_LEN_T
+#define USE_FC_LEN_T
+#endif
+#include <Rconfig.h>
+#include <R.h>
+#include <Rinternals.h>
+#include <Rmath.h>
+#include <R_ext/BLAS.h>
+#include <R_ext/Lapack.h>
+#include <R_ext/Utils.h>
+#ifndef FCONE
+#define FCONE
+#endif
+
+/* ---- truncnorm.c: truncated normal distribution ------------------------ */
+
+/** Draw Z ~ N(0, 1) conditioned on a <= Z <= b (a < b; either may be infinite). */
+double bnmf_rtnorm_std(double a, double b);
+
+/** Draw X ~ N(mean, sd^2) conditioned on lower <= X <= upper (sd > 0). */
+double bnmf_rtnorm1(double mean, double sd, double lower, double upper);
+
+/**
+ * log of the upper-tail Mills ratio, log( (1 - Phi(x)) / phi(x) ),
+ * accurate for every finite x (including x -> +inf and x -> -inf).
+ */
+double bnmf_log_mills(double x);
+
+/**
+ * Mean and variance of N(mean, sd^2) truncated to [0, inf), exact in the
+ * tails (computed through the log Mills ratio).
+ */
+void bnmf_tn_pos_moments(double mean, double sd, double *m1, double *var);
+
+/** log density at x >= 0 of N(mean, sd^2) truncated to [0, inf). */
+double bnmf_tn_pos_logdens(double x, double mean, double sd);
+
+/* ---- nmf_sweep.c: one sweep, three uses ------------------------------- */
+
+/* What to do with a conditional N+(mu, 1/p): draw (Gibbs) or take the mode (ICM). */
+typedef enum { RULE_DRAW = 0, RULE_MODE = 1 } bnmf_rule;
+
+#endif

@@ -1,0 +1,11 @@
+/* bnmf_call.h -- prototypes of the .Call entry points (registered in init.c). */
+#ifndef BNMF_CALL_H
+#define BNMF_CALL_H
+#include "bnmf.h"
+
+SEXP bnmf_rtnorm_call(SEXP n, SEXP mean, SEXP sd, SEXP lower, SEXP upper);
+SEXP bnmf_tn_moments_call(SEXP mean, SEXP sd);
+SEXP bnmf_tn_logdens_call(SEXP x, SEXP mean, SEXP sd);
+SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl);
+
+#endif

@@ -1,0 +1,20 @@
+/* init.c -- registration table of the .Call routines (and nothing else). */
+#include "bnmf_call.h"
+#include <R_ext/Rdynload.h>
+
+#define CALLDEF(name, n) { #name, (DL_FUNC) &bnmf_##name##_call, n }
+
+static const R_CallMethodDef call_methods[] = {
+    CALLDEF(rtnorm, 5),
+    CALLDEF(tn_moments, 2),
+    CALLDEF(tn_logdens, 3),
+    CALLDEF(nmf_sweeps, 4),
+    { NULL, NULL, 0 }
+};
+
+void R_init_bnmf(DllInfo *dll)
+{
+    R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+    R_useDynamicSymbols(dll, FALSE);
+    R_forceSymbols(dll, TRUE);
+}
