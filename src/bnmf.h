@@ -50,9 +50,4 @@ void bnmf_tn_pos_moments(double mean, double sd, double *m1, double *var);
 /** log density at x >= 0 of N(mean, sd^2) truncated to [0, inf). */
 double bnmf_tn_pos_logdens(double x, double mean, double sd);
 
-/* ---- nmf_sweep.c: one sweep, three uses ------------------------------- */
-
-/* What to do with a conditional N+(mu, 1/p): draw (Gibbs) or take the mode (ICM). */
-typedef enum { RULE_DRAW = 0, RULE_MODE = 1 } bnmf_rule;
-
 #endif

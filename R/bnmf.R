@@ -1,0 +1,220 @@
+#' Bayesian non-negative matrix factorisation
+#'
+#' Factorises a non-negative data matrix `X` (features x samples, I x J) as
+#' `X ~ W H` with `W` (I x K, the basis) and `H` (K x J, the coefficients),
+#' under the Bayesian model of Schmidt, Winther and Hansen (2009): for every
+#' observed entry
+#' \deqn{X_{ij} \sim N((WH)_{ij}, 1/\tau), \quad W_{ik} \sim Exp(\lambda),
+#'   \quad H_{kj} \sim Exp(\lambda), \quad \tau \sim Gamma(\alpha, \beta)}
+#' (rates, not scales, throughout). `NA` entries of `X` are missing: they are
+#' left out of the likelihood (never treated as zero) and predicted by the fit.
+#'
+#' @section Methods:
+#' * `"gibbs"`: the Gibbs sampler of Schmidt et al. (Algorithm 1). Each
+#'   column of `W` and row of `H` is drawn from its exact truncated-normal
+#'   conditional ([rtnorm()]), `tau` from its Gamma conditional. A sweep costs
+#'   the two products `X %*% t(H)` and `t(W) %*% X` plus O((I + J) K^2). Missing
+#'   entries are latent variables redrawn each sweep (exact, and as fast as
+#'   complete data). The fit keeps running posterior means and standard
+#'   deviations of `W`, `H`, `tau` and `W %*% H` (the posterior mean of the
+#'   product, not the product of the means).
+#' * `"icm"`: iterated conditional modes (Algorithm 2): each block is set to
+#'   the mode of its conditional, so the log posterior never decreases and the
+#'   iteration stops at a local maximum of the joint posterior (a
+#'   Karush-Kuhn-Tucker point of the MAP problem) when its relative change
+#'   falls below `tol`. With missing data the conditionals use the observed
+#'   entries only (masked Gram matrices). A flat prior
+#'   (`exponential(rate = 0)`) turns ICM into exact coordinate-descent
+#'   non-negative least squares.
+#'
+#' @section Chains and reproducibility:
+#' Chains (for ICM: restarts, of which the fit with the highest log posterior
+#' is kept) are independent tasks run with
+#' [future.apply::future_lapply()] and `future.seed = TRUE`: each chain has
+#' its own L'Ecuyer-CMRG random number stream derived from the session's seed,
+#' so `set.seed()` before the call reproduces the fit exactly, and the result
+#' is the same whatever [future::plan()] (sequential by default, `multisession`
+#' for parallel processes). [update()] continues every chain from its last state
+#' and random number stream.
+#'
+#' @param X A numeric matrix (features in rows, samples in columns), a
+#'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed
+#'   zeros; only its stored `NA`s are missing). Or a formula `X ~ nmf(rank)`.
+#' @param rank The number of factors `K`, between 1 and `min(dim(X))`.
+#' @param method `"gibbs"` (posterior sampling) or `"icm"` (posterior mode).
+#' @param prior Prior of the factors: [exponential()].
+#' @param noise Prior of the noise precision `tau`: [gamma_prior()].
+#' @param iter Number of sweeps per chain, burn-in included (Gibbs; default
+#'   2000), or the maximum number of sweeps (ICM; default 1000).
+#' @param burnin Sweeps discarded at the start of each chain (Gibbs; default
+#'   `iter / 2`).
+#' @param thin Keep every `thin`-th sweep after burn-in (Gibbs).
+#' @param chains Number of independent chains (Gibbs) or restarts (ICM).
+#' @param init `"random"` (entries `sqrt(mean(X) / K)` times unit exponentials),
+#'   or a list with matrices `W` (I x K), `H` (K x J) and optionally `tau`.
+#' @param tol ICM stops when the relative change of the log posterior between
+#'   sweeps is at most `tol`.
+#' @param keep `"summary"` keeps running posterior means and standard
+#'   deviations; `"draws"` also keeps the thinned draws of `W` and `H` (see
+#'   [as.mcmc.bnmf()]).
+#' @param progress Show a progress bar (for fits that take more than a couple
+#'   of seconds).
+#' @param data For the formula interface: where to find the variable on the
+#'   left side (default: the formula's environment).
+#' @return An object of class `c("bnmf_gibbs", "bnmf")` or
+#'   `c("bnmf_icm", "bnmf")`; see [factors()], [fitted.bnmf()],
+#'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
+#' @references
+#' Schmidt, M. N., Winther, O. and Hansen, L. K. (2009). Bayesian non-negative
+#' matrix factorization. *Independent Component Analysis and Signal
+#' Separation*, LNCS 5441, 540-547. \doi{10.1007/978-3-642-00599-2_68}
+#' @examples
+#' X <- leukemia[1:100, ]
+#' set.seed(1)
+#' fit <- bnmf(X, rank = 3, method = "gibbs", iter = 400)
+#' fit
+#' summary(fit)
+#'
+#' # The posterior mode, and the formula interface
+#' map <- bnmf(X ~ nmf(3), method = "icm")
+#' sigma(map)
+#'
+#' # Missing entries are predicted
+#' Xm <- X
+#' Xm[sample(length(Xm), 500)] <- NA
+#' fit_m <- bnmf(Xm, rank = 3, iter = 400)
+#' pred <- predict(fit_m)
+#' @export
+bnmf <- function(X, rank = NULL, method = c("gibbs", "icm"),
+                 prior = exponential(), noise = gamma_prior(), iter = NULL,
+                 burnin = NULL, thin = 1, chains = 1, init = "random",
+                 tol = 1e-6, keep = c("summary", "draws"),
+                 progress = interactive(), data = NULL) {
+  call <- match.call()
+  spec <- parse_model(X, rank, prior, data, parent.frame())
+  method <- check_choice(method, c("gibbs", "icm"), "method")
+  keep <- check_choice(keep, c("summary", "draws"), "keep")
+  X <- check_data_matrix(spec$X)
+  I <- nrow(X)
+  J <- ncol(X)
+  K <- spec$rank
+  if (K > min(I, J)) {
+    abort_input(sprintf("`rank` must be at most min(nrow(X), ncol(X)) = %d, not %d.",
+                        min(I, J), K))
+  }
+  prior <- spec$prior
+  if (!inherits(prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()`.")
+  if (!inherits(noise, "bnmf_noise")) abort_input("`noise` must be made by `gamma_prior()`.")
+  settings <- check_settings(method, iter, burnin, thin, chains, tol, keep, progress)
+  data_c <- prepare_data(X, K)
+  check_signs(X, method)
+  mean_x <- data_c$sum_obs / data_c$n_obs
+  rates <- resolve_rates(prior, I, J, K, mean_x, method)
+  prior_c <- list(lamW = rates$lamW, lamH = rates$lamH,
+                  alpha = noise$shape, beta = noise$rate)
+  starts <- make_starts(init, settings$chains, I, J, K)
+
+  runs <- run_chains(X, data_c, prior_c, method, settings, starts,
+                     seeds = TRUE)
+  fit <- new_bnmf_fit(runs, X, data_c, method, K, rates, noise, settings, call)
+  validate_bnmf_fit(fit)
+}
+
+# The formula interface: `X ~ nmf(rank, prior)`, read by bnmf itself.
+parse_model <- function(X, rank, prior, data, env) {
+  if (!inherits(X, "formula")) {
+    if (is.null(rank)) abort_input("`rank` is missing: give the number of factors, e.g. `rank = 5`.")
+    return(list(X = X, rank = check_count(rank, "rank", min = 1), prior = prior))
+  }
+  f <- X
+  if (length(f) != 3L) abort_input("`X`: the formula must have a data matrix on its left side, as in `X ~ nmf(5)`.")
+  fenv <- environment(f) %||% env
+  lhs <- eval(f[[2L]], if (is.null(data)) fenv else data, fenv)
+  rhs <- f[[3L]]
+  if (!is.call(rhs) || !identical(rhs[[1L]], as.name("nmf"))) {
+    abort_input(sprintf("`X`: the right side of the formula must be `nmf(rank)`, not `%s`.",
+                        deparse1(rhs)))
+  }
+  terms_env <- new.env(parent = fenv)
+  terms_env$nmf <- nmf
+  model <- eval(rhs, terms_env)
+  if (!is.null(rank) && !identical(as.integer(rank), model$rank)) {
+    abort_input("`rank` is given both in the formula and as an argument; give it once.")
+  }
+  list(X = lhs, rank = model$rank, prior = model$prior %||% prior)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+check_settings <- function(method, iter, burnin, thin, chains, tol, keep, progress) {
+  iter <- check_count(iter %||% if (method == "gibbs") 2000L else 1000L, "iter", min = 1)
+  thin <- check_count(thin, "thin", min = 1)
+  chains <- check_count(chains, "chains", min = 1)
+  tol <- check_number(tol, "tol", 0)
+  progress <- check_flag(progress, "progress")
+  if (method == "gibbs") {
+    burnin <- check_count(burnin %||% (iter %/% 2L), "burnin", min = 0)
+    if (burnin >= iter) {
+      abort_input(sprintf("`burnin` (%d) must be smaller than `iter` (%d).", burnin, iter))
+    }
+    n_keep <- (iter - burnin) %/% thin
+    if (n_keep < 1L) {
+      abort_input(sprintf("`thin` (%d) leaves no draw after burn-in: (iter - burnin) / thin must be >= 1.",
+                          thin))
+    }
+    iter <- burnin + n_keep * thin
+  } else {
+    if (!is.null(burnin) && burnin != 0) abort_input("`burnin` applies to method \"gibbs\" only.")
+    burnin <- 0L
+    if (keep == "draws") abort_input("`keep = \"draws\"` applies to method \"gibbs\" only.")
+  }
+  list(iter = iter, burnin = burnin, thin = thin, chains = chains, tol = tol,
+       keep = keep, progress = progress)
+}
+
+check_signs <- function(X, method) {
+  vals <- if (inherits(X, "dgCMatrix")) X@x else X
+  neg <- sum(vals < 0, na.rm = TRUE)
+  if (neg > 0) {
+    n <- if (inherits(X, "dgCMatrix")) prod(as.double(dim(X))) else sum(!is.na(vals))
+    share <- neg / n
+    if (share > 0.05) {
+      warning(sprintf("%.1f%% of the observed entries of `X` are negative; the Gaussian model allows them, but W %%*%% H can only fit non-negative values.",
+                      100 * share), call. = FALSE)
+    }
+  }
+}
+
+make_starts <- function(init, chains, I, J, K) {
+  if (is.character(init)) {
+    check_choice(init, "random", "init")
+    return(rep(list(NULL), chains))
+  }
+  if (is.list(init) && !is.null(init$W)) {
+    init <- check_init_list(init, I, J, K)
+    return(rep(list(init[c("W", "H", if (!is.null(init$tau)) "tau")]), chains))
+  }
+  if (is.list(init) && length(init) == chains && all(vapply(init, is.list, logical(1)))) {
+    return(lapply(init, check_init_list, I = I, J = J, K = K))
+  }
+  abort_input("`init` must be \"random\", a list with matrices `W` and `H`, or a list of such lists, one per chain.")
+}
+
+# Run the chains as independent futures, each with its own RNG stream.
+# `seeds` is TRUE (new streams from the session's seed) or the list of the
+# streams' states saved at the end of a previous run (to continue them).
+run_chains <- function(X, data, prior, method, settings, starts, seeds) {
+  sequential <- inherits(future::plan(), "sequential")
+  progress <- settings$progress && sequential
+  label <- if (method == "gibbs") "Gibbs sampling" else "ICM"
+  one_chain <- function(c) {
+    res <- run_chain(X, data, prior, method, settings$iter, settings$burnin,
+                     settings$thin, settings$keep, settings$tol, starts[[c]],
+                     progress = progress, masked = method == "icm",
+                     label = if (length(starts) > 1L) sprintf("%s, chain %d", label, c) else label)
+    res$seed <- get(".Random.seed", envir = globalenv())
+    res
+  }
+  future.apply::future_lapply(seq_along(starts), one_chain, future.seed = seeds,
+                              future.packages = "bnmf")
+}

@@ -1,0 +1,129 @@
+# Input validation shared by every user-facing function. Errors are classed
+# `bnmf_error_input` and name the offending argument.
+
+abort_input <- function(msg, call = NULL) {
+  stop(structure(
+    class = c("bnmf_error_input", "error", "condition"),
+    list(message = msg, call = call)
+  ))
+}
+
+check_count <- function(x, arg, min = 0, allow_null = FALSE) {
+  if (is.null(x) && allow_null) return(NULL)
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) ||
+      x != round(x) || x < min) {
+    abort_input(sprintf("`%s` must be a single whole number >= %s.", arg, min))
+  }
+  as.integer(x)
+}
+
+check_number <- function(x, arg, min = -Inf, min_open = FALSE) {
+  ok <- is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x) &&
+    (if (min_open) x > min else x >= min)
+  if (!ok) {
+    abort_input(sprintf("`%s` must be a single finite number %s %s.", arg,
+                        if (min_open) ">" else ">=", format(min)))
+  }
+  as.numeric(x)
+}
+
+check_flag <- function(x, arg) {
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) {
+    abort_input(sprintf("`%s` must be TRUE or FALSE.", arg))
+  }
+  x
+}
+
+check_choice <- function(x, choices, arg) {
+  if (!is.character(x) || length(x) < 1L || anyNA(x)) {
+    abort_input(sprintf("`%s` must be one of %s.", arg,
+                        paste0('"', choices, '"', collapse = ", ")))
+  }
+  x <- x[1L]
+  m <- pmatch(x, choices)
+  if (is.na(m)) {
+    abort_input(sprintf("`%s` must be one of %s, not \"%s\".", arg,
+                        paste0('"', choices, '"', collapse = ", "), x))
+  }
+  choices[m]
+}
+
+# Check a data matrix and return it as a double matrix or a dgCMatrix.
+# NA and NaN mean missing; Inf is an error; rows or columns with no observed
+# entry are an error.
+check_data_matrix <- function(X, arg = "X") {
+  if (is.data.frame(X)) {
+    ok <- vapply(X, function(col) is.numeric(col) || is.logical(col) && all(is.na(col)),
+                 logical(1))
+    if (!all(ok)) {
+      abort_input(sprintf("`%s` must be numeric: column%s %s of the data frame %s not.",
+                          arg, if (sum(!ok) > 1) "s" else "",
+                          paste(names(X)[!ok], collapse = ", "),
+                          if (sum(!ok) > 1) "are" else "is"))
+    }
+    X <- as.matrix(X)
+  }
+  if (inherits(X, "Matrix")) {
+    if (!methods::is(X, "dgCMatrix")) {
+      X <- tryCatch(methods::as(methods::as(X, "CsparseMatrix"), "generalMatrix"),
+                    error = function(e) NULL)
+      if (!is.null(X)) X <- tryCatch(methods::as(X, "dMatrix"), error = function(e) NULL)
+      if (is.null(X) || !methods::is(X, "dgCMatrix")) {
+        abort_input(sprintf("`%s` must be a numeric matrix or a Matrix::dgCMatrix.", arg))
+      }
+    }
+    vals <- X@x
+  } else {
+    if (is.vector(X) && is.numeric(X)) {
+      abort_input(sprintf("`%s` must be a matrix (features x samples), not a vector.", arg))
+    }
+    if (!is.matrix(X) || !(is.numeric(X) || is.logical(X) && all(is.na(X)))) {
+      abort_input(sprintf("`%s` must be a numeric matrix or a Matrix::dgCMatrix, not %s.",
+                          arg, class(X)[1L]))
+    }
+    if (!is.double(X)) storage.mode(X) <- "double"
+    vals <- X
+  }
+  d <- dim(X)
+  if (any(d < 1L)) {
+    abort_input(sprintf("`%s` must have at least one row and one column (it is %d x %d).",
+                        arg, d[1L], d[2L]))
+  }
+  if (any(is.infinite(vals))) {
+    abort_input(sprintf("`%s` has infinite entries; use NA for missing values.", arg))
+  }
+  nas <- is.na(vals)
+  if (all(nas) && length(vals) == prod(as.double(d))) {
+    abort_input(sprintf("`%s` has no observed entries.", arg))
+  }
+  if (any(nas)) {
+    if (inherits(X, "Matrix")) {
+      # Count missing per row / column among stored entries.
+      cols <- rep.int(seq_len(d[2L]), diff(X@p))
+      miss_row <- tabulate(X@i[nas] + 1L, d[1L])
+      miss_col <- tabulate(cols[nas], d[2L])
+    } else {
+      miss_row <- rowSums(nas)
+      miss_col <- colSums(nas)
+    }
+    bad_r <- which(miss_row == d[2L])
+    bad_c <- which(miss_col == d[1L])
+    if (length(bad_r)) {
+      abort_input(sprintf("`%s` has rows with no observed entry (row%s %s); remove them.",
+                          arg, if (length(bad_r) > 1) "s" else "",
+                          format_index(bad_r)))
+    }
+    if (length(bad_c)) {
+      abort_input(sprintf("`%s` has columns with no observed entry (column%s %s); remove them.",
+                          arg, if (length(bad_c) > 1) "s" else "",
+                          format_index(bad_c)))
+    }
+  }
+  X
+}
+
+format_index <- function(idx, max = 5L) {
+  s <- paste(utils::head(idx, max), collapse = ", ")
+  if (length(idx) > max) s <- paste0(s, ", ... (", length(idx), " in all)")
+  s
+}

@@ -1,0 +1,75 @@
+#' Posterior draws of a Gibbs fit for posterior and coda
+#'
+#' Converts the kept draws of a Gibbs fit into a `posterior::draws_array`
+#' (`posterior::as_draws()`, `posterior::as_draws_array()`) or a
+#' `coda::mcmc` / `coda::mcmc.list` (`coda::as.mcmc()`), one chain per chain
+#' of the fit. Variables are named as in Stan: `tau`, `loglik` (the
+#' log-likelihood of the observed entries at each draw), and when the fit was
+#' made with `keep = "draws"` also `W[i,k]` and `H[k,j]`.
+#'
+#' @param x A `bnmf` Gibbs fit.
+#' @param ... Not used.
+#' @return A `draws_array`, or an `mcmc` (one chain) / `mcmc.list` object.
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:30, 1:20], rank = 2, iter = 200, keep = "draws")
+#' if (requireNamespace("posterior", quietly = TRUE)) {
+#'   d <- posterior::as_draws(fit)
+#'   posterior::summarise_draws(posterior::subset_draws(d, c("tau", "loglik")))
+#' }
+#' if (requireNamespace("coda", quietly = TRUE)) {
+#'   m <- coda::as.mcmc(fit)
+#'   coda::effectiveSize(m[, c("tau", "loglik")])
+#' }
+#' @name as.mcmc.bnmf
+NULL
+
+# iterations x chains x variables array of the kept draws.
+draws_cube <- function(x) {
+  if (x$method != "gibbs") {
+    abort_input(sprintf("`x`: posterior draws need a Gibbs fit, not method \"%s\".", x$method))
+  }
+  kt <- kept_trace(x)
+  chains <- sort(unique(kt$chain))
+  n <- min(table(kt$chain))
+  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
+  vars <- c("tau", "loglik")
+  if (!is.null(x$draws)) {
+    vars <- c(vars,
+              sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
+              sprintf("H[%d,%d]", rep(seq_len(K), J), rep(seq_len(J), each = K)))
+  }
+  a <- array(NA_real_, c(n, length(chains), length(vars)),
+             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
+  for (c in seq_along(chains)) {
+    s <- kt[kt$chain == chains[c], ]
+    a[, c, 1L] <- s$tau[seq_len(n)]
+    a[, c, 2L] <- s$loglik[seq_len(n)]
+    if (!is.null(x$draws)) {
+      a[, c, -(1:2)] <- t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
+    }
+  }
+  a
+}
+
+#' @rdname as.mcmc.bnmf
+#' @exportS3Method posterior::as_draws_array
+as_draws_array.bnmf <- function(x, ...) {
+  posterior::as_draws_array(draws_cube(x))
+}
+
+#' @rdname as.mcmc.bnmf
+#' @exportS3Method posterior::as_draws
+as_draws.bnmf <- function(x, ...) {
+  posterior::as_draws_array(draws_cube(x))
+}
+
+#' @rdname as.mcmc.bnmf
+#' @exportS3Method coda::as.mcmc
+as.mcmc.bnmf <- function(x, ...) {
+  a <- draws_cube(x)
+  thin <- x$settings$thin
+  one <- function(c) coda::mcmc(a[, c, , drop = TRUE], thin = thin)
+  if (dim(a)[2L] == 1L) return(one(1L))
+  coda::mcmc.list(lapply(seq_len(dim(a)[2L]), one))
+}

@@ -1,0 +1,210 @@
+# The engine: C advances a chain's state by n sweeps; R drives the chunks,
+# the progress bar, burn-in, thinning and the pooling of chains.
+
+# Describe the data for the C code: dimensions, sparse structure and the
+# missing entries (listed by column and by row, 0-based).
+prepare_data <- function(X, K) {
+  d <- dim(X)
+  I <- d[1L]
+  J <- d[2L]
+  sparse <- inherits(X, "dgCMatrix")
+  if (sparse) {
+    vals <- X@x
+    miss_pos <- which(is.na(vals))
+    cols <- if (length(miss_pos)) rep.int(seq_len(J) - 1L, diff(X@p))[miss_pos] else integer()
+    miss_i <- X@i[miss_pos]
+    miss_j <- cols
+    xi <- X@i
+    xp <- X@p
+  } else {
+    vals <- X
+    miss_pos <- which(is.na(X))
+    miss_i <- as.integer((miss_pos - 1L) %% I)
+    miss_j <- as.integer((miss_pos - 1L) %/% I)
+    xi <- xp <- integer()
+  }
+  nmiss <- length(miss_pos)
+  obs <- if (nmiss) vals[-miss_pos] else vals
+  row_order <- order(miss_i, miss_j)
+  list(
+    dims = c(I, J, as.integer(K)),
+    sparse = as.integer(sparse),
+    xi = as.integer(xi), xp = as.integer(xp),
+    miss_pos = as.integer(miss_pos - 1L),
+    miss_i = as.integer(miss_i), miss_j = as.integer(miss_j),
+    mcol_ptr = c(0L, cumsum(tabulate(miss_j + 1L, J))),
+    mrow_ptr = c(0L, cumsum(tabulate(miss_i + 1L, I))),
+    mrow_j = as.integer(miss_j[row_order]),
+    sumsq_obs = sum(obs^2),
+    n_obs = as.double(I) * J - nmiss,
+    # Sums over the observed entries, zeros of a sparse X included.
+    sum_obs = sum(obs),
+    var_obs = if (sparse) {
+      n <- as.double(I) * J - nmiss
+      max((sum(obs^2) - sum(obs)^2 / n) / max(n - 1, 1), 0)
+    } else stats::var(as.vector(obs))
+  )
+}
+
+# A fresh chain state. The C code modifies the state in place, so every
+# vector in it must be owned by this state alone (`+ 0` forces a copy); the
+# data values are copied only when the chain writes to them (missing entries).
+new_state <- function(X, data, W, H, tau, latent, keep_wh) {
+  I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
+  vals <- if (data$sparse == 1L) X@x else X
+  nmiss <- length(data$miss_pos)
+  if (nmiss) {
+    x <- vals + 0
+    x[data$miss_pos + 1L] <- latent
+    sumsq <- data$sumsq_obs + sum(latent^2)
+  } else {
+    x <- vals
+    sumsq <- data$sumsq_obs
+  }
+  nwh <- if (keep_wh) length(vals) else 0L
+  list(
+    W = matrix(as.double(W), I, K) + 0, H = matrix(as.double(H), K, J) + 0,
+    tau = as.double(tau) + 0, x = x, sumsq = sumsq + 0, logpost = -Inf + 0,
+    n_kept = 0 + 0,
+    W_mean = numeric(I * K), W_m2 = numeric(I * K),
+    H_mean = numeric(K * J), H_m2 = numeric(K * J),
+    tau_mean = 0 + 0, tau_m2 = 0 + 0,
+    WH_mean = numeric(nwh), WH_m2 = numeric(nwh)
+  )
+}
+
+# Random initial factors on the scale of the data: entries are
+# sqrt(mean(X) / K) times a unit exponential, so that E[(WH)_ij] = mean(X).
+random_init <- function(I, J, K, mean_x) {
+  s <- sqrt(max(mean_x, .Machine$double.eps) / K)
+  list(W = matrix(stats::rexp(I * K) * s, I, K),
+       H = matrix(stats::rexp(K * J) * s, K, J))
+}
+
+check_init_list <- function(init, I, J, K) {
+  if (!is.list(init) || !all(c("W", "H") %in% names(init))) {
+    abort_input("`init` must be \"random\" or a list with matrices `W` and `H` (and optionally `tau`).")
+  }
+  W <- init$W
+  H <- init$H
+  if (!is.numeric(W) || !identical(dim(W), c(I, K)) || anyNA(W) || any(!is.finite(W)) ||
+      any(W < 0)) {
+    abort_input(sprintf("`init$W` must be a %d x %d matrix of finite values >= 0.", I, K))
+  }
+  if (!is.numeric(H) || !identical(dim(H), c(K, J)) || anyNA(H) || any(!is.finite(H)) ||
+      any(H < 0)) {
+    abort_input(sprintf("`init$H` must be a %d x %d matrix of finite values >= 0.", K, J))
+  }
+  if (!is.null(init$tau)) check_number(init$tau, "init$tau", 0, min_open = TRUE)
+  init
+}
+
+# (WH)_ij for a set of entries given by 0-based row and column indices.
+wh_entries <- function(W, H, i, j) {
+  if (!length(i)) return(numeric())
+  rowSums(W[i + 1L, , drop = FALSE] * t(H[, j + 1L, drop = FALSE]))
+}
+
+# Run one chain of `method` from a starting point: burn-in, then sampling with
+# running moments (and thinned draws with keep = "draws").
+# `start` is NULL (draw a random init), a list(W, H, tau) or a previous
+# chain's final state (to continue it with `update()`).
+run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
+                      start, progress, masked, label = "bnmf", fix_W = FALSE) {
+  I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
+  nmiss <- length(data$miss_pos)
+  mean_x <- data$sum_obs / data$n_obs
+  if (is.null(start)) start <- random_init(I, J, K, mean_x)
+  W0 <- start$W
+  H0 <- start$H
+  tau0 <- start$tau
+  if (is.null(tau0)) tau0 <- 1 / max(data$var_obs, 1e-12 * max(mean_x^2, 1))
+  augmented <- nmiss > 0L && !masked
+  latent <- if (!nmiss) numeric() else if (!is.null(start$latent)) start$latent else
+    if (augmented) wh_entries(W0, H0, data$miss_i, data$miss_j) +
+      stats::rnorm(nmiss, sd = 1 / sqrt(tau0)) else numeric(nmiss)
+  keep_wh <- method == "gibbs"
+  state <- new_state(X, data, W0, H0, tau0, latent, keep_wh)
+  if (!is.null(start$logpost)) state$logpost[] <- start$logpost
+
+  rule <- if (method == "gibbs") 0 else 1
+  ctrl <- function(n, accumulate) {
+    c(n, rule, as.numeric(masked), as.numeric(accumulate), if (accumulate) thin else 1,
+      as.numeric(accumulate && keep == "draws"), as.numeric(!fix_W), 1,
+      as.numeric(!fix_W),
+      if (method == "icm") tol else 0)
+  }
+  traces <- list()
+  W_draws <- list()
+  H_draws <- list()
+  converged <- FALSE
+  pb <- progress_start(progress, iter, label)
+  chunk <- max(1L, thin)
+  done <- 0L
+  phase_len <- c(burnin, iter - burnin)
+  for (phase in 1:2) {
+    left <- phase_len[phase]
+    accumulate <- phase == 2L && method == "gibbs"
+    while (left > 0L && !converged) {
+      n <- min(left, chunk)
+      if (accumulate) n <- max(thin, n - n %% thin)
+      t0 <- proc.time()[[3L]]
+      out <- .Call(C_nmf_sweeps, state, data, prior, ctrl(n, accumulate))
+      dt <- proc.time()[[3L]] - t0
+      ndone <- nrow(out$trace)
+      traces[[length(traces) + 1L]] <- cbind(out$trace, phase == 2L)
+      if (ncol(out$W_draws)) {
+        W_draws[[length(W_draws) + 1L]] <- out$W_draws
+        H_draws[[length(H_draws) + 1L]] <- out$H_draws
+      }
+      done <- done + ndone
+      left <- left - ndone
+      if (ndone < n) converged <- TRUE
+      progress_update(pb, done)
+      # Aim at about a quarter of a second per chunk.
+      chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
+      if (accumulate) chunk <- max(thin, chunk - chunk %% thin)
+    }
+  }
+  progress_done(pb)
+  trace <- do.call(rbind, traces)
+  colnames(trace) <- c("loglik", "tau", "logpost", "sampling")
+  trace <- data.frame(iteration = seq_len(nrow(trace)), trace[, 1:3, drop = FALSE],
+                      sampling = trace[, 4L] == 1)
+  list(
+    state = state,
+    trace = trace,
+    W_draws = if (length(W_draws)) do.call(cbind, W_draws) else NULL,
+    H_draws = if (length(H_draws)) do.call(cbind, H_draws) else NULL,
+    converged = converged,
+    latent = if (nmiss) state$x[data$miss_pos + 1L] else numeric()
+  )
+}
+
+# Pool running moments of several chains (Chan et al.'s parallel update of
+# means and sums of squared deviations).
+pool_moments <- function(means, m2s, ns) {
+  N <- sum(ns)
+  mean <- Reduce(`+`, Map(function(m, n) m * (n / N), means, ns))
+  m2 <- Reduce(`+`, m2s)
+  for (c in seq_along(means)) m2 <- m2 + ns[c] * (means[[c]] - mean)^2
+  list(mean = mean, m2 = m2, n = N)
+}
+
+moment_sd <- function(m2, n) if (n > 1) sqrt(m2 / (n - 1)) else m2 * NA_real_
+
+# Progress bars: cli when asked, nothing otherwise.
+progress_start <- function(progress, total, label) {
+  if (!isTRUE(progress)) return(NULL)
+  cli::cli_progress_bar(label, total = total, clear = TRUE,
+                        .envir = parent.frame(),
+                        format = "{cli::pb_name}{cli::pb_bar} {cli::pb_percent} | ETA {cli::pb_eta}")
+}
+
+progress_update <- function(pb, done) {
+  if (!is.null(pb)) cli::cli_progress_update(id = pb, set = done)
+}
+
+progress_done <- function(pb) {
+  if (!is.null(pb)) cli::cli_progress_done(id = pb)
+}

@@ -1,0 +1,139 @@
+# The fit object: constructor (types) and validator (values), Advanced R style.
+
+factor_names <- function(K) paste0("k", seq_len(K))
+
+# Build a bnmf fit from the chains' results.
+new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
+                         previous = NULL) {
+  I <- data$dims[1L]
+  J <- data$dims[2L]
+  rn <- rownames(X)
+  cn <- colnames(X)
+  kn <- factor_names(K)
+  chains <- lapply(runs, function(r) {
+    list(W = r$state$W, H = r$state$H, tau = r$state$tau[[1L]],
+         latent = r$latent, logpost = r$state$logpost[[1L]], seed = r$seed)
+  })
+  traces <- lapply(seq_along(runs), function(c) {
+    tr <- runs[[c]]$trace
+    if (!is.null(previous)) {
+      old <- previous$trace[previous$trace$chain == c, names(tr), drop = FALSE]
+      tr$iteration <- tr$iteration + nrow(old)
+      tr <- rbind(old, tr)
+    }
+    tr$chain <- c
+    tr
+  })
+  trace <- do.call(rbind, traces)
+  rownames(trace) <- NULL
+  fit <- list(
+    call = call, method = method, rank = K, dims = c(I, J),
+    dimnames = list(rn, cn), sparse = data$sparse == 1L,
+    n_obs = data$n_obs, n_missing = length(data$miss_pos),
+    prior = list(type = "exponential", rate = rates$rate, auto = rates$auto,
+                 lamW = rates$lamW, lamH = rates$lamH),
+    noise = noise, settings = settings, trace = trace, chains = chains,
+    X = X
+  )
+  if (method == "gibbs") {
+    ns <- vapply(runs, function(r) r$state$n_kept[[1L]], numeric(1))
+    mom <- function(what) {
+      means <- lapply(runs, function(r) r$state[[paste0(what, "_mean")]])
+      m2s <- lapply(runs, function(r) r$state[[paste0(what, "_m2")]])
+      nn <- ns
+      if (!is.null(previous)) {
+        means <- c(means, list(previous$moments[[what]]$mean))
+        m2s <- c(m2s, list(previous$moments[[what]]$m2))
+        nn <- c(nn, previous$moments[[what]]$n)
+      }
+      pool_moments(means, m2s, nn)
+    }
+    fit$moments <- list(W = mom("W"), H = mom("H"), tau = mom("tau"), WH = mom("WH"))
+    m <- fit$moments
+    fit$W <- matrix(m$W$mean, I, K, dimnames = list(rn, kn))
+    fit$H <- matrix(m$H$mean, K, J, dimnames = list(kn, cn))
+    fit$W_sd <- matrix(moment_sd(m$W$m2, m$W$n), I, K, dimnames = list(rn, kn))
+    fit$H_sd <- matrix(moment_sd(m$H$m2, m$H$n), K, J, dimnames = list(kn, cn))
+    fit$tau <- m$tau$mean
+    fit$tau_sd <- moment_sd(m$tau$m2, m$tau$n)
+    fit$n_draws <- m$W$n
+    if (settings$keep == "draws") {
+      fit$draws <- lapply(seq_along(runs), function(c) {
+        old <- if (!is.null(previous)) previous$draws[[c]] else NULL
+        list(W = cbind(old$W, runs[[c]]$W_draws), H = cbind(old$H, runs[[c]]$H_draws))
+      })
+    }
+    class(fit) <- c("bnmf_gibbs", "bnmf")
+  } else {
+    best <- which.max(vapply(chains, function(ch) ch$logpost, numeric(1)))
+    fit$best <- best
+    fit$W <- matrix(chains[[best]]$W, I, K, dimnames = list(rn, kn))
+    fit$H <- matrix(chains[[best]]$H, K, J, dimnames = list(kn, cn))
+    fit$tau <- chains[[best]]$tau
+    fit$logpost <- chains[[best]]$logpost
+    fit$converged <- vapply(runs, function(r) r$converged, logical(1))
+    fit$iterations <- vapply(runs, function(r) nrow(r$trace), numeric(1))
+    class(fit) <- c("bnmf_icm", "bnmf")
+  }
+  fit
+}
+
+validate_bnmf_fit <- function(fit) {
+  bad <- function(what) stop(sprintf("bnmf internal error: the fit has %s.", what), call. = FALSE)
+  if (any(!is.finite(fit$W)) || any(fit$W < 0)) bad("a non-finite or negative W")
+  if (any(!is.finite(fit$H)) || any(fit$H < 0)) bad("a non-finite or negative H")
+  if (!all(is.finite(fit$tau)) || any(fit$tau <= 0)) bad("a non-finite or non-positive tau")
+  if (!identical(dim(fit$W), c(fit$dims[1L], fit$rank))) bad("W of the wrong size")
+  if (!identical(dim(fit$H), c(fit$rank, fit$dims[2L]))) bad("H of the wrong size")
+  fit
+}
+
+#' Continue a fit
+#'
+#' Runs more sweeps of every chain of a Gibbs fit, starting exactly where it
+#' stopped (its last state and its random number stream), and pools the new
+#' draws with the old ones; or continues the ICM iterations of the kept
+#' restart.
+#'
+#' @param object A `bnmf` fit.
+#' @param iter Number of further sweeps per chain (all of them kept, thinned
+#'   by the fit's `thin`).
+#' @param progress Show a progress bar.
+#' @param ... Not used.
+#' @return The updated fit.
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:50, ], rank = 2, iter = 200)
+#' fit <- update(fit, iter = 200)
+#' fit$n_draws
+#' @export
+update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
+  iter <- check_count(iter, "iter", min = 1)
+  progress <- check_flag(progress, "progress")
+  fit <- object
+  data_c <- prepare_data(fit$X, fit$rank)
+  prior_c <- list(lamW = fit$prior$lamW, lamH = fit$prior$lamH,
+                  alpha = fit$noise$shape, beta = fit$noise$rate)
+  settings <- fit$settings
+  if (fit$method == "gibbs") {
+    iter <- max(settings$thin, iter %/% settings$thin * settings$thin)
+  }
+  run_settings <- settings
+  run_settings$iter <- iter
+  run_settings$burnin <- 0L
+  run_settings$progress <- progress
+  chains <- if (fit$method == "icm") fit$chains[fit$best] else fit$chains
+  starts <- lapply(chains, function(ch) ch[c("W", "H", "tau", "latent", "logpost")])
+  seeds <- lapply(chains, function(ch) ch$seed)
+  runs <- run_chains(fit$X, data_c, prior_c, fit$method, run_settings, starts, seeds)
+  if (fit$method == "icm") {
+    fit$trace <- fit$trace[fit$trace$chain == fit$best, , drop = FALSE]
+    fit$trace$chain <- 1L
+  }
+  settings$iter <- settings$iter + iter
+  rates <- list(rate = fit$prior$rate, auto = fit$prior$auto,
+                lamW = fit$prior$lamW, lamH = fit$prior$lamH)
+  new <- new_bnmf_fit(runs, fit$X, data_c, fit$method, fit$rank, rates,
+                      fit$noise, settings, fit$call, previous = fit)
+  validate_bnmf_fit(new)
+}

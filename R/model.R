@@ -1,0 +1,136 @@
+#' Priors and model terms
+#'
+#' `exponential()` is the prior of the factors: every entry of `W` and `H`
+#' is exponential with rate `rate` (mean `1 / rate`). `gamma_prior()` is the
+#' prior of the noise precision `tau` (the inverse variance of the Gaussian
+#' likelihood). Every distribution in bnmf is parametrised by its **rate**,
+#' never its scale.
+#'
+#' `nmf(rank, prior)` is the model term of the formula interface,
+#' `bnmf(X ~ nmf(5))`. It is read by [bnmf()] itself (it is not exported, so it
+#' never masks `NMF::nmf()`).
+#'
+#' @section The automatic rate:
+#' With `rate = "auto"` (the default) the rate is set from the data so that the
+#' prior mean of every entry of `W %*% H` equals the mean of the observed
+#' entries of `X`: with `K` factors, `E[(WH)_ij] = K / rate^2`, so
+#' `rate = sqrt(K / mean(X))`. This makes the default prior sensible for data
+#' of any magnitude; `print(fit)` shows the value used. If the mean of `X` is
+#' not positive, give the rate explicitly.
+#'
+#' @param rate For `exponential()`: the exponential rate, `"auto"`, a single
+#'   number, or a list with matrices `W` (I x K) and `H` (K x J) of entry-wise
+#'   rates. A rate of 0 (a flat, improper prior) is allowed for
+#'   `method = "icm"` only. For `gamma_prior()`: the rate of the Gamma prior of
+#'   `tau` (its prior mean is `shape / rate`).
+#' @param rank The number of factors `K`.
+#' @return An object of class `bnmf_prior` (`exponential()`), `bnmf_noise`
+#'   (`gamma_prior()`) or `bnmf_model` (`nmf()`).
+#' @examples
+#' exponential()
+#' exponential(rate = 2)
+#' gamma_prior(shape = 2, rate = 0.5)
+#' fit <- bnmf(leukemia[1:50, 1:20] ~ nmf(2), method = "icm")
+#' fit
+#' @name priors
+NULL
+
+#' @rdname priors
+#' @export
+exponential <- function(rate = "auto") {
+  if (identical(rate, "auto")) {
+    return(structure(list(type = "exponential", rate = "auto"), class = "bnmf_prior"))
+  }
+  if (is.list(rate) && !is.data.frame(rate)) {
+    if (!all(c("W", "H") %in% names(rate))) {
+      abort_input("`rate` given as a list must have matrices `W` and `H`.")
+    }
+    for (nm in c("W", "H")) {
+      r <- rate[[nm]]
+      if (!is.numeric(r) || !is.matrix(r) || anyNA(r) || any(!is.finite(r)) || any(r < 0)) {
+        abort_input(sprintf("`rate$%s` must be a matrix of finite rates >= 0.", nm))
+      }
+    }
+    return(structure(list(type = "exponential", rate = list(W = rate$W, H = rate$H)),
+                     class = "bnmf_prior"))
+  }
+  if (!is.numeric(rate) || length(rate) != 1L || is.na(rate) || !is.finite(rate) ||
+      rate < 0) {
+    abort_input("`rate` must be \"auto\", a single finite number >= 0, or a list of rate matrices `W` and `H`.")
+  }
+  structure(list(type = "exponential", rate = as.numeric(rate)), class = "bnmf_prior")
+}
+
+#' @rdname priors
+#' @param shape Shape of the Gamma prior of the noise precision `tau`.
+#' @export
+gamma_prior <- function(shape = 1, rate = 1) {
+  shape <- check_number(shape, "shape", 0, min_open = TRUE)
+  rate <- check_number(rate, "rate", 0, min_open = TRUE)
+  structure(list(shape = shape, rate = rate), class = "bnmf_noise")
+}
+
+#' @rdname priors
+#' @param prior For `nmf()`: the prior of the factors, as `exponential()`.
+nmf <- function(rank, prior = NULL) {
+  rank <- check_count(rank, "rank", min = 1)
+  if (!is.null(prior) && !inherits(prior, "bnmf_prior")) {
+    abort_input("`prior` must be made by `exponential()`.")
+  }
+  structure(list(type = "nmf", rank = rank, prior = prior), class = "bnmf_model")
+}
+
+#' @export
+print.bnmf_prior <- function(x, ...) {
+  cat("<bnmf prior> exponential(rate = ", format_rate(x$rate), ")\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+print.bnmf_noise <- function(x, ...) {
+  cat("<bnmf noise prior> tau ~ Gamma(shape = ", format(x$shape),
+      ", rate = ", format(x$rate), ")\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+print.bnmf_model <- function(x, ...) {
+  cat("<bnmf model> nmf(rank = ", x$rank, ")\n", sep = "")
+  invisible(x)
+}
+
+format_rate <- function(rate) {
+  if (identical(rate, "auto")) return('"auto"')
+  if (is.list(rate)) return("<entry-wise matrices>")
+  format(signif(rate, 4))
+}
+
+# Resolve the prior into entry-wise rate matrices for the C code.
+resolve_rates <- function(prior, I, J, K, mean_x, method) {
+  rate <- prior$rate
+  auto <- identical(rate, "auto")
+  if (auto) {
+    if (!(mean_x > 0)) {
+      abort_input("`prior`: the automatic rate needs a positive mean of the observed entries of `X`; give `exponential(rate = )` explicitly.")
+    }
+    rate <- sqrt(K / mean_x)
+  }
+  if (is.list(rate)) {
+    if (!identical(dim(rate$W), c(I, K))) {
+      abort_input(sprintf("`prior`: the rate matrix `W` must be %d x %d.", I, K))
+    }
+    if (!identical(dim(rate$H), c(K, J))) {
+      abort_input(sprintf("`prior`: the rate matrix `H` must be %d x %d.", K, J))
+    }
+    lamW <- rate$W + 0
+    lamH <- rate$H + 0
+    storage.mode(lamW) <- storage.mode(lamH) <- "double"
+  } else {
+    lamW <- matrix(as.numeric(rate), I, K)
+    lamH <- matrix(as.numeric(rate), K, J)
+  }
+  if (method != "icm" && (any(lamW <= 0) || any(lamH <= 0))) {
+    abort_input(sprintf("`prior`: method \"%s\" needs exponential rates > 0 (a rate of 0 is an improper prior, allowed for method \"icm\" only).", method))
+  }
+  list(lamW = lamW, lamH = lamH, rate = rate, auto = auto)
+}

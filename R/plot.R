@@ -1,0 +1,77 @@
+#' Plot a fit
+#'
+#' `type = "trace"`: the log-likelihood and the noise precision `tau` against
+#' the sweep, one line per chain, burn-in shaded (for ICM: the log posterior).
+#' `type = "basis"`: the posterior mean of one basis vector `W[, factor]` with
+#' 95% posterior intervals (from the kept draws when `keep = "draws"`, else
+#' mean +/- 1.96 posterior sd), as in Figure 1 of Schmidt et al. (2009).
+#'
+#' @param x A `bnmf` fit.
+#' @param type `"trace"` or `"basis"`.
+#' @param factor For `type = "basis"`: which factor to show.
+#' @param ... Passed to the underlying [graphics::plot()] call.
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:60, ], rank = 2, iter = 300, keep = "draws")
+#' plot(fit)
+#' plot(fit, type = "basis", factor = 1)
+#' @export
+plot.bnmf <- function(x, type = c("trace", "basis"), factor = 1, ...) {
+  type <- check_choice(type, c("trace", "basis"), "type")
+  if (type == "trace") plot_trace(x, ...) else plot_basis(x, factor, ...)
+  invisible(x)
+}
+
+plot_trace <- function(x, ...) {
+  tr <- x$trace
+  chains <- sort(unique(tr$chain))
+  cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
+  panels <- if (x$method == "gibbs") c("loglik", "tau") else c("logpost", "tau")
+  labels <- c(loglik = "log-likelihood", tau = "tau (noise precision)",
+              logpost = "log posterior")
+  op <- graphics::par(mfrow = c(length(panels), 1L), mar = c(4, 4.5, 1, 1))
+  on.exit(graphics::par(op))
+  for (p in panels) {
+    graphics::plot(range(tr$iteration), range(tr[[p]], finite = TRUE), type = "n",
+                   xlab = "sweep", ylab = labels[[p]], ...)
+    if (x$method == "gibbs" && x$settings$burnin > 0) {
+      usr <- graphics::par("usr")
+      graphics::rect(usr[1L], usr[3L], x$settings$burnin + 0.5, usr[4L],
+                     col = grDevices::gray(0.92), border = NA)
+    }
+    for (c in seq_along(chains)) {
+      s <- tr[tr$chain == chains[c], ]
+      graphics::lines(s$iteration, s[[p]], col = cols[c])
+    }
+  }
+}
+
+plot_basis <- function(x, factor, ...) {
+  factor <- check_count(factor, "factor", min = 1)
+  if (factor > x$rank) abort_input(sprintf("`factor` must be at most the rank, %d.", x$rank))
+  w <- x$W[, factor]
+  lo <- hi <- NULL
+  if (x$method == "gibbs") {
+    if (!is.null(x$draws)) {
+      I <- x$dims[1L]
+      rows <- (factor - 1L) * I + seq_len(I)
+      d <- do.call(cbind, lapply(x$draws, function(dr) dr$W[rows, , drop = FALSE]))
+      q <- apply(d, 1L, stats::quantile, probs = c(0.025, 0.975))
+      lo <- q[1L, ]
+      hi <- q[2L, ]
+    } else {
+      s <- x$W_sd[, factor]
+      lo <- pmax(w - 1.96 * s, 0)
+      hi <- w + 1.96 * s
+    }
+  }
+  idx <- seq_along(w)
+  graphics::plot(idx, w, type = "n", ylim = range(0, w, hi), xlab = "feature",
+                 ylab = sprintf("W[, %d]", factor), ...)
+  if (!is.null(lo)) {
+    graphics::polygon(c(idx, rev(idx)), c(lo, rev(hi)), col = grDevices::gray(0.8),
+                      border = NA)
+  }
+  graphics::lines(idx, w, lwd = 1.5)
+}

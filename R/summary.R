@@ -1,0 +1,137 @@
+#' Summarise a fit
+#'
+#' Per-factor posterior summaries, the noise level, the fit to the observed
+#' data, and diagnostics: for Gibbs fits the effective sample size (ESS) and,
+#' with several chains, the split R-hat of the log-likelihood and of `tau`;
+#' for ICM fits convergence and the log posterior.
+#'
+#' The per-factor table has, for each factor `k`: `share`, its part of the
+#' total fitted signal `sum(W[, k]) * sum(H[k, ])) / sum(W %*% H)`;
+#' `W_sum` and `H_mean`, the column sum of `W` and the row mean of `H`;
+#' `W_zero` and `H_zero`, the fraction of entries that are (numerically) zero
+#' at the point estimate; and for Gibbs fits `W_cv`, the average posterior
+#' coefficient of variation (sd / mean) of the entries of `W[, k]`.
+#'
+#' @param object A `bnmf` fit.
+#' @param x A `summary.bnmf` object.
+#' @param digits Significant digits to print.
+#' @param ... Not used.
+#' @return An object of class `summary.bnmf`.
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:80, ], rank = 3, iter = 400, chains = 2)
+#' summary(fit)
+#' @export
+summary.bnmf <- function(object, ...) {
+  W <- object$W
+  H <- object$H
+  tot <- sum(colSums(W) * rowSums(H))
+  eps <- 1e-12 * max(W, H, 1e-300)
+  fac <- data.frame(
+    factor = factor_names(object$rank),
+    share = colSums(W) * rowSums(H) / tot,
+    W_sum = colSums(W),
+    H_mean = rowMeans(H),
+    W_zero = colMeans(W <= eps),
+    H_zero = rowMeans(H <= eps)
+  )
+  if (object$method == "gibbs") {
+    fac$W_cv <- colMeans(object$W_sd / pmax(W, .Machine$double.xmin))
+  }
+  res <- residuals(object)
+  out <- list(
+    method = object$method, dims = object$dims, rank = object$rank,
+    n_obs = object$n_obs, n_missing = object$n_missing,
+    factors = fac,
+    rmse = sqrt(mean(res^2, na.rm = TRUE)),
+    r_squared = 1 - sum(res^2, na.rm = TRUE) /
+      sum((as.matrix(object$X) - mean(as.matrix(object$X), na.rm = TRUE))^2, na.rm = TRUE),
+    sigma = sigma(object)
+  )
+  if (object$method == "gibbs") {
+    kt <- kept_trace(object)
+    q <- stats::quantile(kt$tau, c(0.025, 0.975), names = FALSE)
+    out$tau <- c(mean = object$tau, sd = object$tau_sd, lower = q[1L], upper = q[2L])
+    out$diagnostics <- data.frame(
+      quantity = c("loglik", "tau"),
+      ess = c(ess_chains(kt$loglik, kt$chain), ess_chains(kt$tau, kt$chain)),
+      rhat = c(split_rhat(kt$loglik, kt$chain), split_rhat(kt$tau, kt$chain))
+    )
+    out$n_draws <- object$n_draws
+    out$chains <- object$settings$chains
+  } else {
+    out$tau <- c(mode = object$tau)
+    out$converged <- object$converged[object$best]
+    out$iterations <- object$iterations[object$best]
+    out$logpost <- object$logpost
+  }
+  structure(out, class = "summary.bnmf")
+}
+
+#' @rdname summary.bnmf
+#' @export
+print.summary.bnmf <- function(x, digits = 3, ...) {
+  cat(sprintf("Bayesian NMF (%s), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
+              x$method, x$rank, x$dims[1L], x$dims[2L],
+              format(x$n_obs, big.mark = ","), x$n_missing))
+  cat("Factors:\n")
+  f <- x$factors
+  num <- vapply(f, is.numeric, logical(1))
+  f[num] <- lapply(f[num], signif, digits = digits)
+  print(f, row.names = FALSE)
+  cat(sprintf("\nFit: RMSE %s, R^2 %s, sigma %s\n", format(signif(x$rmse, digits)),
+              format(signif(x$r_squared, digits)), format(signif(x$sigma, digits))))
+  if (x$method == "gibbs") {
+    cat(sprintf("tau: mean %s, sd %s, 95%% interval [%s, %s]\n",
+                format(signif(x$tau[["mean"]], digits)), format(signif(x$tau[["sd"]], digits)),
+                format(signif(x$tau[["lower"]], digits)), format(signif(x$tau[["upper"]], digits))))
+    cat(sprintf("\nSampling: %d chain%s, %d draws\n", x$chains,
+                if (x$chains > 1) "s" else "", x$n_draws))
+    d <- x$diagnostics
+    d$ess <- round(d$ess)
+    d$rhat <- signif(d$rhat, 4)
+    print(d, row.names = FALSE)
+  } else {
+    cat(sprintf("tau (mode): %s\n", format(signif(x$tau[["mode"]], digits))))
+    cat(sprintf("ICM %s after %d sweeps; log posterior %s\n",
+                if (x$converged) "converged" else "did not converge", x$iterations,
+                format(signif(x$logpost, 8))))
+  }
+  invisible(x)
+}
+
+# Effective sample size of one chain: Geyer's initial positive sequence
+# estimator of the integrated autocorrelation time.
+ess_one <- function(x) {
+  n <- length(x)
+  if (n < 4L || stats::var(x) == 0) return(NA_real_)
+  ac <- stats::acf(x, lag.max = n - 1L, plot = FALSE, demean = TRUE)$acf[, 1, 1]
+  s <- 0
+  for (t in seq(1L, n - 2L, by = 2L)) {
+    pair <- ac[t] + ac[t + 1L]
+    if (pair <= 0) break
+    s <- s + pair
+  }
+  tau_int <- -1 + 2 * s
+  n / max(tau_int, 1 / log10(max(n, 10)))
+}
+
+ess_chains <- function(x, chain) sum(vapply(split(x, chain), ess_one, numeric(1)))
+
+# Split R-hat (Gelman et al. 2013): each chain split in halves.
+split_rhat <- function(x, chain) {
+  parts <- unlist(lapply(split(x, chain), function(v) {
+    n <- length(v) %/% 2L
+    if (n < 2L) return(list())
+    list(v[seq_len(n)], v[n + seq_len(n)])
+  }), recursive = FALSE)
+  if (length(parts) < 2L) return(NA_real_)
+  n <- min(lengths(parts))
+  parts <- lapply(parts, `[`, seq_len(n))
+  means <- vapply(parts, mean, numeric(1))
+  vars <- vapply(parts, stats::var, numeric(1))
+  B <- n * stats::var(means)
+  Wv <- mean(vars)
+  if (Wv == 0) return(NA_real_)
+  sqrt(((n - 1) / n * Wv + B / n) / Wv)
+}

@@ -1,0 +1,97 @@
+/*
+ * linalg.c -- the products a sweep needs, dense (BLAS) or sparse (CSC).
+ *
+ * A sweep of the NMF samplers needs, per half sweep, one product of the data
+ * with a factor and one K x K Gram matrix:
+ *
+ *   D = X H'   (I x K)      F = W' X   (K x J)      H H',  W' W   (K x K)
+ *
+ * For dense X the products go to dgemm and the Gram matrices to dsyrk; for a
+ * sparse X (compressed sparse columns, the layout of Matrix::dgCMatrix) the
+ * products cost O(nnz K) and X is never densified.
+ */
+#include "bnmf.h"
+#include "nmf.h"
+
+/** Fill the lower triangle of a K x K matrix from its upper triangle. */
+static void symmetrise_upper(double *G, int K)
+{
+    for (int b = 0; b < K; b++)
+        for (int a = b + 1; a < K; a++)
+            G[a + (size_t) b * K] = G[b + (size_t) a * K];
+}
+
+/** G = H H' for H of size K x J (column-major). */
+void bnmf_gram_rows(const double *H, int K, int J, double *G)
+{
+    const double one = 1.0, zero = 0.0;
+    if (J == 0) {
+        for (int i = 0; i < K * K; i++) G[i] = 0.0;
+        return;
+    }
+    F77_CALL(dsyrk)("U", "N", &K, &J, &one, H, &K, &zero, G, &K FCONE FCONE);
+    symmetrise_upper(G, K);
+}
+
+/** G = W' W for W of size I x K (column-major). */
+void bnmf_gram_cols(const double *W, int I, int K, double *G)
+{
+    const double one = 1.0, zero = 0.0;
+    if (I == 0) {
+        for (int i = 0; i < K * K; i++) G[i] = 0.0;
+        return;
+    }
+    F77_CALL(dsyrk)("U", "T", &K, &I, &one, W, &I, &zero, G, &K FCONE FCONE);
+    symmetrise_upper(G, K);
+}
+
+/** D = X H' (I x K), X dense I x J or sparse CSC, H K x J. */
+void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    if (!d->sparse) {
+        const double one = 1.0, zero = 0.0;
+        F77_CALL(dgemm)("N", "T", &I, &K, &J, &one, x, &I, H, &K, &zero, D, &I
+                        FCONE FCONE);
+        return;
+    }
+    for (size_t n = 0; n < (size_t) I * K; n++) D[n] = 0.0;
+    for (int j = 0; j < J; j++) {
+        const double *hj = H + (size_t) j * K;
+        for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
+            const double v = x[p];
+            double *Di = D + d->xi[p];
+            for (int k = 0; k < K; k++) Di[(size_t) k * I] += v * hj[k];
+        }
+    }
+}
+
+/** F = W' X (K x J), X dense I x J or sparse CSC, W I x K. */
+void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    if (!d->sparse) {
+        const double one = 1.0, zero = 0.0;
+        F77_CALL(dgemm)("T", "N", &K, &J, &I, &one, W, &I, x, &I, &zero, F, &K
+                        FCONE FCONE);
+        return;
+    }
+    for (int j = 0; j < J; j++) {
+        double *fj = F + (size_t) j * K;
+        for (int k = 0; k < K; k++) fj[k] = 0.0;
+        for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
+            const double v = x[p];
+            const double *Wi = W + d->xi[p];
+            for (int k = 0; k < K; k++) fj[k] += v * Wi[(size_t) k * I];
+        }
+    }
+}
+
+/** (WH)_ij = sum_k W_ik H_kj. */
+double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int j)
+{
+    const double *hj = H + (size_t) j * K;
+    double s = 0.0;
+    for (int k = 0; k < K; k++) s += W[i + (size_t) k * I] * hj[k];
+    return s;
+}
