@@ -1,0 +1,4 @@
+library(testthat)
+library(bnmf)
+
+test_check("bnmf")
