@@ -50,8 +50,11 @@
 #'   `iter / 2`).
 #' @param thin Keep every `thin`-th sweep after burn-in (Gibbs).
 #' @param chains Number of independent chains (Gibbs) or restarts (ICM).
-#' @param init `"random"` (entries `sqrt(mean(X) / K)` times unit exponentials),
-#'   or a list with matrices `W` (I x K), `H` (K x J) and optionally `tau`.
+#' @param init `"random"`: entries `sqrt(mean(X) / K)` times unit
+#'   exponentials, improved by 10 sweeps of non-negative least squares; or a
+#'   list with matrices `W` (I x K), `H` (K x J) and optionally `tau` (by
+#'   default its conditional mode given `W` and `H`); or a list of such lists,
+#'   one per chain.
 #' @param tol ICM stops when the relative change of the log posterior between
 #'   sweeps is at most `tol`.
 #' @param keep `"summary"` keeps running posterior means and standard
@@ -166,7 +169,7 @@ check_settings <- function(method, iter, burnin, thin, chains, tol, keep, progre
   } else {
     if (!is.null(burnin) && burnin != 0) abort_input("`burnin` applies to method \"gibbs\" only.")
     burnin <- 0L
-    if (keep == "draws") abort_input("`keep = \"draws\"` applies to method \"gibbs\" only.")
+    if (keep == "draws") abort_input("`keep`: \"draws\" applies to method \"gibbs\" only.")
   }
   list(iter = iter, burnin = burnin, thin = thin, chains = chains, tol = tol,
        keep = keep, progress = progress)

@@ -78,8 +78,10 @@ check_data_matrix <- function(X, arg = "X") {
       abort_input(sprintf("`%s` must be a matrix (features x samples), not a vector.", arg))
     }
     if (!is.matrix(X) || !(is.numeric(X) || is.logical(X) && all(is.na(X)))) {
+      what <- if (is.matrix(X)) paste("a", typeof(X), "matrix") else
+        paste("an object of class", class(X)[1L])
       abort_input(sprintf("`%s` must be a numeric matrix or a Matrix::dgCMatrix, not %s.",
-                          arg, class(X)[1L]))
+                          arg, what))
     }
     if (!is.double(X)) storage.mode(X) <- "double"
     vals <- X

@@ -114,11 +114,30 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
   I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
   nmiss <- length(data$miss_pos)
   mean_x <- data$sum_obs / data$n_obs
-  if (is.null(start)) start <- random_init(I, J, K, mean_x)
+  warm <- is.null(start)
+  if (warm) start <- random_init(I, J, K, mean_x)
   W0 <- start$W
   H0 <- start$H
   tau0 <- start$tau
-  if (is.null(tau0)) tau0 <- 1 / max(data$var_obs, 1e-12 * max(mean_x^2, 1))
+  if (is.null(tau0)) {
+    # Start tau at its conditional mode given the starting factors. A random
+    # start is first improved by a few sweeps of non-negative least squares
+    # (conditional modes under a flat prior, which do not depend on tau):
+    # otherwise the first sweeps see a tiny tau, the prior dominates, and
+    # factors can collapse to zero, a stationary point the posterior mode
+    # search never leaves.
+    st <- new_state(X, data, W0, H0, 1, numeric(nmiss), FALSE)
+    flat <- prior
+    if (warm) {
+      flat$lamW <- 0 * prior$lamW
+      flat$lamH <- 0 * prior$lamH
+    }
+    .Call(C_nmf_sweeps, st, data, flat,
+          c(if (warm) 10 else 1, 1, 1, 0, 1, 0, warm, warm, 1, 0))
+    W0 <- st$W
+    H0 <- st$H
+    tau0 <- st$tau
+  }
   augmented <- nmiss > 0L && !masked
   latent <- if (!nmiss) numeric() else if (!is.null(start$latent)) start$latent else
     if (augmented) wh_entries(W0, H0, data$miss_i, data$miss_j) +

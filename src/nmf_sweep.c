@@ -35,6 +35,11 @@
  *
  * tau | W, H ~ Gamma(alpha + |Omega|/2, beta + SSE/2); its mode for ICM is
  * (alpha + |Omega|/2 - 1) / (beta + SSE/2).
+ *
+ * ICM also maximises each row's block fully (repeated coordinate passes) and
+ * the scale of each factor (balance_scales): both are exact maximisations of
+ * the joint posterior along a set of directions, so the log posterior still
+ * never decreases and the fixed points are the KKT points of the MAP problem.
  */
 #include "bnmf_call.h"
 #include "nmf.h"
@@ -52,10 +57,11 @@
  * @param tau  noise precision
  * @param rule RULE_DRAW (Gibbs) or RULE_MODE (ICM)
  */
-static void update_row(double *z, const double *G, const double *b,
-                       const double *lam, int ls, double tau, int K,
-                       nmf_rule rule)
+static double update_row_once(double *z, const double *G, const double *b,
+                              const double *lam, int ls, double tau, int K,
+                              nmf_rule rule)
 {
+    double change = 0.0;
     for (int k = 0; k < K; k++) {
         const double *gk = G + (size_t) k * K;
         const double gkk = gk[k];
@@ -78,7 +84,30 @@ static void update_row(double *z, const double *G, const double *b,
             else
                 znew = lk > 0.0 ? 0.0 : z[k];
         }
+        change += fabs(znew - z[k]);
         z[k] = znew;
+    }
+    return change;
+}
+
+/* ICM repeats the coordinate passes over a row until its block is at its
+ * conditional maximum: a pass costs O(K^2), against O(J K) for the row's share
+ * of the products, so maximising the block is nearly free and the sweep
+ * becomes exact block-coordinate ascent (alternating non-negative least
+ * squares for a flat prior). The Gibbs sampler makes one pass. */
+#define ICM_MAX_PASSES 10
+
+static void update_row(double *z, const double *G, const double *b,
+                       const double *lam, int ls, double tau, int K,
+                       nmf_rule rule)
+{
+    double change = update_row_once(z, G, b, lam, ls, tau, K, rule);
+    if (rule != RULE_MODE) return;
+    for (int pass = 1; pass < ICM_MAX_PASSES; pass++) {
+        double size = 0.0;
+        for (int k = 0; k < K; k++) size += z[k];
+        if (change <= 1e-8 * size) break;
+        change = update_row_once(z, G, b, lam, ls, tau, K, rule);
     }
 }
 
@@ -147,6 +176,7 @@ static double exp_log_prior(const double *z, const double *lam, size_t n)
 /* Scratch space of a sweep, from R_alloc. */
 typedef struct {
     double *D, *F, *G, *Gi, *zrow, *brow;
+    double *Wt; /* K x I transpose of W, for masked Gram matrices (or NULL) */
 } sweep_work;
 
 /**
@@ -191,13 +221,16 @@ static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     const int I = d->I, J = d->J, K = d->K;
     bnmf_wt_x(d, x, W, ws->F);
     bnmf_gram_cols(W, I, K, ws->G);
+    if (masked && ws->Wt)
+        for (int i = 0; i < I; i++)
+            for (int k = 0; k < K; k++) ws->Wt[k + (size_t) i * K] = W[i + (size_t) k * I];
     double sl = 0.0, sq = 0.0;
     for (int j = 0; j < J; j++) {
         const double *G = ws->G;
         if (masked) {
             const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
             if (nm > 0) {
-                masked_gram(ws->Gi, ws->G, W, 1, I, I,
+                masked_gram(ws->Gi, ws->G, ws->Wt, K, 1, I,
                             d->miss_i + d->mcol_ptr[j], nm, K);
                 G = ws->Gi;
             }
@@ -211,6 +244,31 @@ static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     }
     *lin = sl;
     *quad = sq;
+}
+
+/**
+ * ICM only: maximise the log posterior along the scale path of each factor,
+ * W[, k] c and H[k, ] / c, which leaves WH (so the likelihood) unchanged. The
+ * log prior -c A_k - B_k / c, with A_k = sum_i lamW_ik W_ik and
+ * B_k = sum_j lamH_kj H_kj, is largest at c = sqrt(B_k / A_k). Every MAP
+ * satisfies A_k = B_k; coordinate updates alone approach that balance only
+ * slowly, because the posterior is nearly flat along this path.
+ */
+static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
+                           double *H)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (int k = 0; k < K; k++) {
+        double A = 0.0, B = 0.0;
+        double *wk = W + (size_t) k * I;
+        for (int i = 0; i < I; i++) A += pr->lamW[i + (size_t) k * I] * wk[i];
+        for (int j = 0; j < J; j++)
+            B += pr->lamH[k + (size_t) j * K] * H[k + (size_t) j * K];
+        if (!(A > 0.0) || !(B > 0.0)) continue;
+        const double c = sqrt(B / A);
+        for (int i = 0; i < I; i++) wk[i] *= c;
+        for (int j = 0; j < J; j++) H[k + (size_t) j * K] /= c;
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -402,6 +460,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     ws.Gi = (double *) R_alloc((size_t) K * K, sizeof(double));
     ws.zrow = (double *) R_alloc(K, sizeof(double));
     ws.brow = (double *) R_alloc(K, sizeof(double));
+    ws.Wt = masked && d.nmiss > 0 ? (double *) R_alloc((size_t) K * I, sizeof(double)) : NULL;
     const double log2pi = log(2.0 * M_PI);
     const double lgamma_alpha = lgammafn(pr.alpha);
 
@@ -412,6 +471,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
             update_W(&d, &pr, x, W, H, *tau, rule, masked, &ws);
         double lin, quad;
         update_H(&d, &pr, x, W, H, *tau, rule, masked, upd_H, &ws, &lin, &quad);
+        if (rule == RULE_MODE && upd_W && upd_H) balance_scales(&d, &pr, W, H);
         double sse = *sumsq - 2.0 * lin + quad;
         if (augmented) {
             /* SSE over the observed entries: remove the latent ones. */

@@ -1,0 +1,25 @@
+# Synthetic data for the tests: X = W0 H0 + noise, with unit-mean exponential
+# factors (as in Schmidt et al. 2009 and Brouwer et al. 2017).
+make_nmf_data <- function(I = 30, J = 20, K = 3, sd = 0.1, seed = 1) {
+  set.seed(seed)
+  W0 <- matrix(rexp(I * K), I, K)
+  H0 <- matrix(rexp(K * J), K, J)
+  list(X = W0 %*% H0 + matrix(rnorm(I * J, sd = sd), I, J), W = W0, H = H0,
+       WH = W0 %*% H0)
+}
+
+# Batch-means Monte Carlo standard error of the mean of a (correlated) chain.
+batch_se <- function(x, batches = 50) {
+  n <- length(x) %/% batches
+  m <- colMeans(matrix(x[seq_len(n * batches)], n, batches))
+  sd(m) / sqrt(batches)
+}
+
+# Gradient of the negative log posterior of ICM at fixed tau, for the KKT check:
+# d/dW = tau * (M o (WH - X)) H' + lamW, d/dH = tau * W' (M o (WH - X)) + lamH,
+# where M masks the observed entries.
+neg_log_post_grad <- function(X, W, H, tau, lamW, lamH) {
+  R <- W %*% H - X
+  R[is.na(R)] <- 0
+  list(W = tau * R %*% t(H) + lamW, H = tau * t(W) %*% R + lamH)
+}

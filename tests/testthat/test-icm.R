@@ -1,0 +1,98 @@
+# ICM: a genuine local maximum of the joint posterior.
+
+kkt_violation <- function(fit, X) {
+  lamW <- fit$prior$lamW
+  lamH <- fit$prior$lamH
+  g <- neg_log_post_grad(X, fit$W, fit$H, fit$tau, lamW, lamH)
+  scale <- fit$tau * max(abs(X), na.rm = TRUE)^2 * max(ncol(X), nrow(X))
+  # KKT of min f subject to W, H >= 0: gradient >= 0 everywhere, and zero
+  # where the variable is positive (complementary slackness).
+  c(neg_grad = max(0, -min(g$W, g$H)) / scale,
+    slack = max(abs(fit$W * g$W), abs(fit$H * g$H)) / scale)
+}
+
+tau_mode <- function(fit, X) {
+  sse <- sum((X - fit$W %*% fit$H)^2, na.rm = TRUE)
+  (fit$noise$shape + sum(!is.na(X)) / 2 - 1) / (fit$noise$rate + sse / 2)
+}
+
+test_that("ICM stops at a KKT point of its MAP problem (complete data)", {
+  dat <- make_nmf_data(I = 30, J = 20, K = 3, sd = 0.1, seed = 1)
+  set.seed(2)
+  fit <- bnmf(dat$X, rank = 3, method = "icm", tol = 1e-13, iter = 20000, progress = FALSE)
+  expect_true(fit$converged)
+  v <- kkt_violation(fit, dat$X)
+  expect_lt(v[["neg_grad"]], 1e-7)
+  expect_lt(v[["slack"]], 1e-7)
+  expect_equal(fit$tau, tau_mode(fit, dat$X), tolerance = 1e-8)
+})
+
+test_that("ICM stops at a KKT point with missing data and a strong prior", {
+  dat <- make_nmf_data(I = 25, J = 15, K = 4, sd = 0.3, seed = 4)
+  X <- dat$X
+  set.seed(5)
+  X[sample(length(X), 60)] <- NA
+  fit <- bnmf(X, rank = 4, method = "icm", prior = exponential(3), tol = 1e-13,
+              iter = 20000, progress = FALSE)
+  expect_true(fit$converged)
+  v <- kkt_violation(fit, X)
+  expect_lt(v[["neg_grad"]], 1e-7)
+  expect_lt(v[["slack"]], 1e-7)
+  # The strong prior switches some entries off exactly: no floor is applied.
+  expect_gt(sum(fit$W == 0) + sum(fit$H == 0), 0)
+  expect_equal(fit$tau, tau_mode(fit, X), tolerance = 1e-8)
+})
+
+test_that("the ICM log posterior never decreases", {
+  for (seed in 1:3) {
+    dat <- make_nmf_data(I = 40, J = 25, K = 4, sd = 0.5, seed = seed)
+    X <- dat$X
+    X[sample(length(X), 100)] <- NA
+    set.seed(seed)
+    fit <- bnmf(X, rank = 5, method = "icm", tol = 0, iter = 300, progress = FALSE)
+    lp <- fit$trace$logpost
+    expect_true(all(diff(lp) >= -1e-10 * abs(lp[-1])), info = paste("seed", seed))
+  }
+})
+
+test_that("the ICM log posterior is the model's log posterior", {
+  dat <- make_nmf_data(I = 10, J = 8, K = 2, seed = 9)
+  X <- dat$X
+  X[3, 4] <- NA
+  set.seed(1)
+  fit <- bnmf(X, rank = 2, method = "icm", prior = exponential(0.7),
+              noise = gamma_prior(2, 3), progress = FALSE)
+  obs <- !is.na(X)
+  mu <- fit$W %*% fit$H
+  ref <- sum(dnorm(X[obs], mu[obs], 1 / sqrt(fit$tau), log = TRUE)) +
+    sum(dexp(fit$W, 0.7, log = TRUE)) + sum(dexp(fit$H, 0.7, log = TRUE)) +
+    dgamma(fit$tau, 2, rate = 3, log = TRUE)
+  expect_equal(fit$logpost, ref, tolerance = 1e-10)
+  expect_equal(as.numeric(logLik(fit)), sum(dnorm(X[obs], mu[obs], 1 / sqrt(fit$tau), log = TRUE)),
+               tolerance = 1e-10)
+})
+
+test_that("ICM reconstructs exactly factorisable data with weak priors", {
+  set.seed(3)
+  W0 <- matrix(rexp(40 * 3), 40, 3)
+  H0 <- matrix(rexp(3 * 30), 3, 30)
+  X <- W0 %*% H0
+  set.seed(4)
+  fit <- bnmf(X, rank = 3, method = "icm", prior = exponential(1e-6),
+              noise = gamma_prior(1, 1e-6), tol = 1e-14, iter = 20000, progress = FALSE)
+  rel <- sqrt(sum((fitted(fit) - X)^2) / sum(X^2))
+  expect_lt(rel, 1e-6)
+})
+
+test_that("ICM with a flat prior is allowed and fits as well as least squares can", {
+  dat <- make_nmf_data(I = 30, J = 20, K = 2, sd = 0.05, seed = 8)
+  set.seed(1)
+  fit <- bnmf(dat$X, rank = 2, method = "icm", prior = exponential(0), tol = 1e-10,
+              iter = 5000, progress = FALSE)
+  # Residual RMSE near the noise level (unconstrained rank-2 SVD is a lower bound).
+  s <- svd(dat$X)
+  svd_rmse <- sqrt(mean((dat$X - s$u[, 1:2] %*% diag(s$d[1:2]) %*% t(s$v[, 1:2]))^2))
+  rmse <- sqrt(mean(residuals(fit)^2))
+  expect_gte(rmse, svd_rmse - 1e-12)
+  expect_lt(rmse, 1.05 * svd_rmse)
+})

@@ -1,0 +1,118 @@
+fit_small <- function(method = "gibbs", keep = "summary", chains = 1) {
+  dat <- make_nmf_data(I = 12, J = 8, K = 2, seed = 1)
+  X <- dat$X
+  dimnames(X) <- list(paste0("g", 1:12), paste0("s", 1:8))
+  X[1, 1] <- NA
+  set.seed(1)
+  bnmf(X, rank = 2, method = method, iter = 200, keep = keep, chains = chains,
+       progress = FALSE)
+}
+
+test_that("factors, basis and coef return named matrices of the right size", {
+  for (m in c("gibbs", "icm")) {
+    fit <- fit_small(m)
+    f <- factors(fit)
+    expect_named(f, c("W", "H"))
+    expect_equal(dim(basis(fit)), c(12, 2))
+    expect_equal(dim(coef(fit)), c(2, 8))
+    expect_identical(basis(fit), f$W)
+    expect_identical(coef(fit), f$H)
+    expect_equal(rownames(basis(fit)), paste0("g", 1:12))
+    expect_equal(colnames(coef(fit)), paste0("s", 1:8))
+    expect_s3_class(fit, c(paste0("bnmf_", m), "bnmf"), exact = TRUE)
+  }
+})
+
+test_that("fitted is the posterior mean of WH, not the product of means", {
+  fit <- fit_small("gibbs", keep = "draws")
+  d <- fit$draws[[1]]
+  ref <- Reduce(`+`, lapply(seq_len(ncol(d$W)), function(t)
+    matrix(d$W[, t], 12, 2) %*% matrix(d$H[, t], 2, 8))) / ncol(d$W)
+  expect_equal(unname(fitted(fit)), ref, tolerance = 1e-10)
+  expect_false(isTRUE(all.equal(unname(fitted(fit)), unname(fit$W %*% fit$H), tolerance = 1e-12)))
+  sd_ref <- sqrt(Reduce(`+`, lapply(seq_len(ncol(d$W)), function(t)
+    (matrix(d$W[, t], 12, 2) %*% matrix(d$H[, t], 2, 8) - ref)^2)) / (ncol(d$W) - 1))
+  expect_equal(unname(predict(fit, se.fit = TRUE)$se.fit), sd_ref, tolerance = 1e-8)
+  expect_equal(unname(fit$W_sd), matrix(apply(d$W, 1, sd), 12, 2), tolerance = 1e-8)
+})
+
+test_that("residuals, logLik, sigma and nobs agree with their definitions", {
+  for (m in c("gibbs", "icm")) {
+    fit <- fit_small(m)
+    X <- fit$X
+    r <- residuals(fit)
+    expect_true(is.na(r[1, 1]))
+    expect_equal(r, X - fitted(fit))
+    expect_equal(nobs(fit), sum(!is.na(X)))
+    ll <- logLik(fit)
+    expect_equal(as.numeric(ll),
+                 sum(dnorm(X, fitted(fit), 1 / sqrt(fit$tau), log = TRUE), na.rm = TRUE),
+                 tolerance = 1e-10)
+    expect_equal(attr(ll, "nobs"), nobs(fit))
+  }
+  fit <- fit_small("gibbs")
+  tau <- bnmf:::kept_trace(fit)$tau
+  expect_equal(sigma(fit), mean(1 / sqrt(tau)))
+  expect_equal(fit$tau, mean(tau), tolerance = 1e-10)
+  icm <- fit_small("icm")
+  expect_equal(sigma(icm), 1 / sqrt(icm$tau))
+})
+
+test_that("predict(type = 'coef') infers the coefficients of new samples", {
+  dat <- make_nmf_data(I = 40, J = 30, K = 3, sd = 0.05, seed = 2)
+  for (m in c("icm", "gibbs")) {
+    set.seed(3)
+    fit <- bnmf(dat$X[, 1:25], rank = 3, method = m, iter = 400, progress = FALSE)
+    new <- dat$X[, 26:30]
+    h <- predict(fit, newdata = new, type = "coef")
+    expect_equal(dim(h), c(3, 5))
+    rec <- predict(fit, newdata = new)
+    # New samples are reconstructed as well as the training samples are.
+    expect_lt(sqrt(mean((rec - dat$WH[, 26:30])^2)), 0.1)
+    # Refitting a training sample's coefficients recovers them.
+    h_train <- predict(fit, newdata = dat$X[, 1:2], type = "coef")
+    expect_equal(unname(h_train), unname(coef(fit)[, 1:2]), tolerance = 0.1)
+  }
+  expect_error(predict(fit, newdata = dat$X[1:5, ]), class = "bnmf_error_input")
+})
+
+test_that("print, summary and plot work for both methods", {
+  for (m in c("gibbs", "icm")) {
+    fit <- fit_small(m, chains = 2)
+    expect_output(print(fit), "rank: 2")
+    s <- summary(fit)
+    expect_s3_class(s, "summary.bnmf")
+    expect_equal(nrow(s$factors), 2)
+    expect_equal(sum(s$factors$share), 1)
+    expect_output(print(s), "Factors")
+    pdf(NULL)
+    expect_silent(plot(fit))
+    expect_silent(plot(fit, type = "basis", factor = 2))
+    dev.off()
+  }
+  s <- summary(fit_small("gibbs", chains = 2))
+  expect_true(all(s$diagnostics$ess > 0))
+  expect_true(all(s$diagnostics$rhat > 0.9 & s$diagnostics$rhat < 1.2))
+})
+
+test_that("as_draws and as.mcmc name the draws like Stan", {
+  skip_if_not_installed("posterior")
+  skip_if_not_installed("coda")
+  fit <- fit_small("gibbs", keep = "draws", chains = 2)
+  d <- posterior::as_draws(fit)
+  expect_s3_class(d, "draws_array")
+  expect_equal(posterior::nchains(d), 2)
+  expect_equal(posterior::niterations(d), 100)
+  v <- posterior::variables(d)
+  expect_true(all(c("tau", "loglik", "W[1,1]", "W[12,2]", "H[2,8]") %in% v))
+  expect_equal(length(v), 2 + 12 * 2 + 2 * 8)
+  # W[3,2] of the draws is what the fit kept.
+  expect_equal(as.vector(posterior::extract_variable(d, "W[3,2]")),
+               c(fit$draws[[1]]$W[3 + 12, ], fit$draws[[2]]$W[3 + 12, ]))
+  m <- coda::as.mcmc(fit)
+  expect_s3_class(m, "mcmc.list")
+  expect_equal(coda::niter(m), 100)
+  expect_error(posterior::as_draws(fit_small("icm")), class = "bnmf_error_input")
+  s <- posterior::as_draws(fit_small("gibbs"))
+  expect_equal(posterior::variables(s), c("tau", "loglik"))
+})

@@ -1,0 +1,69 @@
+# Missing entries: left out of the likelihood, never treated as zero.
+
+held_out_setup <- function(seed, frac = 0.15) {
+  dat <- make_nmf_data(I = 60, J = 40, K = 3, sd = 0.3, seed = seed)
+  set.seed(seed + 100)
+  miss <- sample(length(dat$X), round(frac * length(dat$X)))
+  X <- dat$X
+  X[miss] <- NA
+  list(X = X, truth = dat$X, miss = miss)
+}
+
+row_mean_rmse <- function(s) {
+  rm <- rowMeans(s$X, na.rm = TRUE)[row(s$X)]
+  sqrt(mean((rm[s$miss] - s$truth[s$miss])^2))
+}
+
+test_that("Gibbs predictions of held-out entries beat row-mean imputation", {
+  s <- held_out_setup(1)
+  set.seed(2)
+  fit <- bnmf(s$X, rank = 3, iter = 600, progress = FALSE)
+  rmse <- sqrt(mean((predict(fit)[s$miss] - s$truth[s$miss])^2))
+  # The noise sd is 0.3; row means are off by the whole signal variation.
+  expect_lt(rmse, 0.5)
+  expect_lt(rmse, 0.3 * row_mean_rmse(s))
+})
+
+test_that("ICM predictions of held-out entries beat row-mean imputation", {
+  s <- held_out_setup(3, frac = 0.2)
+  set.seed(4)
+  fit <- bnmf(s$X, rank = 3, method = "icm", progress = FALSE)
+  rmse <- sqrt(mean((predict(fit)[s$miss] - s$truth[s$miss])^2))
+  expect_lt(rmse, 0.5)
+  expect_lt(rmse, 0.3 * row_mean_rmse(s))
+})
+
+test_that("a missing entry's value never influences the fit", {
+  dat <- make_nmf_data(I = 12, J = 9, K = 2, seed = 5)
+  X <- dat$X
+  X[4, 5] <- NA
+  # dgCMatrix with an NA stored: missing as well.
+  for (method in c("gibbs", "icm")) {
+    set.seed(6)
+    a <- bnmf(X, rank = 2, method = method, iter = 200, progress = FALSE)
+    expect_equal(a$n_obs, length(X) - 1)
+    # Replacing the NA by zero changes the fit (zero is data), by a large value
+    # too; leaving it NA gives a prediction close to the truth.
+    X0 <- X
+    X0[4, 5] <- 0
+    set.seed(6)
+    b <- bnmf(X0, rank = 2, method = method, iter = 200, progress = FALSE)
+    expect_false(isTRUE(all.equal(a$W, b$W)))
+    expect_lt(abs(predict(a)[4, 5] - dat$WH[4, 5]), 0.5 * dat$WH[4, 5])
+  }
+})
+
+test_that("missing entries of a sparse matrix are its stored NAs", {
+  dat <- make_nmf_data(I = 12, J = 9, K = 2, seed = 7)
+  X <- dat$X
+  X[X < 0.5] <- 0
+  X[2, 2] <- NA
+  S <- Matrix::Matrix(X, sparse = TRUE)
+  expect_true(is.na(S[2, 2]))
+  set.seed(1)
+  fs <- bnmf(S, rank = 2, method = "icm", progress = FALSE)
+  set.seed(1)
+  fd <- bnmf(X, rank = 2, method = "icm", progress = FALSE)
+  expect_equal(fs$n_obs, length(X) - 1)
+  expect_equal(fs$W, fd$W, tolerance = 1e-8)
+})
