@@ -165,11 +165,21 @@ static double quad_form(const double *G, const double *z, int K)
     return s;
 }
 
-static double exp_log_prior(const double *z, const double *lam, size_t n)
+/* sum_t log(lam_t) over the proper (lam_t > 0) entries: the constant part of
+ * the exponential log prior, computed once per call. */
+static double sum_log_rates(const double *lam, size_t n)
 {
     double s = 0.0;
     for (size_t t = 0; t < n; t++)
-        if (lam[t] > 0.0) s += log(lam[t]) - lam[t] * z[t];
+        if (lam[t] > 0.0) s += log(lam[t]);
+    return s;
+}
+
+/* -sum_t lam_t z_t: the part of the exponential log prior that varies. */
+static double exp_log_kernel(const double *z, const double *lam, size_t n)
+{
+    double s = 0.0;
+    for (size_t t = 0; t < n; t++) s -= lam[t] * z[t];
     return s;
 }
 
@@ -463,6 +473,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     ws.Wt = masked && d.nmiss > 0 ? (double *) R_alloc((size_t) K * I, sizeof(double)) : NULL;
     const double log2pi = log(2.0 * M_PI);
     const double lgamma_alpha = lgammafn(pr.alpha);
+    const double log_rates = sum_log_rates(pr.lamW, (size_t) I * K) +
+        sum_log_rates(pr.lamH, (size_t) K * J);
 
     GetRNGstate();
     int s, kept = 0;
@@ -506,9 +518,9 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
             *sumsq = ss;
         }
         const double loglik = 0.5 * d.n_obs * (log(*tau) - log2pi) - 0.5 * *tau * sse;
-        const double logpost = loglik +
-            exp_log_prior(W, pr.lamW, (size_t) I * K) +
-            exp_log_prior(H, pr.lamH, (size_t) K * J) +
+        const double logpost = loglik + log_rates +
+            exp_log_kernel(W, pr.lamW, (size_t) I * K) +
+            exp_log_kernel(H, pr.lamH, (size_t) K * J) +
             pr.alpha * log(pr.beta) - lgamma_alpha + (pr.alpha - 1.0) * log(*tau) -
             pr.beta * *tau;
         tr[s] = loglik;
