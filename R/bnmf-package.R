@@ -5,6 +5,9 @@
 #' with [bnmf()] and `vignette("bnmf")`.
 #'
 #' @keywords internal
+#' @docType package
+#' @name bnmf-package
 #' @useDynLib bnmf, .registration = TRUE, .fixes = "C_"
+#' @importClassesFrom Matrix dgCMatrix
 #' @importFrom stats coef fitted predict residuals logLik sigma nobs update
-"_PACKAGE"
+NULL
