@@ -10,13 +10,13 @@
 # The machine may be shared: measurements are interleaved (floor, method,
 # floor, method, ...), and we report the median, min and max over rounds of
 # the ratio of each paired measurement.
-# Environment variables: BNMF_BENCH_ROUNDS (default 7), BNMF_BENCH_SWEEPS
-# (default 5).
+# Environment variables: BNMF_BENCH_ROUNDS (default 11), BNMF_BENCH_SWEEPS
+# (default 8).
 
 suppressPackageStartupMessages(library(bnmf))
 
-rounds <- as.integer(Sys.getenv("BNMF_BENCH_ROUNDS", "7"))
-n_sweeps <- as.integer(Sys.getenv("BNMF_BENCH_SWEEPS", "5"))
+rounds <- as.integer(Sys.getenv("BNMF_BENCH_ROUNDS", "11"))
+n_sweeps <- as.integer(Sys.getenv("BNMF_BENCH_SWEEPS", "8"))
 t_start <- proc.time()[["elapsed"]]
 
 set.seed(20240601)
@@ -43,10 +43,6 @@ floor_once <- function() {
     a <- X %*% t(Hf)
     b <- t(Wf) %*% X
   })
-}
-floor_reps <- 3L
-floor_time <- function() {
-  sum(vapply(seq_len(floor_reps), function(r) floor_once(), 0)) / floor_reps
 }
 
 # A sweep configuration: a chain state that the C code advances in place.
@@ -86,22 +82,45 @@ configs <- list(
 )
 
 chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate))
-invisible(floor_time()) # warm-up
+invisible(replicate(3, floor_once())) # warm-up
 
-# Interleave: in each round, for each method, a floor measurement then the
-# method's sweeps, so that a ratio compares two measurements taken seconds
-# apart.
+# Interleave: in each round, for each method, `n_alt` alternations of one
+# floor measurement (the two products, once) and `n_sweeps / n_alt` sweeps, so
+# that a ratio compares measurements taken a fraction of a second apart. The
+# round's ratio is (time per sweep) / (time per floor), both summed over the
+# round's alternations.
+n_alt <- 4L
+per_alt <- max(1L, n_sweeps %/% n_alt)
 ratio <- matrix(NA_real_, rounds, length(configs))
 sweep_t <- matrix(NA_real_, rounds, length(configs))
 floor_t <- matrix(NA_real_, rounds, length(configs))
+# Reference row: the same two products in the transposition forms the C code
+# hands to dgemm (X H' as "N","T" and W'X as "T","N"), i.e. tcrossprod() and
+# crossprod(); on the reference BLAS these are slower than the floor's forms.
+xprod_once <- function() {
+  elapsed({
+    a <- tcrossprod(X, Hf)
+    b <- crossprod(Wf, X)
+  })
+}
+xprod_ratio <- numeric(rounds)
 for (r in seq_len(rounds)) {
   for (m in seq_along(configs)) {
-    f <- floor_time()
-    s <- elapsed(chains[[m]]$run(n_sweeps)) / n_sweeps
-    floor_t[r, m] <- f
-    sweep_t[r, m] <- s
-    ratio[r, m] <- s / f
+    f <- s <- 0
+    for (a in seq_len(n_alt)) {
+      f <- f + floor_once()
+      s <- s + elapsed(chains[[m]]$run(per_alt))
+    }
+    floor_t[r, m] <- f / n_alt
+    sweep_t[r, m] <- s / (n_alt * per_alt)
+    ratio[r, m] <- sweep_t[r, m] / floor_t[r, m]
   }
+  f <- s <- 0
+  for (a in seq_len(n_alt)) {
+    f <- f + floor_once()
+    s <- s + xprod_once()
+  }
+  xprod_ratio[r] <- s / f
 }
 
 # rtnorm against rnorm, interleaved the same way.
@@ -109,6 +128,7 @@ n_rt <- 1e6
 mu_rt <- rnorm(n_rt)
 rt_ratio <- numeric(rounds)
 rt_abs <- numeric(rounds)
+invisible(rnorm(n_rt)); invisible(rtnorm(n_rt, mean = mu_rt)) # warm-up
 for (r in seq_len(rounds)) {
   a <- elapsed(rnorm(n_rt))
   b <- elapsed(rtnorm(n_rt, mean = mu_rt))
@@ -129,8 +149,12 @@ cat("- BLAS: sessionInfo()$BLAS = `", blas, "`; extSoftVersion()[\"BLAS\"] = `",
     blas_ext, "`\n", sep = "")
 cat("- floor (X %*% t(H) + t(W) %*% X): median ", ms(median(floor_t)),
     " ms (min ", ms(min(floor_t)), ", max ", ms(max(floor_t)), ")\n", sep = "")
-cat("- ", rounds, " rounds x ", n_sweeps, " sweeps per method; each ratio pairs ",
-    "a sweep time with the floor measured just before it\n\n", sep = "")
+cat("- ", rounds, " rounds; per round and method, ", n_alt, " alternations of ",
+    "(floor, ", per_alt, " sweeps); ratios are per round, then median / min / max ",
+    "over rounds\n", sep = "")
+cat("- sweeps start from bnmf's random initialisation after 3 warm-up sweeps ",
+    "(ICM: tol = 0, so it never stops; prior: bnmf's automatic rate ",
+    "sqrt(K / mean(X)))\n\n", sep = "")
 
 cat("| sweep | ms / sweep (median) | ratio to floor: median | min | max | target | met |\n")
 cat("|---|---:|---:|---:|---:|---:|:---:|\n")
@@ -143,6 +167,10 @@ for (m in seq_along(configs)) {
       fmt(min(ratio[, m])), " | ", fmt(max(ratio[, m])), " | ", tgt, " | ", met,
       " |\n", sep = "")
 }
+cat("| (reference) the floor's products as the C code calls dgemm: ",
+    "`tcrossprod(X, H)` + `crossprod(W, X)` | - | ", fmt(median(xprod_ratio)),
+    " | ", fmt(min(xprod_ratio)), " | ", fmt(max(xprod_ratio)), " | - | - |\n",
+    sep = "")
 cat("| `rtnorm(1e6, mean = rnorm(1e6))` / `rnorm(1e6)` | ", ms(median(rt_abs)),
     " (rtnorm) | ", fmt(median(rt_ratio)), " | ", fmt(min(rt_ratio)), " | ",
     fmt(max(rt_ratio)), " | - | - |\n", sep = "")

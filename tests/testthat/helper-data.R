@@ -23,3 +23,15 @@ neg_log_post_grad <- function(X, W, H, tau, lamW, lamH) {
   R[is.na(R)] <- 0
   list(W = tau * R %*% t(H) + lamW, H = tau * t(W) %*% R + lamH)
 }
+
+# The GDSC drug-sensitivity matrix kept beside the repository (never shipped):
+# look upward from the working directory; NULL when it is not there.
+gdsc_path <- function() {
+  dir <- normalizePath(getwd())
+  for (up in 0:6) {
+    p <- file.path(dir, "shared", "data", "gdsc", "ic50.txt")
+    if (file.exists(p)) return(p)
+    dir <- dirname(dir)
+  }
+  NULL
+}
