@@ -41,6 +41,7 @@
  * the joint posterior along a set of directions, so the log posterior still
  * never decreases and the fixed points are the KKT points of the MAP problem.
  */
+#include <limits.h>
 #include "bnmf_call.h"
 #include "nmf.h"
 
@@ -288,6 +289,8 @@ static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
 static SEXP list_get(SEXP list, const char *name)
 {
     SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(names) != STRSXP || XLENGTH(names) != XLENGTH(list))
+        Rf_error("bnmf internal error: a named list is expected (looking for '%s')", name);
     for (R_xlen_t t = 0; t < XLENGTH(list); t++)
         if (strcmp(CHAR(STRING_ELT(names, t)), name) == 0)
             return VECTOR_ELT(list, t);
@@ -457,6 +460,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     }
 
     const int n_draws = keep_draws ? n_sweeps / thin : 0;
+    if (keep_draws && ((double) I * K > INT_MAX || (double) K * J > INT_MAX))
+        Rf_error("the factors are too large to keep their draws; use keep = \"summary\"");
     int nprotect = 0;
     SEXP trace = PROTECT(Rf_allocMatrix(REALSXP, n_sweeps, 3)); nprotect++;
     SEXP Wd = PROTECT(Rf_allocMatrix(REALSXP, keep_draws ? I * K : 0, n_draws)); nprotect++;
