@@ -371,6 +371,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     for (int t = 0; t < 10; t++)
         if (!R_FINITE(c[t]))
             Rf_error("bnmf internal error: ctrl[%d] is not finite", t + 1);
+    if (c[0] < 0 || c[0] > INT_MAX || c[4] < 1 || c[4] > INT_MAX)
+        Rf_error("bnmf internal error: need 0 <= n_sweeps and 1 <= thin, both below 2^31");
     const int n_sweeps = (int) c[0], thin = (int) c[4];
     const nmf_rule rule = c[1] == 0 ? RULE_DRAW : RULE_MODE;
     const int masked = c[2] != 0, accumulate = c[3] != 0, keep_draws = c[5] != 0;
