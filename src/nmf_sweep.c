@@ -36,6 +36,8 @@
  * tau | W, H ~ Gamma(alpha + |Omega|/2, beta + SSE/2); its mode for ICM is
  * (alpha + |Omega|/2 - 1) / (beta + SSE/2).
  *
+ * The Gibbs sampler adds an exact move along the scale of each factor
+ * (scale_move), which WH does not see and coordinate updates explore slowly.
  * ICM also maximises each row's block fully (repeated coordinate passes) and
  * the scale of each factor (balance_scales): both are exact maximisations of
  * the joint posterior along a set of directions, so the log posterior still
@@ -282,6 +284,49 @@ static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
     }
 }
 
+/**
+ * Gibbs only: a move along the scale path of each factor, W[, k] c and
+ * H[k, ] / c, which leaves WH unchanged and which single-coordinate updates
+ * traverse only slowly (the scale of a factor is set by the prior alone).
+ * By the generalised Gibbs sampler of Liu & Sabatti (2000), drawing the group
+ * element u = log c from
+ *   p(u) propto pi(c W, H / c) |Jacobian| = exp(-A_k c - B_k / c) c^(I - J)
+ * (A_k = sum_i lamW_ik W_ik, B_k = sum_j lamH_kj H_kj; Lebesgue measure in u is
+ * the Haar measure of the scale group), or taking any Metropolis-Hastings
+ * step from u = 0 that leaves p(u) invariant, preserves the posterior.
+ * log p(u) = -A e^u - B e^-u + (I - J) u is concave with the mode
+ * e^u* = ((I - J) + sqrt((I - J)^2 + 4 A B)) / (2 A) and curvature
+ * A e^u* + B e^-u*; its tails are lighter than Gaussian, so an independence
+ * proposal from the Laplace approximation N(u*, 1 / curvature) is uniformly
+ * ergodic and accepts nearly always.
+ */
+static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
+                       double *H)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const double p = (double) I - (double) J;
+    for (int k = 0; k < K; k++) {
+        double A = 0.0, B = 0.0;
+        double *wk = W + (size_t) k * I;
+        for (int i = 0; i < I; i++) A += pr->lamW[i + (size_t) k * I] * wk[i];
+        for (int j = 0; j < J; j++)
+            B += pr->lamH[k + (size_t) j * K] * H[k + (size_t) j * K];
+        if (!(A > 0.0) || !(B > 0.0)) continue;
+        const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
+        const double mode = log(y);
+        const double sd = 1.0 / sqrt(A * y + B / y);
+        const double u = mode + sd * norm_rand();
+        /* log target minus log proposal, at the proposal and at u = 0. */
+        const double z1 = (u - mode) / sd, z0 = mode / sd;
+        const double log_ratio = (-A * exp(u) - B * exp(-u) + p * u + 0.5 * z1 * z1) -
+            (-A - B + 0.5 * z0 * z0);
+        if (log(unif_rand()) >= log_ratio) continue;
+        const double c = exp(u);
+        for (int i = 0; i < I; i++) wk[i] *= c;
+        for (int j = 0; j < J; j++) H[k + (size_t) j * K] /= c;
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* The .Call entry point                                                    */
 /* ------------------------------------------------------------------------ */
@@ -490,7 +535,12 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
             update_W(&d, &pr, x, W, H, *tau, rule, masked, &ws);
         double lin, quad;
         update_H(&d, &pr, x, W, H, *tau, rule, masked, upd_H, &ws, &lin, &quad);
-        if (rule == RULE_MODE && upd_W && upd_H) balance_scales(&d, &pr, W, H);
+        if (upd_W && upd_H) {
+            if (rule == RULE_MODE)
+                balance_scales(&d, &pr, W, H);
+            else
+                scale_move(&d, &pr, W, H);
+        }
         double sse = *sumsq - 2.0 * lin + quad;
         if (augmented) {
             /* SSE over the observed entries: remove the latent ones. */
