@@ -37,6 +37,17 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
   )
   if (method == "gibbs") {
     ns <- vapply(runs, function(r) r$state$n_kept[[1L]], numeric(1))
+    # Chains may find the same factors in another order (the posterior is
+    # invariant to permuting factors): match every chain's factors to a
+    # reference before pooling, by the cosine similarity of the posterior
+    # mean bases, as an exact assignment problem.
+    ref <- if (!is.null(previous)) previous$W else matrix(runs[[1L]]$state$W_mean, I, K)
+    perms <- lapply(runs, function(r) match_factors(ref, matrix(r$state$W_mean, I, K)))
+    for (c in seq_along(runs)) {
+      chains[[c]]$perm <- perms[[c]]
+      runs[[c]] <- permute_run(runs[[c]], perms[[c]], I, J, K)
+    }
+    fit$chains <- chains
     mom <- function(what) {
       means <- lapply(runs, function(r) r$state[[paste0(what, "_mean")]])
       m2s <- lapply(runs, function(r) r$state[[paste0(what, "_m2")]])
@@ -136,4 +147,33 @@ update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
   new <- new_bnmf_fit(runs, fit$X, data_c, fit$method, fit$rank, rates,
                       fit$noise, settings, fit$call, previous = fit)
   validate_bnmf_fit(new)
+}
+
+# The permutation `perm` such that column perm[k] of W matches column k of
+# the reference `ref` (maximum total cosine similarity).
+match_factors <- function(ref, W) {
+  K <- ncol(ref)
+  if (K == 1L) return(1L)
+  nr <- sqrt(colSums(ref^2))
+  nw <- sqrt(colSums(W^2))
+  S <- crossprod(ref, W) / outer(pmax(nr, .Machine$double.xmin), pmax(nw, .Machine$double.xmin))
+  S[!is.finite(S)] <- 0
+  as.integer(clue::solve_LSAP(pmax(S, 0), maximum = TRUE))
+}
+
+# Reorder the factors of one chain's running moments and draws.
+permute_run <- function(run, perm, I, J, K) {
+  if (identical(perm, seq_len(K))) return(run)
+  iw <- as.vector(matrix(seq_len(I * K), I, K)[, perm])
+  ih <- as.vector(matrix(seq_len(K * J), K, J)[perm, ])
+  st <- run$state
+  for (nm in c("W_mean", "W_m2")) st[[nm]] <- st[[nm]][iw]
+  for (nm in c("H_mean", "H_m2")) st[[nm]] <- st[[nm]][ih]
+  # The chain's own state is left in its own labelling: update() continues it.
+  run$state <- st
+  if (!is.null(run$W_draws)) {
+    run$W_draws <- run$W_draws[iw, , drop = FALSE]
+    run$H_draws <- run$H_draws[ih, , drop = FALSE]
+  }
+  run
 }

@@ -67,8 +67,9 @@ plot_basis <- function(x, factor, ...) {
     }
   }
   idx <- seq_along(w)
-  graphics::plot(idx, w, type = "n", ylim = range(0, w, hi), xlab = "feature",
-                 ylab = sprintf("W[, %d]", factor), ...)
+  graphics::plot(idx, w, type = "n", ylim = range(0, w, hi),
+                 xlab = "feature (row of X)",
+                 ylab = sprintf("basis vector %s", colnames(x$W)[factor]), ...)
   if (!is.null(lo)) {
     graphics::polygon(c(idx, rev(idx)), c(lo, rev(hi)), col = grDevices::gray(0.8),
                       border = NA)

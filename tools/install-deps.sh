@@ -4,7 +4,7 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 pkgs=(
-  r-cran-cli r-cran-future r-cran-future.apply r-cran-matrix
+  r-cran-cli r-cran-clue r-cran-future r-cran-future.apply r-cran-matrix
   r-cran-testthat r-cran-withr r-cran-coda r-cran-posterior
   r-cran-knitr r-cran-rmarkdown pandoc qpdf
 )

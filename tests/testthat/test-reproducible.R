@@ -59,3 +59,22 @@ test_that("update() continues the chains exactly where they stopped", {
   expect_equal(fitted(cont), fitted(long), tolerance = 1e-10)
   expect_equal(cont$n_draws, long$n_draws)
 })
+
+test_that("chains are aligned before their moments are pooled", {
+  dat <- make_nmf_data(I = 30, J = 20, K = 3, sd = 0.05, seed = 8)
+  # Start two chains at the truth, the second with its factors permuted: the
+  # pooled posterior means must match the truth, not a mixture of factors.
+  p <- c(3, 1, 2)
+  init <- list(list(W = dat$W, H = dat$H, tau = 400),
+               list(W = dat$W[, p], H = dat$H[p, ], tau = 400))
+  set.seed(9)
+  fit <- bnmf(dat$X, rank = 3, iter = 300, chains = 2, init = init, keep = "draws",
+              prior = exponential(0.1), progress = FALSE)
+  expect_equal(fit$chains[[2]]$perm, match(1:3, p))
+  cosine <- diag(crossprod(fit$W, dat$W)) /
+    sqrt(colSums(fit$W^2) * colSums(dat$W^2))
+  expect_true(all(cosine > 0.99))
+  # The draws of chain 2 are stored in the aligned order as well.
+  w2 <- matrix(rowMeans(fit$draws[[2]]$W), 30, 3)
+  expect_true(all(diag(cor(w2, dat$W)) > 0.99))
+})
