@@ -259,6 +259,27 @@ static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     *quad = sq;
 }
 
+/* A_k = sum_i lamW_ik W_ik and B_k = sum_j lamH_kj H_kj: the prior's pull on
+ * the scale of factor k. */
+static void scale_sums(const nmf_data *d, const nmf_prior *pr, const double *W,
+                       const double *H, int k, double *A, double *B)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double a = 0.0, b = 0.0;
+    for (int i = 0; i < I; i++) a += pr->lamW[i + (size_t) k * I] * W[i + (size_t) k * I];
+    for (int j = 0; j < J; j++) b += pr->lamH[k + (size_t) j * K] * H[k + (size_t) j * K];
+    *A = a;
+    *B = b;
+}
+
+/* W[, k] c and H[k, ] / c. */
+static void rescale_factor(const nmf_data *d, double *W, double *H, int k, double c)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (int i = 0; i < I; i++) W[i + (size_t) k * I] *= c;
+    for (int j = 0; j < J; j++) H[k + (size_t) j * K] /= c;
+}
+
 /**
  * ICM only: maximise the log posterior along the scale path of each factor,
  * W[, k] c and H[k, ] / c, which leaves WH (so the likelihood) unchanged. The
@@ -270,17 +291,10 @@ static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
 static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
                            double *H)
 {
-    const int I = d->I, J = d->J, K = d->K;
-    for (int k = 0; k < K; k++) {
-        double A = 0.0, B = 0.0;
-        double *wk = W + (size_t) k * I;
-        for (int i = 0; i < I; i++) A += pr->lamW[i + (size_t) k * I] * wk[i];
-        for (int j = 0; j < J; j++)
-            B += pr->lamH[k + (size_t) j * K] * H[k + (size_t) j * K];
-        if (!(A > 0.0) || !(B > 0.0)) continue;
-        const double c = sqrt(B / A);
-        for (int i = 0; i < I; i++) wk[i] *= c;
-        for (int j = 0; j < J; j++) H[k + (size_t) j * K] /= c;
+    for (int k = 0; k < d->K; k++) {
+        double A, B;
+        scale_sums(d, pr, W, H, k, &A, &B);
+        if (A > 0.0 && B > 0.0) rescale_factor(d, W, H, k, sqrt(B / A));
     }
 }
 
@@ -303,14 +317,10 @@ static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
 static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
                        double *H)
 {
-    const int I = d->I, J = d->J, K = d->K;
-    const double p = (double) I - (double) J;
-    for (int k = 0; k < K; k++) {
-        double A = 0.0, B = 0.0;
-        double *wk = W + (size_t) k * I;
-        for (int i = 0; i < I; i++) A += pr->lamW[i + (size_t) k * I] * wk[i];
-        for (int j = 0; j < J; j++)
-            B += pr->lamH[k + (size_t) j * K] * H[k + (size_t) j * K];
+    const double p = (double) d->I - (double) d->J;
+    for (int k = 0; k < d->K; k++) {
+        double A, B;
+        scale_sums(d, pr, W, H, k, &A, &B);
         if (!(A > 0.0) || !(B > 0.0)) continue;
         const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
         const double mode = log(y);
@@ -321,9 +331,7 @@ static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
         const double log_ratio = (-A * exp(u) - B * exp(-u) + p * u + 0.5 * z1 * z1) -
             (-A - B + 0.5 * z0 * z0);
         if (log(unif_rand()) >= log_ratio) continue;
-        const double c = exp(u);
-        for (int i = 0; i < I; i++) wk[i] *= c;
-        for (int j = 0; j < J; j++) H[k + (size_t) j * K] /= c;
+        rescale_factor(d, W, H, k, exp(u));
     }
 }
 
