@@ -88,7 +88,7 @@ X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) +
   matrix(rnorm(I * J), I, J)
 
 cat("## bnmf against R peers (X: 1000 x 1000 = W0 H0 + N(0, 1), K = 20)\n\n")
-cat("- date: ", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "; ", parallel::detectCores(),
+cat("- bnmf ", format(utils::packageVersion("bnmf")), "; date: ", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "; ", parallel::detectCores(),
     " cores; ", R.version.string, "\n", sep = "")
 cat("- BLAS: `", sessionInfo()$BLAS, "`\n", sep = "")
 cat("- every time is the median of repetitions interleaved across methods ",

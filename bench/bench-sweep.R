@@ -142,7 +142,7 @@ blas <- sessionInfo()$BLAS
 blas_ext <- unname(extSoftVersion()["BLAS"])
 
 cat("## bnmf sweep cost (I = J = 1000, K = 20, dense)\n\n")
-cat("- date: ", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "\n", sep = "")
+cat("- bnmf ", format(utils::packageVersion("bnmf")), "; date: ", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "\n", sep = "")
 cat("- machine: ", parallel::detectCores(), " cores (", R.version$platform, "), ",
     R.version.string, "\n", sep = "")
 cat("- BLAS: sessionInfo()$BLAS = `", blas, "`; extSoftVersion()[\"BLAS\"] = `",

@@ -45,13 +45,26 @@ void bnmf_gram_cols(const double *W, int I, int K, double *G)
     symmetrise_upper(G, K);
 }
 
-/** D = X H' (I x K), X dense I x J or sparse CSC, H K x J. */
-void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D)
+/* Bt = B' for B of size r x c (column-major). */
+static void transpose(const double *B, int r, int c, double *Bt)
+{
+    for (int j = 0; j < c; j++)
+        for (int i = 0; i < r; i++) Bt[j + (size_t) i * c] = B[i + (size_t) j * r];
+}
+
+/**
+ * D = X H' (I x K), X dense I x J or sparse CSC, H K x J. `Ht` (J x K) is
+ * scratch: H is transposed first so that dgemm runs in its "N", "N" form,
+ * the fastest one of the reference BLAS.
+ */
+void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
+               double *Ht)
 {
     const int I = d->I, J = d->J, K = d->K;
     if (!d->sparse) {
         const double one = 1.0, zero = 0.0;
-        F77_CALL(dgemm)("N", "T", &I, &K, &J, &one, x, &I, H, &K, &zero, D, &I
+        transpose(H, K, J, Ht);
+        F77_CALL(dgemm)("N", "N", &I, &K, &J, &one, x, &I, Ht, &J, &zero, D, &I
                         FCONE FCONE);
         return;
     }
@@ -66,13 +79,18 @@ void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D)
     }
 }
 
-/** F = W' X (K x J), X dense I x J or sparse CSC, W I x K. */
-void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F)
+/**
+ * F = W' X (K x J), X dense I x J or sparse CSC, W I x K. On return `Wt`
+ * (K x I) holds W' (the sweep reuses it for masked Gram matrices).
+ */
+void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
+               double *Wt)
 {
     const int I = d->I, J = d->J, K = d->K;
+    transpose(W, I, K, Wt);
     if (!d->sparse) {
         const double one = 1.0, zero = 0.0;
-        F77_CALL(dgemm)("T", "N", &K, &J, &I, &one, W, &I, x, &I, &zero, F, &K
+        F77_CALL(dgemm)("N", "N", &K, &J, &I, &one, Wt, &K, x, &I, &zero, F, &K
                         FCONE FCONE);
         return;
     }
@@ -81,8 +99,8 @@ void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F)
         for (int k = 0; k < K; k++) fj[k] = 0.0;
         for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
             const double v = x[p];
-            const double *Wi = W + d->xi[p];
-            for (int k = 0; k < K; k++) fj[k] += v * Wi[(size_t) k * I];
+            const double *wi = Wt + (size_t) d->xi[p] * K;
+            for (int k = 0; k < K; k++) fj[k] += v * wi[k];
         }
     }
 }

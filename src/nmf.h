@@ -36,8 +36,10 @@ typedef enum { RULE_DRAW = 0, RULE_MODE = 1 } nmf_rule;
 /* linalg.c */
 void bnmf_gram_rows(const double *H, int K, int J, double *G);
 void bnmf_gram_cols(const double *W, int I, int K, double *G);
-void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D);
-void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F);
+void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
+               double *Ht);
+void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
+               double *Wt);
 double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int j);
 
 #endif

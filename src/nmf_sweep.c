@@ -114,13 +114,35 @@ static void update_row(double *z, const double *G, const double *b,
     }
 }
 
-/** Subtract v v' from the K x K matrix G (upper triangle, then symmetrised). */
-static void gram_downdate(double *G, const double *v, int vs, int K, double sign)
+/**
+ * G += sign * sum_m v_m v_m' (upper triangle) over the vectors v_m = base +
+ * idx[m] * stride (K contiguous values each). Four vectors at a time, so that
+ * G is read and written once per four rank-one terms.
+ */
+static void gram_update(double *G, const double *base, int stride,
+                        const int *idx, int n, int K, double sign)
 {
-    for (int b = 0; b < K; b++) {
-        const double vb = sign * v[(size_t) b * vs];
-        double *Gb = G + (size_t) b * K;
-        for (int a = 0; a <= b; a++) Gb[a] += v[(size_t) a * vs] * vb;
+    int m = 0;
+    for (; m + 4 <= n; m += 4) {
+        const double *v0 = base + (size_t) idx[m] * stride;
+        const double *v1 = base + (size_t) idx[m + 1] * stride;
+        const double *v2 = base + (size_t) idx[m + 2] * stride;
+        const double *v3 = base + (size_t) idx[m + 3] * stride;
+        for (int b = 0; b < K; b++) {
+            const double b0 = sign * v0[b], b1 = sign * v1[b];
+            const double b2 = sign * v2[b], b3 = sign * v3[b];
+            double *Gb = G + (size_t) b * K;
+            for (int a = 0; a <= b; a++)
+                Gb[a] += v0[a] * b0 + v1[a] * b1 + v2[a] * b2 + v3[a] * b3;
+        }
+    }
+    for (; m < n; m++) {
+        const double *v = base + (size_t) idx[m] * stride;
+        for (int b = 0; b < K; b++) {
+            const double vb = sign * v[b];
+            double *Gb = G + (size_t) b * K;
+            for (int a = 0; a <= b; a++) Gb[a] += v[a] * vb;
+        }
     }
 }
 
@@ -133,25 +155,26 @@ static void symmetrise(double *G, int K)
 
 /**
  * Gram matrix of the other factor restricted to the observed entries of one
- * row (or column): G_full minus the missing terms, or the observed terms
- * summed directly when fewer. `other` holds vectors v_0..v_{n-1} of length K
- * with stride `vs` between coordinates and `ostride` between vectors.
+ * row (or column): G_full minus the terms of the missing entries, or the
+ * observed terms summed directly when those are fewer. `other` holds n
+ * vectors of K contiguous values, `ostride` apart; `miss` lists the nm
+ * missing ones, sorted.
  */
 static void masked_gram(double *Gi, const double *Gfull, const double *other,
-                        int ostride, int vs, int n, const int *miss, int nm,
-                        int K)
+                        int ostride, int n, const int *miss, int nm, int K,
+                        int *obs)
 {
     if (2 * nm <= n) {
         memcpy(Gi, Gfull, sizeof(double) * K * K);
-        for (int m = 0; m < nm; m++)
-            gram_downdate(Gi, other + (size_t) miss[m] * ostride, vs, K, -1.0);
+        gram_update(Gi, other, ostride, miss, nm, K, -1.0);
     } else {
         memset(Gi, 0, sizeof(double) * K * K);
-        int m = 0;
+        int m = 0, no = 0;
         for (int t = 0; t < n; t++) {
             if (m < nm && miss[m] == t) { m++; continue; }
-            gram_downdate(Gi, other + (size_t) t * ostride, vs, K, 1.0);
+            obs[no++] = t;
         }
+        gram_update(Gi, other, ostride, obs, no, K, 1.0);
     }
     symmetrise(Gi, K);
 }
@@ -189,7 +212,8 @@ static double exp_log_kernel(const double *z, const double *lam, size_t n)
 /* Scratch space of a sweep, from R_alloc. */
 typedef struct {
     double *D, *F, *G, *Gi, *zrow, *brow;
-    double *Wt; /* K x I transpose of W, for masked Gram matrices (or NULL) */
+    double *Wt, *Ht;  /* K x I and J x K transposes of W and H */
+    int *obs;         /* observed indices of a row or column */
 } sweep_work;
 
 /**
@@ -201,15 +225,15 @@ static void update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                      int masked, sweep_work *ws)
 {
     const int I = d->I, J = d->J, K = d->K;
-    bnmf_x_ht(d, x, H, ws->D);
+    bnmf_x_ht(d, x, H, ws->D, ws->Ht);
     bnmf_gram_rows(H, K, J, ws->G);
     for (int i = 0; i < I; i++) {
         const double *G = ws->G;
         if (masked) {
             const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
             if (nm > 0) {
-                masked_gram(ws->Gi, ws->G, H, K, 1, J,
-                            d->mrow_j + d->mrow_ptr[i], nm, K);
+                masked_gram(ws->Gi, ws->G, H, K, J,
+                            d->mrow_j + d->mrow_ptr[i], nm, K, ws->obs);
                 G = ws->Gi;
             }
         }
@@ -232,19 +256,16 @@ static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                      double *quad)
 {
     const int I = d->I, J = d->J, K = d->K;
-    bnmf_wt_x(d, x, W, ws->F);
+    bnmf_wt_x(d, x, W, ws->F, ws->Wt);
     bnmf_gram_cols(W, I, K, ws->G);
-    if (masked && ws->Wt)
-        for (int i = 0; i < I; i++)
-            for (int k = 0; k < K; k++) ws->Wt[k + (size_t) i * K] = W[i + (size_t) k * I];
     double sl = 0.0, sq = 0.0;
     for (int j = 0; j < J; j++) {
         const double *G = ws->G;
         if (masked) {
             const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
             if (nm > 0) {
-                masked_gram(ws->Gi, ws->G, ws->Wt, K, 1, I,
-                            d->miss_i + d->mcol_ptr[j], nm, K);
+                masked_gram(ws->Gi, ws->G, ws->Wt, K, I,
+                            d->miss_i + d->mcol_ptr[j], nm, K, ws->obs);
                 G = ws->Gi;
             }
         }
@@ -530,7 +551,10 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     ws.Gi = (double *) R_alloc((size_t) K * K, sizeof(double));
     ws.zrow = (double *) R_alloc(K, sizeof(double));
     ws.brow = (double *) R_alloc(K, sizeof(double));
-    ws.Wt = masked && d.nmiss > 0 ? (double *) R_alloc((size_t) K * I, sizeof(double)) : NULL;
+    ws.Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
+    ws.Ht = (double *) R_alloc((size_t) J * K, sizeof(double));
+    ws.obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
+    double *wh_miss = augmented ? (double *) R_alloc(d.nmiss, sizeof(double)) : NULL;
     const double log2pi = log(2.0 * M_PI);
     const double lgamma_alpha = lgammafn(pr.alpha);
     const double log_rates = sum_log_rates(pr.lamW, (size_t) I * K) +
@@ -553,8 +577,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
         if (augmented) {
             /* SSE over the observed entries: remove the latent ones. */
             for (int m = 0; m < d.nmiss; m++) {
-                double r = x[d.miss_pos[m]] -
-                    bnmf_wh_entry(W, H, I, K, d.miss_i[m], d.miss_j[m]);
+                wh_miss[m] = bnmf_wh_entry(W, H, I, K, d.miss_i[m], d.miss_j[m]);
+                const double r = x[d.miss_pos[m]] - wh_miss[m];
                 sse -= r * r;
             }
         }
@@ -575,8 +599,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
             const double sd = 1.0 / sqrt(*tau);
             double ss = d.sumsq_obs;
             for (int m = 0; m < d.nmiss; m++) {
-                double v = bnmf_wh_entry(W, H, I, K, d.miss_i[m], d.miss_j[m]) +
-                    sd * norm_rand();
+                const double v = wh_miss[m] + sd * norm_rand();
                 x[d.miss_pos[m]] = v;
                 ss += v * v;
             }
