@@ -93,12 +93,13 @@ static double update_row_once(double *z, const double *G, const double *b,
     return change;
 }
 
-/* ICM repeats the coordinate passes over a row until its block is at its
- * conditional maximum: a pass costs O(K^2), against O(J K) for the row's share
- * of the products, so maximising the block is nearly free and the sweep
- * becomes exact block-coordinate ascent (alternating non-negative least
- * squares for a flat prior). The Gibbs sampler makes one pass. */
-#define ICM_MAX_PASSES 10
+/* ICM makes up to ICM_MAX_PASSES coordinate passes over a row (stopping
+ * early once the row no longer moves): a pass costs O(K^2) against O(J K)
+ * for the row's share of the products, and a few passes move the row much
+ * closer to its block maximum. Measured at I = J = 1000, K = 20 (bench/):
+ * 3 passes keep a sweep near 1.15x the cost of the products and reach a given
+ * error in fewer seconds than 1 or 10 passes. The Gibbs sampler makes one. */
+#define ICM_MAX_PASSES 3
 
 static void update_row(double *z, const double *G, const double *b,
                        const double *lam, int ls, double tau, int K,
