@@ -29,13 +29,16 @@
 #'
 #' @section Chains and reproducibility:
 #' Chains (for ICM: restarts, of which the fit with the highest log posterior
-#' is kept) are independent tasks run with
-#' [future.apply::future_lapply()] and `future.seed = TRUE`: each chain has
-#' its own L'Ecuyer-CMRG random number stream derived from the session's seed,
-#' so `set.seed()` before the call reproduces the fit exactly, and the result
-#' is the same whatever [future::plan()] (sequential by default, `multisession`
-#' for parallel processes). [update()] continues every chain from its last state
-#' and random number stream.
+#' is kept) are independent tasks, each with its own L'Ecuyer-CMRG random
+#' number stream derived from one draw of the session's random numbers, so
+#' `set.seed()` before the call reproduces the fit exactly. Under the default
+#' sequential [future::plan()] the chains run one after the other in this R
+#' process; under any other plan (e.g. `future::plan(future::multisession)`)
+#' they run as futures via [future.apply::future_lapply()], with the same
+#' streams and therefore the same results. Before their posterior moments are
+#' pooled, the factors of every chain are matched to those of the first chain
+#' (the posterior does not change when factors are permuted). [update()]
+#' continues every chain from its last state and random number stream.
 #'
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed
@@ -177,6 +180,7 @@ check_settings <- function(method, iter, burnin, thin, chains, tol, keep, progre
 
 check_signs <- function(X, method) {
   vals <- if (inherits(X, "dgCMatrix")) X@x else X
+  if (!length(vals) || !isTRUE(min(vals, na.rm = TRUE) < 0)) return(invisible())
   neg <- sum(vals < 0, na.rm = TRUE)
   if (neg > 0) {
     n <- if (inherits(X, "dgCMatrix")) prod(as.double(dim(X))) else sum(!is.na(vals))
@@ -203,10 +207,14 @@ make_starts <- function(init, chains, I, J, K) {
   abort_input("`init` must be \"random\", a list with matrices `W` and `H`, or a list of such lists, one per chain.")
 }
 
-# Run the chains as independent futures, each with its own RNG stream.
-# `seeds` is TRUE (new streams from the session's seed) or the list of the
-# streams' states saved at the end of a previous run (to continue them).
+# Run the chains, each with its own L'Ecuyer-CMRG random number stream.
+# `seeds` is TRUE (new streams derived from the session's seed) or the list of
+# the streams' states saved at the end of a previous run (to continue them).
+# Under a sequential future plan (the default) the chains run in this process;
+# otherwise they are futures. The streams are the same either way, and so are
+# the results.
 run_chains <- function(X, data, prior, method, settings, starts, seeds) {
+  if (isTRUE(seeds)) seeds <- chain_streams(length(starts))
   sequential <- inherits(future::plan(), "sequential")
   progress <- settings$progress && sequential
   label <- if (method == "gibbs") "Gibbs sampling" else "ICM"
@@ -218,6 +226,31 @@ run_chains <- function(X, data, prior, method, settings, starts, seeds) {
     res$seed <- get(".Random.seed", envir = globalenv())
     res
   }
-  future.apply::future_lapply(seq_along(starts), one_chain, future.seed = seeds,
-                              future.packages = "bnmf")
+  if (!sequential) {
+    return(future.apply::future_lapply(seq_along(starts), one_chain, future.seed = seeds,
+                                       future.packages = "bnmf"))
+  }
+  # In this process: switch to each chain's stream, then restore the session's.
+  genv <- globalenv()
+  old <- if (exists(".Random.seed", envir = genv, inherits = FALSE)) genv$.Random.seed
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = genv) else assign(".Random.seed", old, envir = genv))
+  lapply(seq_along(starts), function(c) {
+    assign(".Random.seed", seeds[[c]], envir = genv)
+    one_chain(c)
+  })
+}
+
+# n consecutive L'Ecuyer-CMRG streams from one draw of the session's RNG, so
+# that set.seed() before a fit reproduces it.
+chain_streams <- function(n) {
+  base <- c(10407L, as.integer(stats::runif(6L) * 2147483646) + 1L)
+  # The first three seeds must be below m1 = 4294967087, the last three below
+  # m2 = 4294944443 (as unsigned 32-bit integers): any positive int is.
+  streams <- vector("list", n)
+  s <- base
+  for (c in seq_len(n)) {
+    s <- parallel::nextRNGStream(s)
+    streams[[c]] <- s
+  }
+  streams
 }

@@ -91,14 +91,18 @@ check_data_matrix <- function(X, arg = "X") {
     abort_input(sprintf("`%s` must have at least one row and one column (it is %d x %d).",
                         arg, d[1L], d[2L]))
   }
-  if (any(is.infinite(vals))) {
+  # min() and max() scan without an I x J temporary (range() copies); they
+  # give Inf and -Inf when nothing is observed.
+  r <- suppressWarnings(c(min(vals, na.rm = TRUE), max(vals, na.rm = TRUE)))
+  if (r[1L] <= r[2L] && any(is.infinite(r))) {
     abort_input(sprintf("`%s` has infinite entries; use NA for missing values.", arg))
   }
+  if (!anyNA(vals)) return(X)
   nas <- is.na(vals)
   if (all(nas) && length(vals) == prod(as.double(d))) {
     abort_input(sprintf("`%s` has no observed entries.", arg))
   }
-  if (any(nas)) {
+  {
     if (inherits(X, "Matrix")) {
       # Count missing per row / column among stored entries.
       cols <- rep.int(seq_len(d[2L]), diff(X@p))

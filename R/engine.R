@@ -18,13 +18,12 @@ prepare_data <- function(X, K) {
     xp <- X@p
   } else {
     vals <- X
-    miss_pos <- which(is.na(X))
+    miss_pos <- if (anyNA(X)) which(is.na(X)) else integer()
     miss_i <- as.integer((miss_pos - 1L) %% I)
     miss_j <- as.integer((miss_pos - 1L) %/% I)
     xi <- xp <- integer()
   }
   nmiss <- length(miss_pos)
-  obs <- if (nmiss) vals[-miss_pos] else vals
   row_order <- order(miss_i, miss_j)
   list(
     dims = c(I, J, as.integer(K)),
@@ -35,15 +34,16 @@ prepare_data <- function(X, K) {
     mcol_ptr = c(0L, cumsum(tabulate(miss_j + 1L, J))),
     mrow_ptr = c(0L, cumsum(tabulate(miss_i + 1L, I))),
     mrow_j = as.integer(miss_j[row_order]),
-    sumsq_obs = sum(obs^2),
+    # Sums over the observed entries (zeros of a sparse X included), without
+    # an I x J temporary when nothing is missing.
+    sumsq_obs = if (nmiss) sum(vals^2, na.rm = TRUE) else sum_squares(vals),
     n_obs = as.double(I) * J - nmiss,
-    # Sums over the observed entries, zeros of a sparse X included.
-    sum_obs = sum(obs),
-    var_obs = if (sparse) {
-      n <- as.double(I) * J - nmiss
-      max((sum(obs^2) - sum(obs)^2 / n) / max(n - 1, 1), 0)
-    } else stats::var(as.vector(obs))
+    sum_obs = sum(vals, na.rm = TRUE)
   )
+}
+
+sum_squares <- function(v) {
+  if (is.matrix(v)) norm(v, "F")^2 else sum(v * v)
 }
 
 # A fresh chain state. The C code modifies the state in place, so every
@@ -101,8 +101,8 @@ check_init_list <- function(init, I, J, K) {
 
 # (WH)_ij for a set of entries given by 0-based row and column indices.
 wh_entries <- function(W, H, i, j) {
-  if (!length(i)) return(numeric())
-  rowSums(W[i + 1L, , drop = FALSE] * t(H[, j + 1L, drop = FALSE]))
+  storage.mode(W) <- storage.mode(H) <- "double"
+  .Call(C_wh_entries, W, H, as.integer(i), as.integer(j))
 }
 
 # Run one chain of `method` from a starting point: burn-in, then sampling with
@@ -203,6 +203,7 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
 # Pool running moments of several chains (Chan et al.'s parallel update of
 # means and sums of squared deviations).
 pool_moments <- function(means, m2s, ns) {
+  if (length(means) == 1L) return(list(mean = means[[1L]], m2 = m2s[[1L]], n = ns))
   N <- sum(ns)
   mean <- Reduce(`+`, Map(function(m, n) m * (n / N), means, ns))
   m2 <- Reduce(`+`, m2s)

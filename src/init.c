@@ -9,6 +9,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(tn_moments, 2),
     CALLDEF(tn_logdens, 3),
     CALLDEF(nmf_sweeps, 4),
+    CALLDEF(wh_entries, 4),
     { NULL, NULL, 0 }
 };
 

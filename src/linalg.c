@@ -12,6 +12,7 @@
  */
 #include "bnmf.h"
 #include "nmf.h"
+#include "bnmf_call.h"
 
 /** Fill the lower triangle of a K x K matrix from its upper triangle. */
 static void symmetrise_upper(double *G, int K)
@@ -112,4 +113,27 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
     double s = 0.0;
     for (int k = 0; k < K; k++) s += W[i + (size_t) k * I] * hj[k];
     return s;
+}
+
+/* .Call entry: (WH)_ij at the 0-based entries (i[t], j[t]). */
+SEXP bnmf_wh_entries_call(SEXP W, SEXP H, SEXP i, SEXP j)
+{
+    if (TYPEOF(W) != REALSXP || TYPEOF(H) != REALSXP || !Rf_isMatrix(W) ||
+        !Rf_isMatrix(H))
+        Rf_error("W and H must be double matrices");
+    if (TYPEOF(i) != INTSXP || TYPEOF(j) != INTSXP || XLENGTH(i) != XLENGTH(j))
+        Rf_error("i and j must be integer vectors of the same length");
+    const int I = Rf_nrows(W), K = Rf_ncols(W), J = Rf_ncols(H);
+    if (Rf_nrows(H) != K) Rf_error("W and H are not conformable");
+    const R_xlen_t n = XLENGTH(i);
+    const int *ii = INTEGER(i), *jj = INTEGER(j);
+    for (R_xlen_t t = 0; t < n; t++)
+        if (ii[t] < 0 || ii[t] >= I || jj[t] < 0 || jj[t] >= J)
+            Rf_error("entry %lld is out of range", (long long) t + 1);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    double *o = REAL(out);
+    const double *w = REAL(W), *h = REAL(H);
+    for (R_xlen_t t = 0; t < n; t++) o[t] = bnmf_wh_entry(w, h, I, K, ii[t], jj[t]);
+    UNPROTECT(1);
+    return out;
 }
