@@ -39,7 +39,10 @@ coef.bnmf <- function(object, ...) object$H
 #' entries of `X`, as a sparse matrix of the same pattern.
 #'
 #' `predict()` without `newdata` returns the posterior mean of every entry
-#' (including the missing ones, which is how missing values are imputed), and
+#' (including the missing ones, which is how missing values are imputed; for
+#' a Gibbs fit of a sparse `X`, whose running moments cover the stored entries
+#' only, it averages the kept draws with `keep = "draws"` and otherwise uses
+#' the product of the posterior means of `W` and `H`), and
 #' with `se.fit = TRUE` also its posterior standard deviation (Gibbs fits of a
 #' dense `X`). With `newdata` (new samples: a matrix with the same rows as `X`,
 #' `NA` allowed) it infers their coefficients `H` given the basis `W`, held
