@@ -8,8 +8,7 @@ abort_input <- function(msg, call = NULL) {
   ))
 }
 
-check_count <- function(x, arg, min = 0, allow_null = FALSE) {
-  if (is.null(x) && allow_null) return(NULL)
+check_count <- function(x, arg, min = 0) {
   if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) ||
       x != round(x) || x < min) {
     abort_input(sprintf("`%s` must be a single whole number >= %s.", arg, min))

@@ -60,9 +60,7 @@ as_draws_array.bnmf <- function(x, ...) {
 
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method posterior::as_draws
-as_draws.bnmf <- function(x, ...) {
-  posterior::as_draws_array(draws_cube(x))
-}
+as_draws.bnmf <- function(x, ...) as_draws_array.bnmf(x, ...)
 
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method coda::as.mcmc
