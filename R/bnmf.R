@@ -26,6 +26,22 @@
 #'   entries only (masked Gram matrices). A flat prior
 #'   (`exponential(rate = 0)`) turns ICM into exact coordinate-descent
 #'   non-negative least squares.
+#' * `"vb"`: variational Bayes (Brouwer, Frellsen and Lio 2017). The
+#'   posterior is approximated by independent factors
+#'   \eqn{q(W_{ik}) q(H_{kj}) q(\tau)}: each entry of `W` and `H` a truncated
+#'   normal, `tau` a Gamma (and each ARD rate a Gamma). Coordinate ascent
+#'   updates each factor to the optimum given the others (the same truncated
+#'   normal as the Gibbs conditional, with expectations in place of the other
+#'   variables), so the evidence lower bound ([elbo()]) never decreases; the
+#'   iteration stops when its relative change is at most `tol`. Fast and
+#'   deterministic, with posterior standard deviations that are typically too
+#'   small (mean-field VB ignores the posterior correlations).
+#' * `"np"`: non-probabilistic NMF by the multiplicative updates of Lee and
+#'   Seung (2001), on the observed entries only, for the Euclidean loss
+#'   \eqn{\sum_\Omega (X - WH)^2} or the generalised Kullback-Leibler
+#'   divergence \eqn{\sum_\Omega X \log(X / WH) - X + WH} (`loss`); the loss
+#'   never increases. No prior, no uncertainty: posterior summaries are not
+#'   available for these fits. Needs `X >= 0`.
 #'
 #' @section Chains and reproducibility:
 #' Chains (for ICM: restarts, of which the fit with the highest log posterior
@@ -44,36 +60,52 @@
 #'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed
 #'   zeros; only its stored `NA`s are missing). Or a formula `X ~ nmf(rank)`.
 #' @param rank The number of factors `K`, between 1 and `min(dim(X))`.
-#' @param method `"gibbs"` (posterior sampling) or `"icm"` (posterior mode).
-#' @param prior Prior of the factors: [exponential()].
+#' @param method `"gibbs"` (posterior sampling), `"vb"` (variational Bayes),
+#'   `"icm"` (posterior mode) or `"np"` (Lee-Seung multiplicative updates).
+#' @param prior Prior of the factors: [exponential()] or [ard()] (automatic
+#'   relevance determination). Not used by `"np"`.
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()].
 #' @param iter Number of sweeps per chain, burn-in included (Gibbs; default
-#'   2000), or the maximum number of sweeps (ICM; default 1000).
+#'   2000), or the maximum number of sweeps (ICM, VB, NP; default 1000).
 #' @param burnin Sweeps discarded at the start of each chain (Gibbs; default
 #'   `iter / 2`).
 #' @param thin Keep every `thin`-th sweep after burn-in (Gibbs).
-#' @param chains Number of independent chains (Gibbs) or restarts (ICM).
+#' @param chains Number of independent chains (Gibbs) or restarts (ICM, VB,
+#'   NP; the restart with the highest log posterior, ELBO, or lowest loss is
+#'   kept).
 #' @param init `"random"`: entries `sqrt(mean(X) / K)` times unit
 #'   exponentials, improved by 10 sweeps of non-negative least squares; or a
 #'   list with matrices `W` (I x K), `H` (K x J) and optionally `tau` (by
 #'   default its conditional mode given `W` and `H`); or a list of such lists,
 #'   one per chain.
-#' @param tol ICM stops when the relative change of the log posterior between
-#'   sweeps is at most `tol`.
+#' @param tol ICM, VB and NP stop when the relative change of the log
+#'   posterior (ICM), the ELBO (VB) or the loss (NP) between sweeps is at
+#'   most `tol`.
 #' @param keep `"summary"` keeps running posterior means and standard
 #'   deviations; `"draws"` also keeps the thinned draws of `W` and `H` (see
 #'   [as.mcmc.bnmf()]).
+#' @param loss For `method = "np"`: `"euclidean"` (squared error) or `"kl"`
+#'   (generalised Kullback-Leibler divergence, as in the paper of Brouwer et
+#'   al.).
 #' @param progress Show a progress bar (for fits that take more than a couple
 #'   of seconds).
 #' @param data For the formula interface: where to find the variable on the
 #'   left side (default: the formula's environment).
-#' @return An object of class `c("bnmf_gibbs", "bnmf")` or
-#'   `c("bnmf_icm", "bnmf")`; see [factors()], [fitted.bnmf()],
+#' @return An object of class `c("bnmf_<method>", "bnmf")`; see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
 #' Schmidt, M. N., Winther, O. and Hansen, L. K. (2009). Bayesian non-negative
 #' matrix factorization. *Independent Component Analysis and Signal
 #' Separation*, LNCS 5441, 540-547. \doi{10.1007/978-3-642-00599-2_68}
+#'
+#' Brouwer, T., Frellsen, J. and Lio, P. (2017). Comparative study of
+#' inference methods for Bayesian nonnegative matrix factorisation. *Machine
+#' Learning and Knowledge Discovery in Databases (ECML PKDD)*, LNCS 10534,
+#' 513-529. \doi{10.1007/978-3-319-71249-9_31}
+#'
+#' Lee, D. D. and Seung, H. S. (2001). Algorithms for non-negative matrix
+#' factorization. *Advances in Neural Information Processing Systems* 13,
+#' 556-562.
 #' @examples
 #' X <- leukemia[1:100, ]
 #' set.seed(1)
@@ -85,21 +117,37 @@
 #' map <- bnmf(X ~ nmf(3), method = "icm")
 #' sigma(map)
 #'
+#' # Variational Bayes with ARD: fit more factors than needed
+#' vb <- bnmf(X ~ nmf(6, prior = ard()), method = "vb")
+#' summary(vb)
+#' tail(elbo(vb))
+#'
+#' # Lee-Seung multiplicative updates
+#' np <- bnmf(X, rank = 3, method = "np", loss = "kl")
+#'
 #' # Missing entries are predicted
 #' Xm <- X
 #' Xm[sample(length(Xm), 500)] <- NA
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "icm"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
+                 loss = c("euclidean", "kl"),
                  progress = interactive(), data = NULL) {
   call <- match.call()
+  method <- check_choice(method, c("gibbs", "vb", "icm", "np"), "method")
+  if (method == "np" && (!missing(prior) || !missing(noise))) {
+    abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
+  }
   spec <- parse_model(X, rank, prior, data, parent.frame())
-  method <- check_choice(method, c("gibbs", "icm"), "method")
+  if (method != "np" && !missing(loss)) {
+    abort_input(sprintf("`loss` applies to method \"np\" only, not \"%s\" (the Bayesian methods have a Gaussian likelihood).", method))
+  }
   keep <- check_choice(keep, c("summary", "draws"), "keep")
+  loss <- check_choice(loss, c("euclidean", "kl"), "loss")
   X <- check_data_matrix(spec$X)
   I <- nrow(X)
   J <- ncol(X)
@@ -109,15 +157,24 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "icm"),
                         min(I, J), K))
   }
   prior <- spec$prior
-  if (!inherits(prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()`.")
+  if (!inherits(prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()` or `ard()`.")
+  if (method == "np" && identical(prior$type, "ard")) {
+    abort_input("`prior`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\", \"vb\" or \"gibbs\" for ARD.")
+  }
   if (!inherits(noise, "bnmf_noise")) abort_input("`noise` must be made by `gamma_prior()`.")
   settings <- check_settings(method, iter, burnin, thin, chains, tol, keep, progress)
+  settings$loss <- if (method == "np") loss else NULL
   data_c <- prepare_data(X, K)
   check_signs(X, method)
   mean_x <- data_c$sum_obs / data_c$n_obs
-  rates <- resolve_rates(prior, I, J, K, mean_x, method)
+  rates <- if (method == "np") {
+    list(lamW = matrix(0, I, K), lamH = matrix(0, K, J), rate = 0, auto = FALSE,
+         ard = numeric())
+  } else {
+    resolve_rates(prior, I, J, K, mean_x, method)
+  }
   prior_c <- list(lamW = rates$lamW, lamH = rates$lamH,
-                  alpha = noise$shape, beta = noise$rate)
+                  alpha = noise$shape, beta = noise$rate, ard = rates$ard)
   starts <- make_starts(init, settings$chains, I, J, K)
 
   runs <- run_chains(X, data_c, prior_c, method, settings, starts,
@@ -172,6 +229,7 @@ check_settings <- function(method, iter, burnin, thin, chains, tol, keep, progre
   } else {
     if (!is.null(burnin) && burnin != 0) abort_input("`burnin` applies to method \"gibbs\" only.")
     burnin <- 0L
+    if (thin != 1L) abort_input("`thin` applies to method \"gibbs\" only.")
     if (keep == "draws") abort_input("`keep`: \"draws\" applies to method \"gibbs\" only.")
   }
   list(iter = iter, burnin = burnin, thin = thin, chains = chains, tol = tol,
@@ -181,6 +239,9 @@ check_settings <- function(method, iter, burnin, thin, chains, tol, keep, progre
 check_signs <- function(X, method) {
   vals <- if (inherits(X, "dgCMatrix")) X@x else X
   if (!length(vals) || !isTRUE(min(vals, na.rm = TRUE) < 0)) return(invisible())
+  if (method == "np") {
+    abort_input("`X` has negative entries; the multiplicative updates of method \"np\" need X >= 0 (the Gaussian methods \"gibbs\", \"vb\" and \"icm\" accept them).")
+  }
   neg <- sum(vals < 0, na.rm = TRUE)
   if (neg > 0) {
     n <- if (inherits(X, "dgCMatrix")) prod(as.double(dim(X))) else sum(!is.na(vals))
@@ -199,7 +260,7 @@ make_starts <- function(init, chains, I, J, K) {
   }
   if (is.list(init) && !is.null(init$W)) {
     init <- check_init_list(init, I, J, K)
-    return(rep(list(init[c("W", "H", if (!is.null(init$tau)) "tau")]), chains))
+    return(rep(list(init[intersect(c("W", "H", "tau", "lambda"), names(init))]), chains))
   }
   if (is.list(init) && length(init) == chains && all(vapply(init, is.list, logical(1)))) {
     return(lapply(init, check_init_list, I = I, J = J, K = K))
@@ -217,11 +278,13 @@ run_chains <- function(X, data, prior, method, settings, starts, seeds) {
   if (isTRUE(seeds)) seeds <- chain_streams(length(starts))
   sequential <- inherits(future::plan(), "sequential")
   progress <- settings$progress && sequential
-  label <- if (method == "gibbs") "Gibbs sampling" else "ICM"
+  label <- c(gibbs = "Gibbs sampling", icm = "ICM", vb = "Variational Bayes",
+             np = "Multiplicative updates")[[method]]
   one_chain <- function(c) {
     res <- run_chain(X, data, prior, method, settings$iter, settings$burnin,
                      settings$thin, settings$keep, settings$tol, starts[[c]],
-                     progress = progress, masked = method == "icm",
+                     progress = progress, masked = method != "gibbs",
+                     loss = settings$loss %||% "euclidean",
                      label = if (length(starts) > 1L) sprintf("%s, chain %d", label, c) else label)
     res$seed <- get(".Random.seed", envir = globalenv())
     res

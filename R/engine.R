@@ -96,6 +96,12 @@ check_init_list <- function(init, I, J, K) {
     abort_input(sprintf("`init$H` must be a %d x %d matrix of finite values >= 0.", K, J))
   }
   if (!is.null(init$tau)) check_number(init$tau, "init$tau", 0, min_open = TRUE)
+  if (!is.null(init$lambda)) {
+    l <- init$lambda
+    if (!is.numeric(l) || length(l) != K || anyNA(l) || any(!is.finite(l)) || any(l <= 0)) {
+      abort_input(sprintf("`init$lambda` must be %d finite ARD rates > 0.", K))
+    }
+  }
   init
 }
 
@@ -110,16 +116,20 @@ wh_entries <- function(W, H, i, j) {
 # `start` is NULL (draw a random init), a list(W, H, tau) or a previous
 # chain's final state (to continue it with `update()`).
 run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
-                      start, progress, masked, label = "bnmf", fix_W = FALSE) {
+                      start, progress, masked, label = "bnmf", fix_W = FALSE,
+                      loss = "euclidean") {
   I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
   nmiss <- length(data$miss_pos)
   mean_x <- data$sum_obs / data$n_obs
+  ard <- length(prior$ard) == 2L
   warm <- is.null(start)
   if (warm) start <- random_init(I, J, K, mean_x)
   W0 <- start$W
   H0 <- start$H
   tau0 <- start$tau
-  if (is.null(tau0)) {
+  if (method == "np") {
+    tau0 <- 1
+  } else if (is.null(tau0)) {
     # Start tau at its conditional mode given the starting factors. A random
     # start is first improved by a few sweeps of non-negative least squares
     # (conditional modes under a flat prior, which do not depend on tau):
@@ -128,6 +138,7 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
     # search never leaves.
     st <- new_state(X, data, W0, H0, 1, numeric(nmiss), FALSE)
     flat <- prior
+    flat$ard <- numeric()
     if (warm) {
       flat$lamW <- 0 * prior$lamW
       flat$lamH <- 0 * prior$lamH
@@ -145,15 +156,39 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
   keep_wh <- method == "gibbs"
   state <- new_state(X, data, W0, H0, tau0, latent, keep_wh)
   if (!is.null(start$logpost)) state$logpost[] <- start$logpost
-
-  rule <- if (method == "gibbs") 0 else 1
+  if (ard) {
+    # lambda_k starts at its conditional mean given the starting factors.
+    sums <- colSums(state$W) + rowSums(state$H)
+    rate <- prior$ard[2L] + sums
+    lambda <- start$lambda %||% ((prior$ard[1L] + I + J) / rate)
+    state$lambda <- as.double(lambda) + 0
+    state$lambda_mean <- numeric(K)
+    state$lambda_m2 <- numeric(K)
+    if (method == "vb") state$lambda_rate <- as.double(start$lambda_rate %||% rate) + 0
+  }
+  if (method == "vb") {
+    state$W_var <- as.double(start$W_var %||% numeric(I * K)) + 0
+    state$H_var <- as.double(start$H_var %||% numeric(K * J)) + 0
+    state$W_ent <- as.double(start$W_ent %||% numeric(I * K)) + 0
+    state$H_ent <- as.double(start$H_ent %||% numeric(K * J)) + 0
+    state$tau_rate <- as.double(start$tau_rate %||%
+                                  ((prior$alpha + data$n_obs / 2) / tau0)) + 0
+  }
+  kl <- method == "np" && loss == "kl"
+  rule <- c(gibbs = 0, icm = 1, vb = 2, np = 3)[[method]]
   ctrl <- function(n, accumulate) {
+    if (kl) return(c(n, tol, as.numeric(!fix_W)))
     c(n, rule, as.numeric(masked), as.numeric(accumulate), if (accumulate) thin else 1,
       as.numeric(accumulate && keep == "draws"), as.numeric(!fix_W), 1,
       as.numeric(!fix_W),
-      if (method == "icm") tol else 0)
+      if (method == "gibbs") 0 else tol)
+  }
+  sweep <- function(n, accumulate) {
+    if (kl) .Call(C_nmf_kl, state, data, ctrl(n, FALSE))
+    else .Call(C_nmf_sweeps, state, data, prior, ctrl(n, accumulate))
   }
   traces <- list()
+  lambdas <- list()
   W_draws <- list()
   H_draws <- list()
   converged <- FALSE
@@ -168,11 +203,12 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
       n <- min(left, chunk)
       if (accumulate) n <- max(thin, n - n %% thin)
       t0 <- proc.time()[[3L]]
-      out <- .Call(C_nmf_sweeps, state, data, prior, ctrl(n, accumulate))
+      out <- sweep(n, accumulate)
       dt <- proc.time()[[3L]] - t0
       ndone <- nrow(out$trace)
       traces[[length(traces) + 1L]] <- cbind(out$trace, phase == 2L)
-      if (ncol(out$W_draws)) {
+      if (ard) lambdas[[length(lambdas) + 1L]] <- out$lambda
+      if (length(out$W_draws) && ncol(out$W_draws)) {
         W_draws[[length(W_draws) + 1L]] <- out$W_draws
         H_draws[[length(H_draws) + 1L]] <- out$H_draws
       }
@@ -187,9 +223,14 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
   }
   progress_done(pb)
   trace <- do.call(rbind, traces)
-  colnames(trace) <- c("loglik", "tau", "logpost", "sampling")
-  trace <- data.frame(iteration = seq_len(nrow(trace)), trace[, 1:3, drop = FALSE],
-                      sampling = trace[, 4L] == 1)
+  colnames(trace) <- c("loglik", "tau", "logpost", "sse", "sampling")
+  trace <- data.frame(iteration = seq_len(nrow(trace)), trace[, 1:4, drop = FALSE],
+                      sampling = trace[, 5L] == 1)
+  if (ard) {
+    lam <- do.call(rbind, lambdas)
+    colnames(lam) <- sprintf("lambda[%d]", seq_len(K))
+    trace <- cbind(trace, lam)
+  }
   list(
     state = state,
     trace = trace,

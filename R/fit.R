@@ -11,8 +11,14 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
   cn <- colnames(X)
   kn <- factor_names(K)
   chains <- lapply(runs, function(r) {
-    list(W = r$state$W, H = r$state$H, tau = r$state$tau[[1L]],
-         latent = r$latent, logpost = r$state$logpost[[1L]], seed = r$seed)
+    st <- r$state
+    ch <- list(W = st$W, H = st$H, tau = st$tau[[1L]],
+               latent = r$latent, logpost = st$logpost[[1L]], seed = r$seed)
+    # What a VB or ARD state needs to be continued exactly.
+    for (nm in c("lambda", "lambda_rate", "W_var", "H_var", "W_ent", "H_ent", "tau_rate")) {
+      if (!is.null(st[[nm]])) ch[[nm]] <- st[[nm]]
+    }
+    ch
   })
   traces <- lapply(seq_along(runs), function(c) {
     tr <- runs[[c]]$trace
@@ -30,8 +36,9 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
     call = call, method = method, rank = K, dims = c(I, J),
     dimnames = list(rn, cn), sparse = data$sparse == 1L,
     n_obs = data$n_obs, n_missing = length(data$miss_pos),
-    prior = list(type = "exponential", rate = rates$rate, auto = rates$auto,
-                 lamW = rates$lamW, lamH = rates$lamH),
+    prior = list(type = if (length(rates$ard)) "ard" else if (method == "np") "none" else "exponential",
+                 rate = rates$rate, auto = rates$auto,
+                 lamW = rates$lamW, lamH = rates$lamH, ard = rates$ard),
     noise = noise, settings = settings, trace = trace, chains = chains,
     X = X
   )
@@ -60,6 +67,16 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
       pool_moments(means, m2s, nn)
     }
     fit$moments <- list(W = mom("W"), H = mom("H"), tau = mom("tau"), WH = mom("WH"))
+    if (length(rates$ard)) {
+      for (c in seq_along(runs)) {
+        p <- perms[[c]]
+        runs[[c]]$state$lambda_mean <- runs[[c]]$state$lambda_mean[p]
+        runs[[c]]$state$lambda_m2 <- runs[[c]]$state$lambda_m2[p]
+      }
+      fit$moments$lambda <- mom("lambda")
+      fit$lambda <- stats::setNames(fit$moments$lambda$mean, kn)
+      fit$lambda_sd <- stats::setNames(moment_sd(fit$moments$lambda$m2, fit$moments$lambda$n), kn)
+    }
     m <- fit$moments
     fit$W <- matrix(m$W$mean, I, K, dimnames = list(rn, kn))
     fit$H <- matrix(m$H$mean, K, J, dimnames = list(kn, cn))
@@ -77,14 +94,37 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
     class(fit) <- c("bnmf_gibbs", "bnmf")
   } else {
     best <- which.max(vapply(chains, function(ch) ch$logpost, numeric(1)))
+    b <- chains[[best]]
     fit$best <- best
-    fit$W <- matrix(chains[[best]]$W, I, K, dimnames = list(rn, kn))
-    fit$H <- matrix(chains[[best]]$H, K, J, dimnames = list(kn, cn))
-    fit$tau <- chains[[best]]$tau
-    fit$logpost <- chains[[best]]$logpost
+    fit$W <- matrix(b$W, I, K, dimnames = list(rn, kn))
+    fit$H <- matrix(b$H, K, J, dimnames = list(kn, cn))
+    fit$tau <- b$tau
+    fit$logpost <- b$logpost
     fit$converged <- vapply(runs, function(r) r$converged, logical(1))
     fit$iterations <- vapply(runs, function(r) nrow(r$trace), numeric(1))
-    class(fit) <- c("bnmf_icm", "bnmf")
+    if (!is.null(b$lambda)) fit$lambda <- stats::setNames(b$lambda, kn)
+    if (method == "vb") {
+      # q(W_ik), q(H_kj): truncated normals with these means and variances;
+      # q(tau) = Gamma(alpha + |Omega| / 2, tau_rate); q(lambda_k) =
+      # Gamma(alpha0 + I + J, lambda_rate_k).
+      fit$W_sd <- matrix(sqrt(b$W_var), I, K, dimnames = list(rn, kn))
+      fit$H_sd <- matrix(sqrt(b$H_var), K, J, dimnames = list(kn, cn))
+      shape <- noise$shape + data$n_obs / 2
+      fit$q_tau <- c(shape = shape, rate = b$tau_rate)
+      fit$tau_sd <- sqrt(shape) / b$tau_rate
+      if (!is.null(b$lambda_rate)) {
+        fit$q_lambda <- cbind(shape = rates$ard[1L] + I + J, rate = b$lambda_rate)
+        rownames(fit$q_lambda) <- kn
+        fit$lambda_sd <- stats::setNames(sqrt(fit$q_lambda[, "shape"]) / b$lambda_rate, kn)
+      }
+      fit$elbo <- b$logpost
+    }
+    if (method == "np") {
+      fit$tau <- NULL
+      fit$loss <- -b$logpost
+      fit$logpost <- NULL
+    }
+    class(fit) <- c(paste0("bnmf_", method), "bnmf")
   }
   fit
 }
@@ -93,7 +133,9 @@ validate_bnmf_fit <- function(fit) {
   bad <- function(what) stop(sprintf("bnmf internal error: the fit has %s.", what), call. = FALSE)
   if (any(!is.finite(fit$W)) || any(fit$W < 0)) bad("a non-finite or negative W")
   if (any(!is.finite(fit$H)) || any(fit$H < 0)) bad("a non-finite or negative H")
-  if (!all(is.finite(fit$tau)) || any(fit$tau <= 0)) bad("a non-finite or non-positive tau")
+  if (fit$method != "np" && (!all(is.finite(fit$tau)) || any(fit$tau <= 0))) {
+    bad("a non-finite or non-positive tau")
+  }
   if (!identical(dim(fit$W), c(fit$dims[1L], fit$rank))) bad("W of the wrong size")
   if (!identical(dim(fit$H), c(fit$rank, fit$dims[2L]))) bad("H of the wrong size")
   fit
@@ -124,7 +166,8 @@ update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
   fit <- object
   data_c <- prepare_data(fit$X, fit$rank)
   prior_c <- list(lamW = fit$prior$lamW, lamH = fit$prior$lamH,
-                  alpha = fit$noise$shape, beta = fit$noise$rate)
+                  alpha = fit$noise$shape, beta = fit$noise$rate,
+                  ard = fit$prior$ard %||% numeric())
   settings <- fit$settings
   if (fit$method == "gibbs") {
     iter <- max(settings$thin, iter %/% settings$thin * settings$thin)
@@ -133,17 +176,18 @@ update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
   run_settings$iter <- iter
   run_settings$burnin <- 0L
   run_settings$progress <- progress
-  chains <- if (fit$method == "icm") fit$chains[fit$best] else fit$chains
-  starts <- lapply(chains, function(ch) ch[c("W", "H", "tau", "latent", "logpost")])
+  chains <- if (fit$method != "gibbs") fit$chains[fit$best] else fit$chains
+  starts <- lapply(chains, function(ch) ch[setdiff(names(ch), c("seed", "perm"))])
   seeds <- lapply(chains, function(ch) ch$seed)
   runs <- run_chains(fit$X, data_c, prior_c, fit$method, run_settings, starts, seeds)
-  if (fit$method == "icm") {
+  if (fit$method != "gibbs") {
     fit$trace <- fit$trace[fit$trace$chain == fit$best, , drop = FALSE]
     fit$trace$chain <- 1L
   }
   settings$iter <- settings$iter + iter
   rates <- list(rate = fit$prior$rate, auto = fit$prior$auto,
-                lamW = fit$prior$lamW, lamH = fit$prior$lamH)
+                lamW = fit$prior$lamW, lamH = fit$prior$lamH,
+                ard = fit$prior$ard %||% numeric())
   new <- new_bnmf_fit(runs, fit$X, data_c, fit$method, fit$rank, rates,
                       fit$noise, settings, fit$call, previous = fit)
   validate_bnmf_fit(new)

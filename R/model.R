@@ -6,6 +6,16 @@
 #' likelihood). Every distribution in bnmf is parametrised by its **rate**,
 #' never its scale.
 #'
+#' `ard()` is the automatic relevance determination prior (Brouwer, Frellsen
+#' and Lio 2017): one rate per factor, shared by column `k` of `W` and row `k`
+#' of `H`, \eqn{W_{ik} \sim Exp(\lambda_k)}, \eqn{H_{kj} \sim Exp(\lambda_k)},
+#' with \eqn{\lambda_k \sim Gamma(\alpha_0, \beta_0)}. A factor the data do not
+#' need gets a large rate, which shrinks it to zero: fit more factors than
+#' you expect and let ARD switch the superfluous ones off (see the relevance
+#' table of [summary.bnmf()] and `plot(fit, type = "ard")`). Gibbs draws
+#' \eqn{\lambda_k} from \eqn{Gamma(\alpha_0 + I + J, \beta_0 + \sum_i W_{ik} +
+#' \sum_j H_{kj})}, VB uses the same with expectations, ICM its mode.
+#'
 #' `nmf(rank, prior)` is the model term of the formula interface,
 #' `bnmf(X ~ nmf(5))`. It is read by [bnmf()] itself (it is not exported, so it
 #' never masks `NMF::nmf()`).
@@ -24,11 +34,14 @@
 #'   `method = "icm"` only. For `gamma_prior()`: the rate of the Gamma prior of
 #'   `tau` (its prior mean is `shape / rate`).
 #' @param rank The number of factors `K`.
-#' @return An object of class `bnmf_prior` (`exponential()`), `bnmf_noise`
+#' @param alpha0,beta0 Shape and rate of the Gamma prior of each ARD rate
+#'   \eqn{\lambda_k}.
+#' @return An object of class `bnmf_prior` (`exponential()`, `ard()`), `bnmf_noise`
 #'   (`gamma_prior()`) or `bnmf_model` (`nmf()`).
 #' @examples
 #' exponential()
 #' exponential(rate = 2)
+#' ard()
 #' gamma_prior(shape = 2, rate = 0.5)
 #' fit <- bnmf(leukemia[1:50, 1:20] ~ nmf(2), method = "icm")
 #' fit
@@ -62,6 +75,14 @@ exponential <- function(rate = "auto") {
 }
 
 #' @rdname priors
+#' @export
+ard <- function(alpha0 = 1, beta0 = 1) {
+  alpha0 <- check_number(alpha0, "alpha0", 0, min_open = TRUE)
+  beta0 <- check_number(beta0, "beta0", 0, min_open = TRUE)
+  structure(list(type = "ard", alpha0 = alpha0, beta0 = beta0), class = "bnmf_prior")
+}
+
+#' @rdname priors
 #' @param shape Shape of the Gamma prior of the noise precision `tau`.
 #' @export
 gamma_prior <- function(shape = 1, rate = 1) {
@@ -71,17 +92,23 @@ gamma_prior <- function(shape = 1, rate = 1) {
 }
 
 #' @rdname priors
-#' @param prior For `nmf()`: the prior of the factors, as `exponential()`.
+#' @param prior For `nmf()`: the prior of the factors, `exponential()` or
+#'   `ard()`.
 nmf <- function(rank, prior = NULL) {
   rank <- check_count(rank, "rank", min = 1)
   if (!is.null(prior) && !inherits(prior, "bnmf_prior")) {
-    abort_input("`prior` must be made by `exponential()`.")
+    abort_input("`prior` must be made by `exponential()` or `ard()`.")
   }
   structure(list(type = "nmf", rank = rank, prior = prior), class = "bnmf_model")
 }
 
 #' @export
 print.bnmf_prior <- function(x, ...) {
+  if (identical(x$type, "ard")) {
+    cat("<bnmf prior> ard(alpha0 = ", format(x$alpha0), ", beta0 = ", format(x$beta0),
+        "): W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(alpha0, beta0)\n", sep = "")
+    return(invisible(x))
+  }
   cat("<bnmf prior> exponential(rate = ", format_rate(x$rate), ")\n", sep = "")
   invisible(x)
 }
@@ -107,6 +134,11 @@ format_rate <- function(rate) {
 
 # Resolve the prior into entry-wise rate matrices for the C code.
 resolve_rates <- function(prior, I, J, K, mean_x, method) {
+  if (identical(prior$type, "ard")) {
+    # The rates live in the chain's state (lambda); the matrices are scratch.
+    return(list(lamW = matrix(1, I, K), lamH = matrix(1, K, J), rate = NA_real_,
+                auto = FALSE, ard = c(prior$alpha0, prior$beta0)))
+  }
   rate <- prior$rate
   auto <- identical(rate, "auto")
   if (auto) {
@@ -129,8 +161,8 @@ resolve_rates <- function(prior, I, J, K, mean_x, method) {
     lamW <- matrix(as.numeric(rate), I, K)
     lamH <- matrix(as.numeric(rate), K, J)
   }
-  if (method != "icm" && (any(lamW <= 0) || any(lamH <= 0))) {
+  if (method %in% c("gibbs", "vb") && (any(lamW <= 0) || any(lamH <= 0))) {
     abort_input(sprintf("`prior`: method \"%s\" needs exponential rates > 0 (a rate of 0 is an improper prior, allowed for method \"icm\" only).", method))
   }
-  list(lamW = lamW, lamH = lamH, rate = rate, auto = auto)
+  list(lamW = lamW, lamH = lamH, rate = rate, auto = auto, ard = numeric())
 }

@@ -1,13 +1,19 @@
 #' Plot a fit
 #'
 #' `type = "trace"`: the log-likelihood and the noise precision `tau` against
-#' the sweep, one line per chain, burn-in shaded (for ICM: the log posterior).
+#' the sweep, one line per chain, burn-in shaded (for ICM: the log posterior;
+#' VB: the ELBO; NP: the loss).
 #' `type = "basis"`: the posterior mean of one basis vector `W[, factor]` with
 #' 95% posterior intervals (from the kept draws when `keep = "draws"`, else
-#' mean +/- 1.96 posterior sd), as in Figure 1 of Schmidt et al. (2009).
+#' mean +/- 1.96 posterior sd; VB: from q), as in Figure 1 of Schmidt et al.
+#' (2009).
+#' `type = "ard"` (fits with an [ard()] prior): each factor's mean
+#' contribution to an entry of `W %*% H` in units of the noise sd, on a log
+#' scale, with the line at 0.1 below which [summary.bnmf()] counts a factor
+#' as switched off.
 #'
 #' @param x A `bnmf` fit.
-#' @param type `"trace"` or `"basis"`.
+#' @param type `"trace"`, `"basis"` or `"ard"`.
 #' @param factor For `type = "basis"`: which factor to show.
 #' @param ... Passed to the underlying [graphics::plot()] call.
 #' @return `x`, invisibly.
@@ -16,20 +22,38 @@
 #' fit <- bnmf(leukemia[1:60, ], rank = 2, iter = 300, keep = "draws")
 #' plot(fit)
 #' plot(fit, type = "basis", factor = 1)
+#' vb <- bnmf(leukemia[1:60, ] ~ nmf(5, prior = ard()), method = "vb")
+#' plot(vb, type = "ard")
 #' @export
-plot.bnmf <- function(x, type = c("trace", "basis"), factor = 1, ...) {
-  type <- check_choice(type, c("trace", "basis"), "type")
-  if (type == "trace") plot_trace(x, ...) else plot_basis(x, factor, ...)
+plot.bnmf <- function(x, type = c("trace", "basis", "ard"), factor = 1, ...) {
+  type <- check_choice(type, c("trace", "basis", "ard"), "type")
+  switch(type, trace = plot_trace(x, ...), basis = plot_basis(x, factor, ...),
+         ard = plot_ard(x, ...))
   invisible(x)
+}
+
+plot_ard <- function(x, ...) {
+  if (!identical(x$prior$type, "ard")) {
+    abort_input("`type = \"ard\"` needs a fit with an `ard()` prior.")
+  }
+  rel <- ard_relevance(x)
+  sig <- pmax(rel$signal, 1e-6)
+  cols <- ifelse(rel$active, "grey30", "grey80")
+  graphics::barplot(sig, names.arg = rel$factor, log = "y", col = cols,
+                    border = NA, ylab = "mean contribution / noise sd",
+                    ylim = c(min(sig, 1e-2) / 2, max(sig, 1) * 2), ...)
+  graphics::abline(h = 0.1, lty = 2)
 }
 
 plot_trace <- function(x, ...) {
   tr <- x$trace
   chains <- sort(unique(tr$chain))
   cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
-  panels <- if (x$method == "gibbs") c("loglik", "tau") else c("logpost", "tau")
+  panels <- switch(x$method, gibbs = c("loglik", "tau"), np = "sse",
+                   c("logpost", "tau"))
   labels <- c(loglik = "log-likelihood", tau = "tau (noise precision)",
-              logpost = "log posterior")
+              logpost = if (x$method == "vb") "ELBO" else "log posterior",
+              sse = "loss")
   op <- graphics::par(mfrow = c(length(panels), 1L), mar = c(4, 4.5, 1, 1))
   on.exit(graphics::par(op))
   for (p in panels) {
@@ -52,7 +76,7 @@ plot_basis <- function(x, factor, ...) {
   if (factor > x$rank) abort_input(sprintf("`factor` must be at most the rank, %d.", x$rank))
   w <- x$W[, factor]
   lo <- hi <- NULL
-  if (x$method == "gibbs") {
+  if (x$method %in% c("gibbs", "vb")) {
     if (!is.null(x$draws)) {
       I <- x$dims[1L]
       rows <- (factor - 1L) * I + seq_len(I)

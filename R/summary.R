@@ -3,14 +3,24 @@
 #' Per-factor posterior summaries, the noise level, the fit to the observed
 #' data, and diagnostics: for Gibbs fits the effective sample size (ESS) and,
 #' with several chains, the split R-hat of the log-likelihood and of `tau`;
-#' for ICM fits convergence and the log posterior.
+#' for ICM, VB and NP fits convergence and the log posterior, ELBO or loss.
 #'
 #' The per-factor table has, for each factor `k`: `share`, its part of the
 #' total fitted signal `sum(W[, k]) * sum(H[k, ])) / sum(W %*% H)`;
 #' `W_sum` and `H_mean`, the column sum of `W` and the row mean of `H`;
 #' `W_zero` and `H_zero`, the fraction of entries that are (numerically) zero
-#' at the point estimate; and for Gibbs fits `W_cv`, the average posterior
-#' coefficient of variation (sd / mean) of the entries of `W[, k]`.
+#' at the point estimate; and for Gibbs and VB fits `W_cv`, the average
+#' posterior coefficient of variation (sd / mean) of the entries of `W[, k]`.
+#'
+#' With an [ard()] prior the table also has `lambda`, the posterior mean of
+#' the factor's ARD rate; `signal`, the factor's mean contribution to an
+#' entry of `W %*% H`, `sum(W[, k]) * sum(H[k, ]) / (I * J)`, in units of the
+#' noise standard deviation [sigma()]; and `active`, `signal >= 0.1`. ARD
+#' shrinks the factors the data do not support towards zero: their
+#' contribution falls far below the noise level (exactly to zero at the ICM
+#' mode; to a small multiple of the prior scale under Gibbs and VB), while a
+#' supported factor contributes on the order of the signal. See
+#' `plot(fit, type = "ard")`.
 #'
 #' @param object A `bnmf` fit.
 #' @param x A `summary.bnmf` object.
@@ -35,8 +45,14 @@ summary.bnmf <- function(object, ...) {
     W_zero = colMeans(W <= eps),
     H_zero = rowMeans(H <= eps)
   )
-  if (object$method == "gibbs") {
+  if (object$method %in% c("gibbs", "vb")) {
     fac$W_cv <- colMeans(object$W_sd / pmax(W, .Machine$double.xmin))
+  }
+  if (identical(object$prior$type, "ard")) {
+    rel <- ard_relevance(object)
+    fac$lambda <- rel$lambda
+    fac$signal <- rel$signal
+    fac$active <- rel$active
   }
   res <- residuals(object)
   out <- list(
@@ -46,7 +62,7 @@ summary.bnmf <- function(object, ...) {
     rmse = sqrt(mean(res^2, na.rm = TRUE)),
     r_squared = 1 - sum(res^2, na.rm = TRUE) /
       sum((as.matrix(object$X) - mean(as.matrix(object$X), na.rm = TRUE))^2, na.rm = TRUE),
-    sigma = sigma(object)
+    sigma = if (object$method == "np") NA_real_ else sigma(object)
   )
   if (object$method == "gibbs") {
     kt <- kept_trace(object)
@@ -60,12 +76,34 @@ summary.bnmf <- function(object, ...) {
     out$n_draws <- object$n_draws
     out$chains <- object$settings$chains
   } else {
-    out$tau <- c(mode = object$tau)
+    if (object$method == "vb") {
+      a <- object$q_tau[["shape"]]
+      b <- object$q_tau[["rate"]]
+      q <- stats::qgamma(c(0.025, 0.975), a, b)
+      out$tau <- c(mean = object$tau, sd = object$tau_sd, lower = q[1L], upper = q[2L])
+      out$elbo <- object$elbo
+    } else if (object$method == "icm") {
+      out$tau <- c(mode = object$tau)
+      out$logpost <- object$logpost
+    } else {
+      out$loss <- object$loss
+      out$loss_name <- object$settings$loss
+    }
     out$converged <- object$converged[object$best]
     out$iterations <- object$iterations[object$best]
-    out$logpost <- object$logpost
   }
   structure(out, class = "summary.bnmf")
+}
+
+# Relevance of each factor under ARD: its mean contribution to an entry of
+# WH in units of the noise sd, and whether that is at least 0.1.
+ard_relevance <- function(object) {
+  W <- object$W
+  H <- object$H
+  mass <- colSums(W) * rowSums(H)
+  signal <- mass / prod(object$dims) / sigma(object)
+  data.frame(factor = factor_names(object$rank), lambda = unname(object$lambda),
+             share = mass / sum(mass), signal = signal, active = signal >= 0.1)
 }
 
 #' @rdname summary.bnmf
@@ -79,12 +117,20 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
   num <- vapply(f, is.numeric, logical(1))
   f[num] <- lapply(f[num], signif, digits = digits)
   print(f, row.names = FALSE)
-  cat(sprintf("\nFit: RMSE %s, R^2 %s, sigma %s\n", format(signif(x$rmse, digits)),
-              format(signif(x$r_squared, digits)), format(signif(x$sigma, digits))))
-  if (x$method == "gibbs") {
-    cat(sprintf("tau: mean %s, sd %s, 95%% interval [%s, %s]\n",
+  if (!is.null(x$factors$active)) {
+    cat(sprintf("ARD: %d of %d factors active (mean contribution >= 0.1 noise sd)\n",
+                sum(x$factors$active), nrow(x$factors)))
+  }
+  cat(sprintf("\nFit: RMSE %s, R^2 %s%s\n", format(signif(x$rmse, digits)),
+              format(signif(x$r_squared, digits)),
+              if (is.na(x$sigma)) "" else paste0(", sigma ", format(signif(x$sigma, digits)))))
+  if (x$method %in% c("gibbs", "vb")) {
+    cat(sprintf("tau: %smean %s, sd %s, 95%% interval [%s, %s]\n",
+                if (x$method == "vb") "q(tau) " else "",
                 format(signif(x$tau[["mean"]], digits)), format(signif(x$tau[["sd"]], digits)),
                 format(signif(x$tau[["lower"]], digits)), format(signif(x$tau[["upper"]], digits))))
+  }
+  if (x$method == "gibbs") {
     cat(sprintf("\nSampling: %d chain%s, %d draws\n", x$chains,
                 if (x$chains > 1) "s" else "", x$n_draws))
     d <- x$diagnostics
@@ -92,10 +138,13 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
     d$rhat <- signif(d$rhat, 4)
     print(d, row.names = FALSE)
   } else {
-    cat(sprintf("tau (mode): %s\n", format(signif(x$tau[["mode"]], digits))))
-    cat(sprintf("ICM %s after %d sweeps; log posterior %s\n",
-                if (x$converged) "converged" else "did not converge", x$iterations,
-                format(signif(x$logpost, 8))))
+    if (x$method == "icm") cat(sprintf("tau (mode): %s\n", format(signif(x$tau[["mode"]], digits))))
+    crit <- switch(x$method, icm = sprintf("log posterior %s", format(signif(x$logpost, 8))),
+                   vb = sprintf("ELBO %s", format(signif(x$elbo, 8))),
+                   np = sprintf("%s loss %s", if (identical(x$loss_name, "kl")) "KL" else "Euclidean",
+                                format(signif(x$loss, 8))))
+    cat(sprintf("%s %s after %d sweeps; %s\n", toupper(x$method),
+                if (x$converged) "converged" else "did not converge", x$iterations, crit))
   }
   invisible(x)
 }

@@ -20,18 +20,37 @@ typedef struct {
     int nmiss;
     const int *miss_pos, *miss_i, *miss_j;
     const int *mcol_ptr, *mrow_ptr, *mrow_j;
+    R_xlen_t nx;             /* number of stored values (I J, or nnz) */
     double sumsq_obs;        /* sum of X_ij^2 over the observed entries */
     double n_obs;            /* number of observed entries |Omega| */
 } nmf_data;
 
-/* The prior: exponential rates of the shape of W and H, Gamma(alpha, beta) for tau. */
+/*
+ * The prior: exponential rates of the shape of W and H, Gamma(alpha, beta)
+ * for tau. With ARD (ard = 1) the rates are lamW[, k] = lamH[k, ] = lambda_k,
+ * lambda_k ~ Gamma(alpha0, beta0); the sweep then refreshes lamW and lamH
+ * (scratch copies) from the current lambda.
+ */
 typedef struct {
-    const double *lamW, *lamH;
+    double *lamW, *lamH;
     double alpha, beta;
+    int ard;
+    double alpha0, beta0;
 } nmf_prior;
 
-/* What a sweep does with each conditional N+(mu, 1/p): draw it or take its mode. */
-typedef enum { RULE_DRAW = 0, RULE_MODE = 1 } nmf_rule;
+/*
+ * What a sweep does with each conditional N+(mu, 1/p): draw it (Gibbs), take
+ * its mode (ICM), or take its moments (variational Bayes: q(W_ik) is that
+ * truncated normal with expectations in place of the other variables). Or a
+ * Lee-Seung multiplicative update of a whole row (Euclidean loss, no prior).
+ */
+typedef enum { RULE_DRAW = 0, RULE_MODE = 1, RULE_MOMENT = 2, RULE_MULT = 3 } nmf_rule;
+
+/* nmf_sweep.c: reading the R lists of the engine */
+SEXP bnmf_list_get(SEXP list, const char *name);
+double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len);
+const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len);
+void bnmf_read_data(SEXP data, int K_needed, nmf_data *d);
 
 /* linalg.c */
 void bnmf_gram_rows(const double *H, int K, int J, double *G);

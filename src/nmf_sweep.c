@@ -43,6 +43,7 @@
  * the joint posterior along a set of directions, so the log posterior still
  * never decreases and the fixed points are the KKT points of the MAP problem.
  */
+#include <float.h>
 #include <limits.h>
 #include "bnmf_call.h"
 #include "nmf.h"
@@ -51,20 +52,63 @@
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* Entropy of N(mu, sd^2) truncated to [0, inf), given its mean m1 (from
+ * bnmf_tn_pos_moments). With a = -mu / sd and lambda = phi(a) / (1 - Phi(a)):
+ *   H = log(sqrt(2 pi e) sd (1 - Phi(a))) + a lambda / 2.
+ * For a < 3 straight from Rmath (no cancellation: a lambda -> 0 as a -> -inf).
+ * For a >= 3 the log Mills ratio form H = 1/2 + log sd - log lambda
+ * + a (lambda - a) / 2 cancels; with Laplace's continued fraction
+ * lambda = t0 = a + 1 / t1 and m1 = sd / t1 (bnmf_tn_pos_moments computes the
+ * mean exactly this way), it is 1/2 + log sd - log(a + m1 / sd) + a m1 / (2 sd),
+ * a sum without cancellation (it tends to 1 + log(sd / a), the entropy of the
+ * exponential limit). */
+static double tn_pos_entropy(double mu, double sd, double m1)
+{
+    const double a = -mu / sd;
+    if (a < 3.0) {
+        const double lq = pnorm(a, 0.0, 1.0, 0, 1);
+        const double lam = exp(dnorm(a, 0.0, 1.0, 1) - lq);
+        return 0.5 * log(2.0 * M_PI * M_E) + log(sd) + lq + 0.5 * a * lam;
+    }
+    const double r = m1 / sd;
+    return 0.5 + log(sd) - log(a + r) + 0.5 * a * r;
+}
+
 /**
  * Update the K coordinates of one row of a factor in turn.
  * @param z    the row (K values, contiguous), updated in place
- * @param G    K x K Gram matrix of the other factor for this row
+ * @param G    K x K Gram matrix of the other factor for this row (for VB the
+ *             expected Gram matrix: means' products plus the variances)
  * @param b    K values: the data projected on the other factor
  * @param lam  K exponential rates (stride ls)
- * @param tau  noise precision
- * @param rule RULE_DRAW (Gibbs) or RULE_MODE (ICM)
+ * @param tau  noise precision (VB: its expectation)
+ * @param rule RULE_DRAW (Gibbs), RULE_MODE (ICM), RULE_MOMENT (VB: z holds
+ *             the means of q, v receives the variances and ent the entropies),
+ *             RULE_MULT (Lee-Seung multiplicative update, all K at once)
  */
 static double update_row_once(double *z, const double *G, const double *b,
                               const double *lam, int ls, double tau, int K,
-                              nmf_rule rule)
+                              nmf_rule rule, double *v, double *ent)
 {
     double change = 0.0;
+    if (rule == RULE_MULT) {
+        /* z_k <- z_k b_k / (G z)_k: minimises the Euclidean loss's auxiliary
+         * function (Lee & Seung 2001), so the loss never increases. */
+        for (int k = 0; k < K; k++) {
+            const double *gk = G + (size_t) k * K;
+            double den = 0.0;
+            for (int l = 0; l < K; l++) den += gk[l] * z[l];
+            v[k] = den;
+        }
+        for (int k = 0; k < K; k++) {
+            if (v[k] > 0.0) {
+                const double znew = z[k] * (b[k] > 0.0 ? b[k] : 0.0) / v[k];
+                change += fabs(znew - z[k]);
+                z[k] = znew;
+            }
+        }
+        return change;
+    }
     for (int k = 0; k < K; k++) {
         const double *gk = G + (size_t) k * K;
         const double gkk = gk[k];
@@ -75,17 +119,27 @@ static double update_row_once(double *z, const double *G, const double *b,
         double znew;
         if (gkk > 0.0) {
             const double mu = (s - lk / tau) / gkk;
-            if (rule == RULE_DRAW)
+            if (rule == RULE_DRAW) {
                 znew = bnmf_rtnorm1(mu, 1.0 / sqrt(tau * gkk), 0.0, R_PosInf);
-            else
+            } else if (rule == RULE_MODE) {
                 znew = mu > 0.0 ? mu : 0.0;
+            } else {
+                const double sd = 1.0 / sqrt(tau * gkk);
+                bnmf_tn_pos_moments(mu, sd, &znew, v + k);
+                ent[k] = tn_pos_entropy(mu, sd, znew);
+            }
         } else {
             /* The data say nothing about this coordinate: its conditional is
-             * the prior Exp(lk) (proper, lk > 0, for Gibbs). */
-            if (rule == RULE_DRAW)
+             * the prior Exp(lk) (proper, lk > 0, for Gibbs and VB). */
+            if (rule == RULE_DRAW) {
                 znew = exp_rand() / lk;
-            else
+            } else if (rule == RULE_MODE) {
                 znew = lk > 0.0 ? 0.0 : z[k];
+            } else {
+                znew = 1.0 / lk;
+                v[k] = znew * znew;
+                ent[k] = 1.0 - log(lk);
+            }
         }
         change += fabs(znew - z[k]);
         z[k] = znew;
@@ -99,20 +153,21 @@ static double update_row_once(double *z, const double *G, const double *b,
  * closer to its block maximum. Measured at I = J = 1000, K = 20 (bench/):
  * with 3 passes a sweep costs about 1.15x the products and reaches RcppML's
  * error in about 0.96x its time; 10 passes reach it sooner (0.6-0.85x) but
- * cost about 1.5x per sweep. The Gibbs sampler makes one pass. */
+ * cost about 1.5x per sweep. Gibbs, VB and the multiplicative updates make
+ * one pass. */
 #define ICM_MAX_PASSES 3
 
 static void update_row(double *z, const double *G, const double *b,
                        const double *lam, int ls, double tau, int K,
-                       nmf_rule rule)
+                       nmf_rule rule, double *v, double *ent)
 {
-    double change = update_row_once(z, G, b, lam, ls, tau, K, rule);
+    double change = update_row_once(z, G, b, lam, ls, tau, K, rule, v, ent);
     if (rule != RULE_MODE) return;
     for (int pass = 1; pass < ICM_MAX_PASSES; pass++) {
         double size = 0.0;
         for (int k = 0; k < K; k++) size += z[k];
         if (change <= 1e-8 * size) break;
-        change = update_row_once(z, G, b, lam, ls, tau, K, rule);
+        change = update_row_once(z, G, b, lam, ls, tau, K, rule, v, ent);
     }
 }
 
@@ -160,25 +215,48 @@ static void symmetrise(double *G, int K)
  * row (or column): G_full minus the terms of the missing entries, or the
  * observed terms summed directly when those are fewer. `other` holds n
  * vectors of K contiguous values, `ostride` apart; `miss` lists the nm
- * missing ones, sorted.
+ * missing ones, sorted. Returns 1 when it downdated G_full, 0 when it summed
+ * the observed terms (listed in `obs`, `*nobs` of them).
  */
-static void masked_gram(double *Gi, const double *Gfull, const double *other,
-                        int ostride, int n, const int *miss, int nm, int K,
-                        int *obs)
+static int masked_gram(double *Gi, const double *Gfull, const double *other,
+                       int ostride, int n, const int *miss, int nm, int K,
+                       int *obs, int *nobs)
 {
     if (2 * nm <= n) {
         memcpy(Gi, Gfull, sizeof(double) * K * K);
         gram_update(Gi, other, ostride, miss, nm, K, -1.0);
-    } else {
-        memset(Gi, 0, sizeof(double) * K * K);
-        int m = 0, no = 0;
-        for (int t = 0; t < n; t++) {
-            if (m < nm && miss[m] == t) { m++; continue; }
-            obs[no++] = t;
-        }
-        gram_update(Gi, other, ostride, obs, no, K, 1.0);
+        symmetrise(Gi, K);
+        return 1;
     }
+    memset(Gi, 0, sizeof(double) * K * K);
+    int m = 0, no = 0;
+    for (int t = 0; t < n; t++) {
+        if (m < nm && miss[m] == t) { m++; continue; }
+        obs[no++] = t;
+    }
+    gram_update(Gi, other, ostride, obs, no, K, 1.0);
     symmetrise(Gi, K);
+    *nobs = no;
+    return 0;
+}
+
+/**
+ * VB: the variance part of a masked expected Gram matrix. G_full carries
+ * diag(sum over all t of V_t) on its diagonal; a downdated Gi (down = 1)
+ * loses the variances of the nm missing vectors, a directly summed one
+ * (down = 0) gains those of the observed ones. V_t[k] = V[t * vstride +
+ * k * kstride].
+ */
+static void masked_var_diag(double *Gi, int down, const double *V, size_t vstride,
+                            size_t kstride, const int *idx, int n, int K)
+{
+    const double sign = down ? -1.0 : 1.0;
+    for (int m = 0; m < n; m++) {
+        const double *v = V + (size_t) idx[m] * vstride;
+        for (int k = 0; k < K; k++) Gi[k + (size_t) k * K] += sign * v[k * kstride];
+    }
+    for (int k = 0; k < K; k++)
+        if (Gi[k + (size_t) k * K] < 0.0) Gi[k + (size_t) k * K] = 0.0;
 }
 
 static double quad_form(const double *G, const double *z, int K)
@@ -213,29 +291,46 @@ static double exp_log_kernel(const double *z, const double *lam, size_t n)
 
 /* Scratch space of a sweep, from R_alloc. */
 typedef struct {
-    double *D, *F, *G, *Gi, *zrow, *brow;
+    double *D, *F, *G, *Gi, *zrow, *brow, *vrow, *erow;
     double *Wt, *Ht;  /* K x I and J x K transposes of W and H */
     int *obs;         /* observed indices of a row or column */
 } sweep_work;
 
+/* VB: the variances and entropies of q(W) and q(H) (NULL otherwise). */
+typedef struct {
+    double *Wvar, *Hvar, *Went, *Hent;
+} vb_part;
+
 /**
  * Update every row of W given H and tau.
  * Masked: rows with missing entries use their own Gram matrix.
+ * VB: W and H hold the means of q; the Gram matrix of H is its expectation,
+ * E[H]E[H]' + diag(sum_j Var H_kj) over the observed j.
  */
 static void update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                      double *W, const double *H, double tau, nmf_rule rule,
-                     int masked, sweep_work *ws)
+                     int masked, sweep_work *ws, const vb_part *vb)
 {
     const int I = d->I, J = d->J, K = d->K;
     bnmf_x_ht(d, x, H, ws->D, ws->Ht);
     bnmf_gram_rows(H, K, J, ws->G);
+    if (vb) {
+        for (int j = 0; j < J; j++)
+            for (int k = 0; k < K; k++)
+                ws->G[k + (size_t) k * K] += vb->Hvar[k + (size_t) j * K];
+    }
     for (int i = 0; i < I; i++) {
         const double *G = ws->G;
         if (masked) {
             const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
             if (nm > 0) {
-                masked_gram(ws->Gi, ws->G, H, K, J,
-                            d->mrow_j + d->mrow_ptr[i], nm, K, ws->obs);
+                const int *miss = d->mrow_j + d->mrow_ptr[i];
+                int nobs = 0;
+                const int down = masked_gram(ws->Gi, ws->G, H, K, J, miss, nm, K,
+                                             ws->obs, &nobs);
+                if (vb)
+                    masked_var_diag(ws->Gi, down, vb->Hvar, K, 1,
+                                    down ? miss : ws->obs, down ? nm : nobs, K);
                 G = ws->Gi;
             }
         }
@@ -243,40 +338,69 @@ static void update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
             ws->zrow[k] = W[i + (size_t) k * I];
             ws->brow[k] = ws->D[i + (size_t) k * I];
         }
-        update_row(ws->zrow, G, ws->brow, pr->lamW + i, I, tau, K, rule);
+        update_row(ws->zrow, G, ws->brow, pr->lamW + i, I, tau, K, rule,
+                   ws->vrow, ws->erow);
         for (int k = 0; k < K; k++) W[i + (size_t) k * I] = ws->zrow[k];
+        if (vb) {
+            for (int k = 0; k < K; k++) {
+                vb->Wvar[i + (size_t) k * I] = ws->vrow[k];
+                vb->Went[i + (size_t) k * I] = ws->erow[k];
+            }
+        }
     }
 }
 
 /**
  * Update every column of H given W and tau; returns the pieces of the SSE
- * for the new H: *lin = sum_j h_j' f_j and *quad = sum_j h_j' G_j h_j.
+ * for the new H: *lin = sum_j h_j' f_j and *quad = sum_j h_j' G_j h_j (VB:
+ * plus sum_j sum_k G_j[k, k] Var H_kj, so that sumsq - 2 lin + quad is the
+ * expected SSE under q).
  */
 static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                      const double *W, double *H, double tau, nmf_rule rule,
-                     int masked, int update, sweep_work *ws, double *lin,
-                     double *quad)
+                     int masked, int update, sweep_work *ws, const vb_part *vb,
+                     double *lin, double *quad)
 {
     const int I = d->I, J = d->J, K = d->K;
     bnmf_wt_x(d, x, W, ws->F, ws->Wt);
     bnmf_gram_cols(W, I, K, ws->G);
+    if (vb) {
+        for (int k = 0; k < K; k++) {
+            const double *v = vb->Wvar + (size_t) k * I;
+            double sv = 0.0;
+            for (int i = 0; i < I; i++) sv += v[i];
+            ws->G[k + (size_t) k * K] += sv;
+        }
+    }
     double sl = 0.0, sq = 0.0;
     for (int j = 0; j < J; j++) {
         const double *G = ws->G;
         if (masked) {
             const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
             if (nm > 0) {
-                masked_gram(ws->Gi, ws->G, ws->Wt, K, I,
-                            d->miss_i + d->mcol_ptr[j], nm, K, ws->obs);
+                const int *miss = d->miss_i + d->mcol_ptr[j];
+                int nobs = 0;
+                const int down = masked_gram(ws->Gi, ws->G, ws->Wt, K, I, miss, nm,
+                                             K, ws->obs, &nobs);
+                if (vb)
+                    masked_var_diag(ws->Gi, down, vb->Wvar, 1, (size_t) I,
+                                    down ? miss : ws->obs, down ? nm : nobs, K);
                 G = ws->Gi;
             }
         }
         double *hj = H + (size_t) j * K;
         const double *fj = ws->F + (size_t) j * K;
-        if (update)
-            update_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule);
+        if (update) {
+            update_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
+                       vb ? vb->Hvar + (size_t) j * K : ws->vrow,
+                       vb ? vb->Hent + (size_t) j * K : ws->erow);
+        }
         for (int k = 0; k < K; k++) sl += hj[k] * fj[k];
         sq += quad_form(G, hj, K);
+        if (vb) {
+            const double *v = vb->Hvar + (size_t) j * K;
+            for (int k = 0; k < K; k++) sq += G[k + (size_t) k * K] * v[k];
+        }
     }
     *lin = sl;
     *quad = sq;
@@ -362,7 +486,7 @@ static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
 /* The .Call entry point                                                    */
 /* ------------------------------------------------------------------------ */
 
-static SEXP list_get(SEXP list, const char *name)
+SEXP bnmf_list_get(SEXP list, const char *name)
 {
     SEXP names = Rf_getAttrib(list, R_NamesSymbol);
     if (TYPEOF(names) != STRSXP || XLENGTH(names) != XLENGTH(list))
@@ -374,18 +498,18 @@ static SEXP list_get(SEXP list, const char *name)
     return R_NilValue; /* not reached */
 }
 
-static double *real_elt(SEXP list, const char *name, R_xlen_t len)
+double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len)
 {
-    SEXP v = list_get(list, name);
+    SEXP v = bnmf_list_get(list, name);
     if (TYPEOF(v) != REALSXP || (len >= 0 && XLENGTH(v) != len))
         Rf_error("bnmf internal error: '%s' must be a double vector of length %lld",
                  name, (long long) len);
     return REAL(v);
 }
 
-static const int *int_elt(SEXP list, const char *name, R_xlen_t len)
+const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len)
 {
-    SEXP v = list_get(list, name);
+    SEXP v = bnmf_list_get(list, name);
     if (TYPEOF(v) != INTSXP || (len >= 0 && XLENGTH(v) != len))
         Rf_error("bnmf internal error: '%s' must be an integer vector of length %lld",
                  name, (long long) len);
@@ -424,17 +548,191 @@ static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
     }
 }
 
+/* Read and check the data description made by prepare_data() in R. */
+void bnmf_read_data(SEXP data, int K_needed, nmf_data *d)
+{
+    if (TYPEOF(data) != VECSXP)
+        Rf_error("bnmf internal error: data must be a list");
+    const int *dims = bnmf_int_elt(data, "dims", 3);
+    d->I = dims[0]; d->J = dims[1]; d->K = dims[2];
+    if (d->I < 1 || d->J < 1 || (K_needed && d->K < 1))
+        Rf_error("bnmf internal error: dimensions must be positive");
+    const int I = d->I, J = d->J;
+    d->sparse = *bnmf_int_elt(data, "sparse", 1) != 0;
+    R_xlen_t nx = (R_xlen_t) I * J;
+    if (d->sparse) {
+        d->xp = bnmf_int_elt(data, "xp", (R_xlen_t) J + 1);
+        nx = d->xp[J];
+        if (d->xp[0] != 0 || nx < 0)
+            Rf_error("bnmf internal error: bad column pointers");
+        d->xi = bnmf_int_elt(data, "xi", nx);
+        for (int j = 0; j < J; j++)
+            if (d->xp[j + 1] < d->xp[j])
+                Rf_error("bnmf internal error: bad column pointers");
+        for (R_xlen_t p = 0; p < nx; p++)
+            if (d->xi[p] < 0 || d->xi[p] >= I)
+                Rf_error("bnmf internal error: row index out of range");
+    } else {
+        d->xi = d->xp = NULL;
+    }
+    d->nx = nx;
+    R_xlen_t nmiss = XLENGTH(bnmf_list_get(data, "miss_pos"));
+    if (nmiss > nx || nmiss > INT_MAX)
+        Rf_error("bnmf internal error: too many missing entries");
+    d->nmiss = (int) nmiss;
+    d->miss_pos = bnmf_int_elt(data, "miss_pos", d->nmiss);
+    d->miss_i = bnmf_int_elt(data, "miss_i", d->nmiss);
+    d->miss_j = bnmf_int_elt(data, "miss_j", d->nmiss);
+    d->mcol_ptr = bnmf_int_elt(data, "mcol_ptr", (R_xlen_t) J + 1);
+    d->mrow_ptr = bnmf_int_elt(data, "mrow_ptr", (R_xlen_t) I + 1);
+    d->mrow_j = bnmf_int_elt(data, "mrow_j", d->nmiss);
+    for (int m = 0; m < d->nmiss; m++)
+        if (d->miss_pos[m] < 0 || d->miss_pos[m] >= nx || d->miss_i[m] < 0 ||
+            d->miss_i[m] >= I || d->miss_j[m] < 0 || d->miss_j[m] >= J ||
+            d->mrow_j[m] < 0 || d->mrow_j[m] >= J)
+            Rf_error("bnmf internal error: missing-entry index out of range");
+    if (d->mcol_ptr[0] != 0 || d->mcol_ptr[J] != d->nmiss || d->mrow_ptr[0] != 0 ||
+        d->mrow_ptr[I] != d->nmiss)
+        Rf_error("bnmf internal error: bad missing-entry pointers");
+    for (int j = 0; j < J; j++)
+        if (d->mcol_ptr[j + 1] < d->mcol_ptr[j])
+            Rf_error("bnmf internal error: bad missing-entry pointers");
+    for (int i = 0; i < I; i++)
+        if (d->mrow_ptr[i + 1] < d->mrow_ptr[i])
+            Rf_error("bnmf internal error: bad missing-entry pointers");
+    d->sumsq_obs = *bnmf_real_elt(data, "sumsq_obs", 1);
+    d->n_obs = *bnmf_real_elt(data, "n_obs", 1);
+}
+
+/* The ARD part of the log joint density, given lambda:
+ *   sum_k log Gamma(lambda_k; alpha0, beta0) + (I + J) log lambda_k
+ *         - lambda_k (sum_i W_ik + sum_j H_kj). */
+static double ard_log_prior(const nmf_data *d, const nmf_prior *pr,
+                            const double *lambda, const double *W, const double *H)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double s = 0.0;
+    for (int k = 0; k < K; k++) {
+        double sw = 0.0;
+        for (int i = 0; i < I; i++) sw += W[i + (size_t) k * I];
+        for (int j = 0; j < J; j++) sw += H[k + (size_t) j * K];
+        const double l = lambda[k];
+        s += dgamma(l, pr->alpha0, 1.0 / pr->beta0, 1) + (I + J) * log(l) - l * sw;
+    }
+    return s;
+}
+
+/* lambda_k | W, H ~ Gamma(alpha0 + I + J, beta0 + sum_i W_ik + sum_j H_kj):
+ * draw it (Gibbs), take its mode (ICM), or set q(lambda_k) to it with
+ * expectations in place of W and H (VB: lambda holds E[lambda_k], rate_out
+ * the Gamma rate). Then refresh the entry-wise rates. */
+static void update_ard(const nmf_data *d, nmf_prior *pr, nmf_rule rule,
+                       double *lambda, double *rate_out, const double *W,
+                       const double *H)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const double shape = pr->alpha0 + I + J;
+    for (int k = 0; k < K; k++) {
+        double sw = 0.0;
+        for (int i = 0; i < I; i++) sw += W[i + (size_t) k * I];
+        for (int j = 0; j < J; j++) sw += H[k + (size_t) j * K];
+        const double rate = pr->beta0 + sw;
+        double l;
+        if (rule == RULE_DRAW) {
+            l = rgamma(shape, 1.0 / rate);
+            if (l < DBL_MIN) l = DBL_MIN;
+        } else if (rule == RULE_MODE) {
+            l = (shape - 1.0) / rate;
+        } else {
+            l = shape / rate;
+            rate_out[k] = rate;
+        }
+        lambda[k] = l;
+    }
+}
+
+static void fill_ard_rates(const nmf_data *d, nmf_prior *pr, const double *lambda)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (int k = 0; k < K; k++)
+        for (int i = 0; i < I; i++) pr->lamW[i + (size_t) k * I] = lambda[k];
+    for (int j = 0; j < J; j++)
+        for (int k = 0; k < K; k++) pr->lamH[k + (size_t) j * K] = lambda[k];
+}
+
+/* Entropy of Gamma(shape, rate). */
+static double gamma_entropy(double shape, double rate)
+{
+    return shape - log(rate) + lgammafn(shape) + (1.0 - shape) * digamma(shape);
+}
+
+static double sum_vec(const double *v, size_t n)
+{
+    double s = 0.0;
+    for (size_t t = 0; t < n; t++) s += v[t];
+    return s;
+}
+
+/*
+ * The evidence lower bound of VB after a sweep, in closed form:
+ * E_q[log p(X, W, H, tau, lambda)] + entropies of q. `esse` is the expected
+ * SSE, tau_shape / tau_rate the parameters of q(tau).
+ */
+static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
+                      const double *H, const vb_part *vb, double esse,
+                      double tau_shape, double tau_rate, const double *lambda,
+                      const double *lambda_rate, double *loglik_out)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const double etau = tau_shape / tau_rate;
+    const double elogtau = digamma(tau_shape) - log(tau_rate);
+    const double loglik = 0.5 * d->n_obs * (elogtau - log(2.0 * M_PI)) - 0.5 * etau * esse;
+    double e = loglik;
+    /* the noise prior and q(tau) */
+    e += pr->alpha * log(pr->beta) - lgammafn(pr->alpha) + (pr->alpha - 1.0) * elogtau -
+        pr->beta * etau + gamma_entropy(tau_shape, tau_rate);
+    /* the factors' prior */
+    if (pr->ard) {
+        const double shape = pr->alpha0 + I + J;
+        for (int k = 0; k < K; k++) {
+            double sw = 0.0;
+            for (int i = 0; i < I; i++) sw += W[i + (size_t) k * I];
+            for (int j = 0; j < J; j++) sw += H[k + (size_t) j * K];
+            const double el = lambda[k], elog = digamma(shape) - log(lambda_rate[k]);
+            e += (I + J) * elog - el * sw;
+            e += pr->alpha0 * log(pr->beta0) - lgammafn(pr->alpha0) +
+                (pr->alpha0 - 1.0) * elog - pr->beta0 * el +
+                gamma_entropy(shape, lambda_rate[k]);
+        }
+    } else {
+        e += sum_log_rates(pr->lamW, (size_t) I * K) + sum_log_rates(pr->lamH, (size_t) K * J) +
+            exp_log_kernel(W, pr->lamW, (size_t) I * K) +
+            exp_log_kernel(H, pr->lamH, (size_t) K * J);
+    }
+    e += sum_vec(vb->Went, (size_t) I * K) + sum_vec(vb->Hent, (size_t) K * J);
+    *loglik_out = loglik;
+    return e;
+}
+
 /*
  * Advance a fit's state by ctrl[0] sweeps, in place.
  *
  * state: list(W, H, tau, x, sumsq, logpost, n_kept, and the running moments
- *        W_mean, W_m2, H_mean, H_m2, tau_mean, tau_m2, WH_mean, WH_m2);
+ *        W_mean, W_m2, H_mean, H_m2, tau_mean, tau_m2, WH_mean, WH_m2;
+ *        with ARD also lambda (K) and, when accumulating, lambda_mean,
+ *        lambda_m2; for VB also W_var, H_var, W_ent, H_ent, tau_rate and with
+ *        ARD lambda_rate: then W, H, tau, lambda hold the means of q);
  * data:  list(dims = c(I, J, K), sparse, xi, xp, miss_pos, miss_i, miss_j,
  *        mcol_ptr, mrow_ptr, mrow_j, sumsq_obs, n_obs);
- * prior: list(lamW, lamH, alpha, beta);
+ * prior: list(lamW, lamH, alpha, beta, ard = numeric(0) or c(alpha0, beta0));
  * ctrl:  c(n_sweeps, rule, masked, accumulate, thin, keep_draws, update_W,
- *        update_H, update_tau, tol).
- * Returns list(trace = n x 3 matrix (loglik, tau, logpost), W_draws, H_draws).
+ *        update_H, update_tau, tol), rule 0 Gibbs, 1 ICM, 2 VB, 3 Lee-Seung
+ *        (Euclidean; no prior, tau fixed).
+ * Returns list(trace = n x 4 matrix (loglik, tau, logpost, sse), W_draws,
+ * H_draws, lambda = n x K matrix of the ARD rates (0 columns without ARD)).
+ * For VB, loglik is E_q[log p(X | W, H, tau)], logpost the ELBO and sse the
+ * expected SSE. ICM, VB and Lee-Seung stop early when the relative change of
+ * logpost is at most tol.
  */
 SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
 {
@@ -449,101 +747,129 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
             Rf_error("bnmf internal error: ctrl[%d] is not finite", t + 1);
     if (c[0] < 0 || c[0] > INT_MAX || c[4] < 1 || c[4] > INT_MAX)
         Rf_error("bnmf internal error: need 0 <= n_sweeps and 1 <= thin, both below 2^31");
+    if (c[1] != 0 && c[1] != 1 && c[1] != 2 && c[1] != 3)
+        Rf_error("bnmf internal error: unknown update rule %g", c[1]);
     const int n_sweeps = (int) c[0], thin = (int) c[4];
-    const nmf_rule rule = c[1] == 0 ? RULE_DRAW : RULE_MODE;
-    const int masked = c[2] != 0, accumulate = c[3] != 0, keep_draws = c[5] != 0;
-    const int upd_W = c[6] != 0, upd_H = c[7] != 0, upd_tau = c[8] != 0;
+    const nmf_rule rule = (nmf_rule) (int) c[1];
+    const int masked = c[2] != 0, keep_draws = c[5] != 0;
+    const int accumulate = c[3] != 0 && rule == RULE_DRAW;
+    const int upd_W = c[6] != 0, upd_H = c[7] != 0;
+    const int upd_tau = c[8] != 0 && rule != RULE_MULT;
     const double tol = c[9];
-    if (n_sweeps < 0 || thin < 1)
-        Rf_error("bnmf internal error: need n_sweeps >= 0 and thin >= 1");
-
-    /* data */
     nmf_data d;
-    const int *dims = int_elt(data, "dims", 3);
-    d.I = dims[0]; d.J = dims[1]; d.K = dims[2];
-    if (d.I < 1 || d.J < 1 || d.K < 1)
-        Rf_error("bnmf internal error: dimensions must be positive");
+    bnmf_read_data(data, 1, &d);
+    if (rule != RULE_DRAW && d.nmiss > 0 && !masked)
+        Rf_error("bnmf internal error: ICM, VB and Lee-Seung need masked missing entries");
     const int I = d.I, J = d.J, K = d.K;
-    d.sparse = *int_elt(data, "sparse", 1) != 0;
-    R_xlen_t nx = (R_xlen_t) I * J;
-    if (d.sparse) {
-        d.xp = int_elt(data, "xp", J + 1);
-        nx = d.xp[J];
-        d.xi = int_elt(data, "xi", nx);
-        if (d.xp[0] != 0 || nx < 0)
-            Rf_error("bnmf internal error: bad column pointers");
-        for (int j = 0; j < J; j++)
-            if (d.xp[j + 1] < d.xp[j])
-                Rf_error("bnmf internal error: bad column pointers");
-        for (R_xlen_t p = 0; p < nx; p++)
-            if (d.xi[p] < 0 || d.xi[p] >= I)
-                Rf_error("bnmf internal error: row index out of range");
-    } else {
-        d.xi = d.xp = NULL;
-    }
-    d.nmiss = (int) XLENGTH(list_get(data, "miss_pos"));
-    d.miss_pos = int_elt(data, "miss_pos", d.nmiss);
-    d.miss_i = int_elt(data, "miss_i", d.nmiss);
-    d.miss_j = int_elt(data, "miss_j", d.nmiss);
-    d.mcol_ptr = int_elt(data, "mcol_ptr", J + 1);
-    d.mrow_ptr = int_elt(data, "mrow_ptr", I + 1);
-    d.mrow_j = int_elt(data, "mrow_j", d.nmiss);
-    for (int m = 0; m < d.nmiss; m++)
-        if (d.miss_pos[m] < 0 || d.miss_pos[m] >= nx || d.miss_i[m] < 0 ||
-            d.miss_i[m] >= I || d.miss_j[m] < 0 || d.miss_j[m] >= J ||
-            d.mrow_j[m] < 0 || d.mrow_j[m] >= J)
-            Rf_error("bnmf internal error: missing-entry index out of range");
-    if (d.mcol_ptr[0] != 0 || d.mcol_ptr[J] != d.nmiss || d.mrow_ptr[0] != 0 ||
-        d.mrow_ptr[I] != d.nmiss)
-        Rf_error("bnmf internal error: bad missing-entry pointers");
-    d.sumsq_obs = *real_elt(data, "sumsq_obs", 1);
-    d.n_obs = *real_elt(data, "n_obs", 1);
+    const R_xlen_t nx = d.nx;
 
     /* prior */
     nmf_prior pr;
-    pr.lamW = real_elt(prior, "lamW", (R_xlen_t) I * K);
-    pr.lamH = real_elt(prior, "lamH", (R_xlen_t) K * J);
-    pr.alpha = *real_elt(prior, "alpha", 1);
-    pr.beta = *real_elt(prior, "beta", 1);
+    pr.lamW = bnmf_real_elt(prior, "lamW", (R_xlen_t) I * K);
+    pr.lamH = bnmf_real_elt(prior, "lamH", (R_xlen_t) K * J);
+    pr.alpha = *bnmf_real_elt(prior, "alpha", 1);
+    pr.beta = *bnmf_real_elt(prior, "beta", 1);
+    if (!(pr.alpha > 0.0) || !(pr.beta > 0.0) || !R_FINITE(pr.alpha) || !R_FINITE(pr.beta))
+        Rf_error("bnmf internal error: the noise prior needs shape > 0 and rate > 0");
+    SEXP ard = bnmf_list_get(prior, "ard");
+    pr.ard = 0;
+    pr.alpha0 = pr.beta0 = 0.0;
+    if (TYPEOF(ard) != REALSXP || (XLENGTH(ard) != 0 && XLENGTH(ard) != 2))
+        Rf_error("bnmf internal error: prior$ard must be numeric(0) or c(alpha0, beta0)");
+    if (XLENGTH(ard) == 2 && rule != RULE_MULT) {
+        pr.ard = 1;
+        pr.alpha0 = REAL(ard)[0];
+        pr.beta0 = REAL(ard)[1];
+        if (!(pr.alpha0 > 0.0) || !(pr.beta0 > 0.0) || !R_FINITE(pr.alpha0) ||
+            !R_FINITE(pr.beta0))
+            Rf_error("bnmf internal error: ARD needs alpha0 > 0 and beta0 > 0");
+        /* The rates are refreshed from lambda: work on copies. */
+        double *lw = (double *) R_alloc((size_t) I * K, sizeof(double));
+        double *lh = (double *) R_alloc((size_t) K * J, sizeof(double));
+        pr.lamW = lw;
+        pr.lamH = lh;
+    }
+    if (!pr.ard) {
+        for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
+            if (!(pr.lamW[t] >= 0.0) || !R_FINITE(pr.lamW[t]))
+                Rf_error("bnmf internal error: rates must be finite and >= 0");
+        for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
+            if (!(pr.lamH[t] >= 0.0) || !R_FINITE(pr.lamH[t]))
+                Rf_error("bnmf internal error: rates must be finite and >= 0");
+    }
 
     /* state */
-    double *W = real_elt(state, "W", (R_xlen_t) I * K);
-    double *H = real_elt(state, "H", (R_xlen_t) K * J);
-    double *tau = real_elt(state, "tau", 1);
-    double *x = real_elt(state, "x", nx);
-    double *sumsq = real_elt(state, "sumsq", 1);
-    double *logpost_last = real_elt(state, "logpost", 1);
-    double *n_kept = real_elt(state, "n_kept", 1);
+    double *W = bnmf_real_elt(state, "W", (R_xlen_t) I * K);
+    double *H = bnmf_real_elt(state, "H", (R_xlen_t) K * J);
+    double *tau = bnmf_real_elt(state, "tau", 1);
+    double *x = bnmf_real_elt(state, "x", nx);
+    double *sumsq = bnmf_real_elt(state, "sumsq", 1);
+    double *logpost_last = bnmf_real_elt(state, "logpost", 1);
+    double *n_kept = bnmf_real_elt(state, "n_kept", 1);
+    if (!(*tau > 0.0) || !R_FINITE(*tau))
+        Rf_error("bnmf internal error: tau must be positive and finite");
+    for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
+        if (!(W[t] >= 0.0) || !R_FINITE(W[t]))
+            Rf_error("bnmf internal error: W must be finite and non-negative");
+    for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
+        if (!(H[t] >= 0.0) || !R_FINITE(H[t]))
+            Rf_error("bnmf internal error: H must be finite and non-negative");
+    double *lambda = NULL, *lambda_rate = NULL, *lambda_mean = NULL, *lambda_m2 = NULL;
+    if (pr.ard) {
+        lambda = bnmf_real_elt(state, "lambda", K);
+        for (int k = 0; k < K; k++)
+            if (!(lambda[k] > 0.0) || !R_FINITE(lambda[k]))
+                Rf_error("bnmf internal error: lambda must be positive and finite");
+        fill_ard_rates(&d, &pr, lambda);
+    }
     double *W_mean = NULL, *W_m2 = NULL, *H_mean = NULL, *H_m2 = NULL;
     double *tau_mean = NULL, *tau_m2 = NULL, *WH_mean = NULL, *WH_m2 = NULL;
     if (accumulate) {
-        W_mean = real_elt(state, "W_mean", (R_xlen_t) I * K);
-        W_m2 = real_elt(state, "W_m2", (R_xlen_t) I * K);
-        H_mean = real_elt(state, "H_mean", (R_xlen_t) K * J);
-        H_m2 = real_elt(state, "H_m2", (R_xlen_t) K * J);
-        tau_mean = real_elt(state, "tau_mean", 1);
-        tau_m2 = real_elt(state, "tau_m2", 1);
-        R_xlen_t nwh = XLENGTH(list_get(state, "WH_mean"));
+        W_mean = bnmf_real_elt(state, "W_mean", (R_xlen_t) I * K);
+        W_m2 = bnmf_real_elt(state, "W_m2", (R_xlen_t) I * K);
+        H_mean = bnmf_real_elt(state, "H_mean", (R_xlen_t) K * J);
+        H_m2 = bnmf_real_elt(state, "H_m2", (R_xlen_t) K * J);
+        tau_mean = bnmf_real_elt(state, "tau_mean", 1);
+        tau_m2 = bnmf_real_elt(state, "tau_m2", 1);
+        R_xlen_t nwh = XLENGTH(bnmf_list_get(state, "WH_mean"));
         if (nwh > 0) {
-            WH_mean = real_elt(state, "WH_mean", nx);
-            WH_m2 = real_elt(state, "WH_m2", nx);
+            WH_mean = bnmf_real_elt(state, "WH_mean", nx);
+            WH_m2 = bnmf_real_elt(state, "WH_m2", nx);
+        }
+        if (pr.ard) {
+            lambda_mean = bnmf_real_elt(state, "lambda_mean", K);
+            lambda_m2 = bnmf_real_elt(state, "lambda_m2", K);
         }
     }
+    vb_part vbs, *vb = NULL;
+    double *tau_rate = NULL;
+    if (rule == RULE_MOMENT) {
+        vbs.Wvar = bnmf_real_elt(state, "W_var", (R_xlen_t) I * K);
+        vbs.Hvar = bnmf_real_elt(state, "H_var", (R_xlen_t) K * J);
+        vbs.Went = bnmf_real_elt(state, "W_ent", (R_xlen_t) I * K);
+        vbs.Hent = bnmf_real_elt(state, "H_ent", (R_xlen_t) K * J);
+        tau_rate = bnmf_real_elt(state, "tau_rate", 1);
+        if (pr.ard) lambda_rate = bnmf_real_elt(state, "lambda_rate", K);
+        vb = &vbs;
+    }
     const int augmented = d.nmiss > 0 && !masked;
-    if (rule == RULE_DRAW) {
+    if (rule == RULE_DRAW || rule == RULE_MOMENT) {
         for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-            if (!(pr.lamW[t] > 0.0)) Rf_error("bnmf internal error: Gibbs needs rates > 0");
+            if (!(pr.lamW[t] > 0.0))
+                Rf_error("bnmf internal error: Gibbs and VB need rates > 0");
         for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-            if (!(pr.lamH[t] > 0.0)) Rf_error("bnmf internal error: Gibbs needs rates > 0");
+            if (!(pr.lamH[t] > 0.0))
+                Rf_error("bnmf internal error: Gibbs and VB need rates > 0");
     }
 
     const int n_draws = keep_draws ? n_sweeps / thin : 0;
     if (keep_draws && ((double) I * K > INT_MAX || (double) K * J > INT_MAX))
         Rf_error("the factors are too large to keep their draws; use keep = \"summary\"");
     int nprotect = 0;
-    SEXP trace = PROTECT(Rf_allocMatrix(REALSXP, n_sweeps, 3)); nprotect++;
+    SEXP trace = PROTECT(Rf_allocMatrix(REALSXP, n_sweeps, 4)); nprotect++;
     SEXP Wd = PROTECT(Rf_allocMatrix(REALSXP, keep_draws ? I * K : 0, n_draws)); nprotect++;
     SEXP Hd = PROTECT(Rf_allocMatrix(REALSXP, keep_draws ? K * J : 0, n_draws)); nprotect++;
+    SEXP lam_tr = PROTECT(Rf_allocMatrix(REALSXP, n_sweeps, pr.ard ? K : 0)); nprotect++;
     double *tr = REAL(trace);
 
     sweep_work ws;
@@ -553,26 +879,29 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     ws.Gi = (double *) R_alloc((size_t) K * K, sizeof(double));
     ws.zrow = (double *) R_alloc(K, sizeof(double));
     ws.brow = (double *) R_alloc(K, sizeof(double));
+    ws.vrow = (double *) R_alloc(K, sizeof(double));
+    ws.erow = (double *) R_alloc(K, sizeof(double));
     ws.Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
     ws.Ht = (double *) R_alloc((size_t) J * K, sizeof(double));
     ws.obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
     double *wh_miss = augmented ? (double *) R_alloc(d.nmiss, sizeof(double)) : NULL;
     const double log2pi = log(2.0 * M_PI);
     const double lgamma_alpha = lgammafn(pr.alpha);
-    const double log_rates = sum_log_rates(pr.lamW, (size_t) I * K) +
+    const double log_rates = pr.ard ? 0.0 : sum_log_rates(pr.lamW, (size_t) I * K) +
         sum_log_rates(pr.lamH, (size_t) K * J);
+    const double tau_shape = pr.alpha + 0.5 * d.n_obs;
 
     GetRNGstate();
     int s, kept = 0;
     for (s = 0; s < n_sweeps; s++) {
         if (upd_W)
-            update_W(&d, &pr, x, W, H, *tau, rule, masked, &ws);
+            update_W(&d, &pr, x, W, H, *tau, rule, masked, &ws, vb);
         double lin, quad;
-        update_H(&d, &pr, x, W, H, *tau, rule, masked, upd_H, &ws, &lin, &quad);
+        update_H(&d, &pr, x, W, H, *tau, rule, masked, upd_H, &ws, vb, &lin, &quad);
         if (upd_W && upd_H) {
             if (rule == RULE_MODE)
                 balance_scales(&d, &pr, W, H);
-            else
+            else if (rule == RULE_DRAW)
                 scale_move(&d, &pr, W, H);
         }
         double sse = *sumsq - 2.0 * lin + quad;
@@ -586,16 +915,25 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
         }
         if (sse < 0.0) sse = 0.0; /* rounding of the trace identity */
         if (upd_tau) {
-            const double shape = pr.alpha + 0.5 * d.n_obs;
             const double rate = pr.beta + 0.5 * sse;
             if (rule == RULE_DRAW)
-                *tau = rgamma(shape, 1.0 / rate);
-            else
-                *tau = shape > 1.0 ? (shape - 1.0) / rate : 0.0;
-            if (!(*tau > 0.0) || !R_FINITE(*tau))
+                *tau = rgamma(tau_shape, 1.0 / rate);
+            else if (rule == RULE_MODE)
+                *tau = tau_shape > 1.0 ? (tau_shape - 1.0) / rate : 0.0;
+            else {
+                *tau = tau_shape / rate;
+                *tau_rate = rate;
+            }
+            if (!(*tau > 0.0) || !R_FINITE(*tau)) {
+                PutRNGstate();
                 Rf_error("the noise precision tau became %g (shape %g, rate %g): "
                          "the data may be constant or the noise prior degenerate",
-                         *tau, shape, rate);
+                         *tau, tau_shape, rate);
+            }
+        }
+        if (pr.ard && upd_W && upd_H) {
+            update_ard(&d, &pr, rule, lambda, lambda_rate, W, H);
+            fill_ard_rates(&d, &pr, lambda);
         }
         if (augmented) {
             const double sd = 1.0 / sqrt(*tau);
@@ -607,15 +945,29 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
             }
             *sumsq = ss;
         }
-        const double loglik = 0.5 * d.n_obs * (log(*tau) - log2pi) - 0.5 * *tau * sse;
-        const double logpost = loglik + log_rates +
-            exp_log_kernel(W, pr.lamW, (size_t) I * K) +
-            exp_log_kernel(H, pr.lamH, (size_t) K * J) +
-            pr.alpha * log(pr.beta) - lgamma_alpha + (pr.alpha - 1.0) * log(*tau) -
-            pr.beta * *tau;
+        double loglik, logpost;
+        if (rule == RULE_MOMENT) {
+            logpost = vb_elbo(&d, &pr, W, H, vb, sse, tau_shape, *tau_rate, lambda,
+                              lambda_rate, &loglik);
+        } else if (rule == RULE_MULT) {
+            loglik = -0.5 * sse;
+            logpost = loglik;
+        } else {
+            loglik = 0.5 * d.n_obs * (log(*tau) - log2pi) - 0.5 * *tau * sse;
+            logpost = loglik + pr.alpha * log(pr.beta) - lgamma_alpha +
+                (pr.alpha - 1.0) * log(*tau) - pr.beta * *tau;
+            if (pr.ard)
+                logpost += ard_log_prior(&d, &pr, lambda, W, H);
+            else
+                logpost += log_rates + exp_log_kernel(W, pr.lamW, (size_t) I * K) +
+                    exp_log_kernel(H, pr.lamH, (size_t) K * J);
+        }
         tr[s] = loglik;
         tr[s + n_sweeps] = *tau;
         tr[s + 2 * (R_xlen_t) n_sweeps] = logpost;
+        tr[s + 3 * (R_xlen_t) n_sweeps] = sse;
+        if (pr.ard)
+            for (int k = 0; k < K; k++) REAL(lam_tr)[s + (R_xlen_t) k * n_sweeps] = lambda[k];
 
         if ((s + 1) % thin == 0) {
             if (accumulate) {
@@ -625,6 +977,9 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
                 for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
                     welford(H_mean + t, H_m2 + t, H[t], n);
                 welford(tau_mean, tau_m2, *tau, n);
+                if (pr.ard)
+                    for (int k = 0; k < K; k++)
+                        welford(lambda_mean + k, lambda_m2 + k, lambda[k], n);
                 if (WH_mean) accumulate_wh(&d, W, H, WH_mean, WH_m2, n);
             }
             if (keep_draws && kept < n_draws) {
@@ -635,7 +990,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
         }
         const double prev = *logpost_last;
         *logpost_last = logpost;
-        if (rule == RULE_MODE && tol > 0.0 && R_FINITE(prev) &&
+        if (rule != RULE_DRAW && tol > 0.0 && R_FINITE(prev) &&
             fabs(logpost - prev) <= tol * fabs(logpost)) {
             s++;
             break;
@@ -646,22 +1001,27 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     }
     PutRNGstate();
 
-    /* Trim the trace if ICM converged early. */
+    /* Trim the traces if the iteration converged early. */
     if (s < n_sweeps) {
-        SEXP tr2 = PROTECT(Rf_allocMatrix(REALSXP, s, 3)); nprotect++;
-        for (int col = 0; col < 3; col++)
+        SEXP tr2 = PROTECT(Rf_allocMatrix(REALSXP, s, 4)); nprotect++;
+        for (int col = 0; col < 4; col++)
             memcpy(REAL(tr2) + (size_t) col * s, tr + (size_t) col * n_sweeps,
                    sizeof(double) * s);
         trace = tr2;
+        SEXP lt2 = PROTECT(Rf_allocMatrix(REALSXP, s, pr.ard ? K : 0)); nprotect++;
+        for (int col = 0; col < (pr.ard ? K : 0); col++)
+            memcpy(REAL(lt2) + (size_t) col * s, REAL(lam_tr) + (size_t) col * n_sweeps,
+                   sizeof(double) * s);
+        lam_tr = lt2;
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprotect++;
+    const char *names[] = {"trace", "W_draws", "H_draws", "lambda"};
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprotect++;
     SET_VECTOR_ELT(out, 0, trace);
     SET_VECTOR_ELT(out, 1, Wd);
     SET_VECTOR_ELT(out, 2, Hd);
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 3)); nprotect++;
-    SET_STRING_ELT(nms, 0, Rf_mkChar("trace"));
-    SET_STRING_ELT(nms, 1, Rf_mkChar("W_draws"));
-    SET_STRING_ELT(nms, 2, Rf_mkChar("H_draws"));
+    SET_VECTOR_ELT(out, 3, lam_tr);
+    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 4)); nprotect++;
+    for (int t = 0; t < 4; t++) SET_STRING_ELT(nms, t, Rf_mkChar(names[t]));
     Rf_setAttrib(out, R_NamesSymbol, nms);
     UNPROTECT(nprotect);
     return out;

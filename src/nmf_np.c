@@ -1,0 +1,243 @@
+/*
+ * nmf_np.c -- non-probabilistic NMF by Lee & Seung's multiplicative updates
+ * for the generalised Kullback-Leibler divergence (I-divergence), restricted
+ * to the observed entries (Brouwer, Frellsen & Lio 2017, section 3.1):
+ *
+ *   W_ik <- W_ik sum_{j in Omega_i} H_kj X_ij / (WH)_ij / sum_{j in Omega_i} H_kj
+ *   H_kj <- H_kj sum_{i in Omega_j} W_ik X_ij / (WH)_ij / sum_{i in Omega_j} W_ik
+ *
+ * which never increase D(X || WH) = sum_Omega X log(X / WH) - X + WH.
+ * (The Euclidean updates share the Gibbs/ICM sweep: see RULE_MULT in
+ * nmf_sweep.c.)
+ *
+ * Cost of a sweep: dense X, four I x J x K products (WH before each half
+ * sweep and the two numerators), done in blocks of columns so that no I x J
+ * temporary is formed; a dgCMatrix X, O(nnz K) (its zeros are observed and
+ * add nothing to the numerators). The loss of the state entering a half
+ * sweep comes with the ratio X / WH that the half sweep needs anyway, so the
+ * loss after sweep s is known at the start of sweep s + 1 (and computed once
+ * more at the end).
+ */
+#include <float.h>
+#include <limits.h>
+#include "bnmf_call.h"
+#include "nmf.h"
+
+#define KL_BLOCK 64
+
+typedef struct {
+    double *S;   /* I x nb block of WH, then of X / WH */
+    double *NW;  /* I x K numerator of the W update */
+    double *NH;  /* K x J numerator of the H update */
+    double *rs;  /* K sums over columns or rows */
+} kl_work;
+
+/* ratio X / WH on an entry (0 where X is 0, which includes masked missing
+ * entries) and its contribution X log(X / WH) - X to the loss. */
+static inline double kl_ratio(double x, double s, double *loss)
+{
+    if (x == 0.0) return 0.0;
+    if (s < DBL_MIN) s = DBL_MIN;
+    *loss += x * log(x / s) - x;
+    return x / s;
+}
+
+/* sum over the observed entries of (WH)_ij. */
+static double sum_wh_obs(const nmf_data *d, const double *W, const double *H)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double tot = 0.0;
+    for (int k = 0; k < K; k++) {
+        double a = 0.0, b = 0.0;
+        for (int i = 0; i < I; i++) a += W[i + (size_t) k * I];
+        for (int j = 0; j < J; j++) b += H[k + (size_t) j * K];
+        tot += a * b;
+    }
+    for (int m = 0; m < d->nmiss; m++)
+        tot -= bnmf_wh_entry(W, H, I, K, d->miss_i[m], d->miss_j[m]);
+    return tot;
+}
+
+/*
+ * The ratio R = X / WH on the observed entries and one numerator:
+ * which = 0: NW = R H' (I x K); which = 1: NH = W' R (K x J); which = -1:
+ * none (the loss only). Returns sum_Omega X log(X / WH) - X.
+ */
+static double kl_numerator(const nmf_data *d, const double *x, const double *W,
+                           const double *H, int which, kl_work *w)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double loss = 0.0;
+    if (which == 0) memset(w->NW, 0, sizeof(double) * I * K);
+    if (d->sparse) {
+        if (which == 1) memset(w->NH, 0, sizeof(double) * K * J);
+        int m = 0; /* missing entries are sorted by column, then position */
+        for (int j = 0; j < J; j++) {
+            const double *hj = H + (size_t) j * K;
+            for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
+                if (m < d->nmiss && d->miss_pos[m] == p) { m++; continue; }
+                const int i = d->xi[p];
+                const double r = kl_ratio(x[p], bnmf_wh_entry(W, H, I, K, i, j), &loss);
+                if (r == 0.0) continue;
+                if (which == 0)
+                    for (int k = 0; k < K; k++) w->NW[i + (size_t) k * I] += r * hj[k];
+                else if (which == 1)
+                    for (int k = 0; k < K; k++)
+                        w->NH[k + (size_t) j * K] += r * W[i + (size_t) k * I];
+            }
+        }
+        return loss;
+    }
+    const int nb = J < KL_BLOCK ? J : KL_BLOCK;
+    const double one = 1.0, zero = 0.0;
+    for (int j0 = 0; j0 < J; j0 += nb) {
+        int m = J - j0 < nb ? J - j0 : nb;
+        const double *Hb = H + (size_t) j0 * K;
+        F77_CALL(dgemm)("N", "N", &I, &m, &K, &one, W, &I, Hb, &K, &zero, w->S, &I
+                        FCONE FCONE);
+        const double *xb = x + (size_t) j0 * I;
+        for (size_t t = 0; t < (size_t) I * m; t++)
+            w->S[t] = kl_ratio(xb[t], w->S[t], &loss);
+        if (which == 0)
+            F77_CALL(dgemm)("N", "T", &I, &K, &m, &one, w->S, &I, Hb, &K, &one, w->NW,
+                            &I FCONE FCONE);
+        else if (which == 1)
+            F77_CALL(dgemm)("T", "N", &K, &m, &I, &one, W, &I, w->S, &I, &zero,
+                            w->NH + (size_t) j0 * K, &K FCONE FCONE);
+    }
+    return loss;
+}
+
+/* W <- W * NW / DW with DW[i, k] = sum_{j in Omega_i} H_kj. */
+static void kl_update_W(const nmf_data *d, double *W, const double *H, kl_work *w)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (int k = 0; k < K; k++) {
+        double s = 0.0;
+        for (int j = 0; j < J; j++) s += H[k + (size_t) j * K];
+        w->rs[k] = s;
+    }
+    for (int i = 0; i < I; i++) {
+        const int *mj = d->mrow_j + d->mrow_ptr[i];
+        const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
+        for (int k = 0; k < K; k++) {
+            double den = w->rs[k];
+            for (int t = 0; t < nm; t++) den -= H[k + (size_t) mj[t] * K];
+            const size_t ik = i + (size_t) k * I;
+            if (den > 0.0) W[ik] *= w->NW[ik] / den;
+        }
+    }
+}
+
+/* H <- H * NH / DH with DH[k, j] = sum_{i in Omega_j} W_ik. */
+static void kl_update_H(const nmf_data *d, const double *W, double *H, kl_work *w)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (int k = 0; k < K; k++) {
+        double s = 0.0;
+        for (int i = 0; i < I; i++) s += W[i + (size_t) k * I];
+        w->rs[k] = s;
+    }
+    for (int j = 0; j < J; j++) {
+        const int *mi = d->miss_i + d->mcol_ptr[j];
+        const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
+        for (int k = 0; k < K; k++) {
+            double den = w->rs[k];
+            for (int t = 0; t < nm; t++) den -= W[mi[t] + (size_t) k * I];
+            const size_t kj = k + (size_t) j * K;
+            if (den > 0.0) H[kj] *= w->NH[kj] / den;
+        }
+    }
+}
+
+/*
+ * Advance a Lee-Seung KL state by ctrl[0] sweeps, in place.
+ * state: list(W, H, x (values, 0 at missing entries), logpost (minus the
+ *        loss of the state));
+ * data:  as for nmf_sweeps; ctrl: c(n_sweeps, tol, update_W).
+ * Returns list(trace = n x 4 matrix (-loss, 1, -loss, loss)), the same layout
+ * as nmf_sweeps' trace. Stops early when the relative change of the loss is
+ * at most tol.
+ */
+SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
+{
+    if (TYPEOF(state) != VECSXP)
+        Rf_error("bnmf internal error: state must be a list");
+    if (TYPEOF(ctrl) != REALSXP || XLENGTH(ctrl) != 3)
+        Rf_error("bnmf internal error: ctrl must be a double vector of length 3");
+    const double *c = REAL(ctrl);
+    for (int t = 0; t < 3; t++)
+        if (!R_FINITE(c[t]))
+            Rf_error("bnmf internal error: ctrl[%d] is not finite", t + 1);
+    if (c[0] < 0 || c[0] > INT_MAX)
+        Rf_error("bnmf internal error: need 0 <= n_sweeps < 2^31");
+    const int n_sweeps = (int) c[0];
+    const double tol = c[1];
+    const int upd_W = c[2] != 0;
+    nmf_data d;
+    bnmf_read_data(data, 1, &d);
+    const int I = d.I, J = d.J, K = d.K;
+    double *W = bnmf_real_elt(state, "W", (R_xlen_t) I * K);
+    double *H = bnmf_real_elt(state, "H", (R_xlen_t) K * J);
+    const double *x = bnmf_real_elt(state, "x", d.nx);
+    double *logpost = bnmf_real_elt(state, "logpost", 1);
+    for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
+        if (!(W[t] >= 0.0) || !R_FINITE(W[t]))
+            Rf_error("bnmf internal error: W must be finite and non-negative");
+    for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
+        if (!(H[t] >= 0.0) || !R_FINITE(H[t]))
+            Rf_error("bnmf internal error: H must be finite and non-negative");
+    for (R_xlen_t t = 0; t < d.nx; t++)
+        if (x[t] < 0.0)
+            Rf_error("bnmf internal error: the KL loss needs X >= 0");
+
+    kl_work w;
+    const int nb = J < KL_BLOCK ? J : KL_BLOCK;
+    w.S = d.sparse ? NULL : (double *) R_alloc((size_t) I * nb, sizeof(double));
+    w.NW = (double *) R_alloc((size_t) I * K, sizeof(double));
+    w.NH = (double *) R_alloc((size_t) K * J, sizeof(double));
+    w.rs = (double *) R_alloc(K, sizeof(double));
+
+    double *tr = (double *) R_alloc(n_sweeps > 0 ? n_sweeps : 1, sizeof(double));
+    int done = 0;
+    double prev = *logpost;  /* minus the loss of the entering state */
+    for (int s = 0; s < n_sweeps; s++) {
+        /* The loss of the current state (after sweep s - 1), with the ratio
+         * the W update needs. */
+        double loss = kl_numerator(&d, x, W, H, upd_W ? 0 : -1, &w) +
+            sum_wh_obs(&d, W, H);
+        if (s > 0) {
+            tr[s - 1] = loss;
+            const double cur = -loss;
+            if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur)) {
+                *logpost = cur;
+                break;
+            }
+            prev = cur;
+        }
+        if (upd_W) kl_update_W(&d, W, H, &w);
+        kl_numerator(&d, x, W, H, 1, &w);
+        kl_update_H(&d, W, H, &w);
+        done = s + 1;
+        R_CheckUserInterrupt();
+    }
+    if (done > 0 && done == n_sweeps) {
+        const double loss = kl_numerator(&d, x, W, H, -1, &w) + sum_wh_obs(&d, W, H);
+        tr[done - 1] = loss;
+        *logpost = -loss;
+    }
+    SEXP trace = PROTECT(Rf_allocMatrix(REALSXP, done, 4));
+    double *t4 = REAL(trace);
+    for (int s = 0; s < done; s++) {
+        t4[s] = -tr[s];
+        t4[s + done] = 1.0;
+        t4[s + 2 * (R_xlen_t) done] = -tr[s];
+        t4[s + 3 * (R_xlen_t) done] = tr[s];
+    }
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 1));
+    SET_VECTOR_ELT(out, 0, trace);
+    SEXP nms = PROTECT(Rf_mkString("trace"));
+    Rf_setAttrib(out, R_NamesSymbol, nms);
+    UNPROTECT(3);
+    return out;
+}
