@@ -48,12 +48,13 @@ floor_once <- function() {
 # A sweep configuration: a chain state that the C code advances in place.
 # ctrl = c(n_sweeps, rule, masked, accumulate, thin, keep_draws, update_W,
 #          update_H, update_tau, tol).
-make_chain <- function(Xd, method, masked, accumulate) {
+make_chain <- function(Xd, method, masked, accumulate, ard = FALSE) {
   data <- bnmf:::prepare_data(Xd, K)
   mean_x <- data$sum_obs / data$n_obs
   rate <- sqrt(K / mean_x) # bnmf's automatic rate
+  if (method %in% c("np", "kl")) rate <- 0
   prior <- list(lamW = matrix(rate, I, K), lamH = matrix(rate, K, J),
-                alpha = 1, beta = 1)
+                alpha = 1, beta = 1, ard = if (ard) c(1, 1) else numeric())
   init <- bnmf:::random_init(I, J, K, mean_x)
   nmiss <- length(data$miss_pos)
   latent <- if (nmiss && !masked) {
@@ -61,9 +62,24 @@ make_chain <- function(Xd, method, masked, accumulate) {
   } else numeric(nmiss)
   state <- bnmf:::new_state(Xd, data, init$W, init$H, 1, latent,
                             keep_wh = accumulate)
-  rule <- if (method == "gibbs") 0 else 1
+  if (ard) {
+    state$lambda <- rep(1, K) + 0
+    state$lambda_rate <- rep(1, K) + 0
+  }
+  if (method == "vb") {
+    state$W_var <- numeric(I * K)
+    state$H_var <- numeric(K * J)
+    state$W_ent <- numeric(I * K)
+    state$H_ent <- numeric(K * J)
+    state$tau_rate <- (1 + data$n_obs / 2) + 0
+  }
+  rule <- c(gibbs = 0, icm = 1, vb = 2, np = 3, kl = 3)[[method]]
   ctrl <- function(n) c(n, rule, masked, accumulate, 1, 0, 1, 1, 1, 0)
-  run <- function(n) invisible(.Call(bnmf:::C_nmf_sweeps, state, data, prior, ctrl(n)))
+  run <- if (method == "kl") {
+    function(n) invisible(.Call(bnmf:::C_nmf_kl, state, data, c(n, 0, 1)))
+  } else {
+    function(n) invisible(.Call(bnmf:::C_nmf_sweeps, state, data, prior, ctrl(n)))
+  }
   run(3L) # warm-up: leave the random start, settle tau
   list(run = run, state = state)
 }
@@ -78,10 +94,21 @@ configs <- list(
   list(name = "Gibbs, 20% missing (latent entries)", Xd = Xm, method = "gibbs",
        masked = 0, accumulate = 0, target = 3),
   list(name = "ICM, 20% missing (masked Gram matrices)", Xd = Xm, method = "icm",
-       masked = 1, accumulate = 0, target = 3)
+       masked = 1, accumulate = 0, target = 3),
+  list(name = "VB, complete data", Xd = X, method = "vb", masked = 1,
+       accumulate = 0, target = 1.6),
+  list(name = "VB with ARD, complete data", Xd = X, method = "vb", masked = 1,
+       accumulate = 0, target = 1.6, ard = TRUE),
+  list(name = "VB, 20% missing (masked expected Gram matrices)", Xd = Xm, method = "vb",
+       masked = 1, accumulate = 0, target = NA),
+  list(name = "NP (Lee-Seung), Euclidean, complete data", Xd = pmax(X, 0), method = "np",
+       masked = 1, accumulate = 0, target = 1.3),
+  list(name = "NP (Lee-Seung), KL, complete data", Xd = pmax(X, 0), method = "kl",
+       masked = 1, accumulate = 0, target = NA)
 )
 
-chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate))
+chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate,
+                                                  isTRUE(cf$ard)))
 invisible(replicate(3, floor_once())) # warm-up
 
 # Interleave: in each round, for each method, `n_alt` alternations of one

@@ -52,26 +52,36 @@
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Entropy of N(mu, sd^2) truncated to [0, inf), given its mean m1 (from
- * bnmf_tn_pos_moments). With a = -mu / sd and lambda = phi(a) / (1 - Phi(a)):
- *   H = log(sqrt(2 pi e) sd (1 - Phi(a))) + a lambda / 2.
- * For a < 3 straight from Rmath (no cancellation: a lambda -> 0 as a -> -inf).
- * For a >= 3 the log Mills ratio form H = 1/2 + log sd - log lambda
- * + a (lambda - a) / 2 cancels; with Laplace's continued fraction
- * lambda = t0 = a + 1 / t1 and m1 = sd / t1 (bnmf_tn_pos_moments computes the
- * mean exactly this way), it is 1/2 + log sd - log(a + m1 / sd) + a m1 / (2 sd),
- * a sum without cancellation (it tends to 1 + log(sd / a), the entropy of the
- * exponential limit). */
-static double tn_pos_entropy(double mu, double sd, double m1)
+/*
+ * Mean, variance and entropy of N(mu, sd^2) truncated to [0, inf), for VB.
+ * With a = -mu / sd, Q = 1 - Phi(a) and lambda = phi(a) / Q:
+ *   E = mu + sd lambda,  Var = sd^2 (1 - lambda (lambda - a)),
+ *   H = log(sqrt(2 pi e) sd Q) + a lambda / 2.
+ * For a < 3 these come from one log-scale pnorm (no cancellation that costs
+ * more than a digit: lambda - a >= 0.28 there, and a lambda -> 0 as
+ * a -> -inf). For a >= 3 the moments come from bnmf_tn_pos_moments (Laplace's
+ * continued fraction, exact in the tail: lambda = t0 = a + 1 / t1 and
+ * E = sd / t1), and the entropy, written with the log Mills ratio as
+ * 1/2 + log sd - log lambda + a (lambda - a) / 2, becomes
+ * 1/2 + log sd - log(a + r) + a r / 2 with r = E / sd = 1 / t1: a sum without
+ * cancellation (it tends to 1 + log(sd / a), the entropy of the exponential
+ * limit).
+ */
+static void tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
 {
     const double a = -mu / sd;
     if (a < 3.0) {
         const double lq = pnorm(a, 0.0, 1.0, 0, 1);
-        const double lam = exp(dnorm(a, 0.0, 1.0, 1) - lq);
-        return 0.5 * log(2.0 * M_PI * M_E) + log(sd) + lq + 0.5 * a * lam;
+        const double lam = exp(-0.5 * a * a - M_LN_SQRT_2PI - lq);
+        const double f = 1.0 - lam * (lam - a);
+        *m1 = (a <= 0.0) ? mu + sd * lam : sd * (lam - a);
+        *var = sd * sd * (f > 0.0 ? f : 0.0);
+        *ent = M_LN_SQRT_2PI + 0.5 + log(sd) + lq + 0.5 * a * lam;
+        return;
     }
-    const double r = m1 / sd;
-    return 0.5 + log(sd) - log(a + r) + 0.5 * a * r;
+    bnmf_tn_pos_moments(mu, sd, m1, var);
+    const double r = *m1 / sd;
+    *ent = 0.5 + log(sd) - log(a + r) + 0.5 * a * r;
 }
 
 /**
@@ -124,9 +134,7 @@ static double update_row_once(double *z, const double *G, const double *b,
             } else if (rule == RULE_MODE) {
                 znew = mu > 0.0 ? mu : 0.0;
             } else {
-                const double sd = 1.0 / sqrt(tau * gkk);
-                bnmf_tn_pos_moments(mu, sd, &znew, v + k);
-                ent[k] = tn_pos_entropy(mu, sd, znew);
+                tn_pos_vb(mu, 1.0 / sqrt(tau * gkk), &znew, v + k, ent + k);
             }
         } else {
             /* The data say nothing about this coordinate: its conditional is

@@ -1,0 +1,178 @@
+# Variational Bayes: the ELBO never decreases, bounds log p(X) from below,
+# equals an independent computation, and VB agrees with Gibbs where the
+# posterior is well determined.
+
+# The ELBO may only fall by floating-point rounding of its sums (a few ulps of
+# its magnitude times the number of terms).
+expect_monotone_elbo <- function(e) {
+  expect_true(all(is.finite(e)))
+  drops <- -diff(e)
+  expect_lte(max(drops), 1e-10 * max(abs(e)))
+}
+
+test_that("the ELBO never decreases between sweeps", {
+  d <- make_nmf_data(I = 40, J = 30, K = 3, sd = 0.5, seed = 3)
+  Xm <- d$X
+  set.seed(4)
+  Xm[sample(length(Xm), 300)] <- NA
+  set.seed(5)
+  Xs <- Matrix::rsparsematrix(40, 30, 0.25, rand.x = function(n) rexp(n) * 3)
+  for (X in list(d$X, Xm, Xs)) {
+    for (pr in list(exponential(), exponential(rate = 3), ard(), ard(2, 0.5))) {
+      set.seed(6)
+      fit <- bnmf(X, rank = 5, method = "vb", prior = pr, iter = 150, tol = 0)
+      e <- elbo(fit)
+      expect_length(e, 150)
+      expect_monotone_elbo(e)
+    }
+  }
+})
+
+test_that("the ELBO is a lower bound on the exact log evidence, close when the posterior factorises", {
+  skip_on_cran()
+  cases <- list(
+    list(x = c(1.2, 0.8), l = 1, a = 2, b = 1),
+    list(x = c(2, 3), l = 1, a = 2, b = 1),
+    list(x = c(0.3, 1.5), l = 1, a = 2, b = 1),
+    # prior-dominated: the posterior nearly factorises, the bound is tight
+    list(x = c(0.2, 0.1), l = 3, a = 10, b = 1)
+  )
+  gaps <- numeric(length(cases))
+  for (t in seq_along(cases)) {
+    cf <- cases[[t]]
+    ex <- exact_tiny_nmf(cf$x, lambda_w = cf$l, lambda_h = cf$l, alpha = cf$a, beta = cf$b)
+    set.seed(t)
+    fit <- bnmf(matrix(cf$x, 1, 2), rank = 1, method = "vb", prior = exponential(cf$l),
+                noise = gamma_prior(cf$a, cf$b), iter = 3000, tol = 1e-14, chains = 5)
+    gaps[t] <- ex$log_evidence - fit$elbo
+    expect_gt(gaps[t], 0)
+    if (t == 4L) {
+      # where the posterior nearly factorises, q matches it
+      expect_equal(as.vector(fitted(fit)), ex$WH, tolerance = 0.03)
+      expect_equal(fit$tau, ex$tau, tolerance = 0.03)
+    }
+  }
+  # With two observations the posterior of (w, h) is a curved ridge that a
+  # product of independent factors cannot follow: there the bound is looser
+  # (about 0.4 to 1 nat) and E_q[WH] is shrunk by 7 to 15 percent.
+  expect_lt(gaps[4], 0.1)
+  expect_lt(max(gaps), 1.5)
+})
+
+# An independent computation of the ELBO at a fixed point of the coordinate
+# ascent: every q(W_ik) is N+(mu, 1/p) with mu, p from the other factors'
+# current moments; its entropy and the expected log joint are evaluated here
+# in plain R, with the truncated normal's moments by numerical integration.
+vb_elbo_r <- function(fit, X, ard = NULL) {
+  W <- unname(fit$W); H <- unname(fit$H)
+  Wv <- unname(fit$W_sd)^2; Hv <- unname(fit$H_sd)^2
+  M <- !is.na(X)
+  X0 <- X; X0[!M] <- 0
+  a_tau <- fit$q_tau[["shape"]]; b_tau <- fit$q_tau[["rate"]]
+  etau <- a_tau / b_tau
+  elogtau <- digamma(a_tau) - log(b_tau)
+  K <- ncol(W)
+  if (is.null(ard)) {
+    lamW <- fit$prior$lamW; lamH <- fit$prior$lamH
+    elogW <- log(lamW); elogH <- log(lamH)
+  } else {
+    a_l <- fit$q_lambda[, "shape"]; b_l <- fit$q_lambda[, "rate"]
+    el <- a_l / b_l
+    lamW <- matrix(el, nrow(W), K, byrow = TRUE); lamH <- matrix(el, K, ncol(H))
+    elogW <- matrix(digamma(a_l) - log(b_l), nrow(W), K, byrow = TRUE)
+    elogH <- matrix(digamma(a_l) - log(b_l), K, ncol(H))
+  }
+  tn_entropy <- function(mu, s) {
+    z <- stats::pnorm(0, mu, s, lower.tail = FALSE)
+    f <- function(x) { p <- stats::dnorm(x, mu, s) / z; ifelse(p > 0, -p * log(p), 0) }
+    stats::integrate(f, 0, Inf, rel.tol = 1e-12, abs.tol = 0)$value
+  }
+  ent <- 0
+  for (i in seq_len(nrow(W))) for (k in seq_len(K)) {
+    js <- which(M[i, ])
+    g <- sum(H[k, js]^2 + Hv[k, js])
+    b <- sum(X0[i, js] * H[k, js]) - sum(sapply(js, function(j) sum(W[i, -k] * H[-k, j] * H[k, j])))
+    ent <- ent + tn_entropy((b - lamW[i, k] / etau) / g, 1 / sqrt(etau * g))
+  }
+  for (j in seq_len(ncol(H))) for (k in seq_len(K)) {
+    is <- which(M[, j])
+    g <- sum(W[is, k]^2 + Wv[is, k])
+    b <- sum(X0[is, j] * W[is, k]) - sum(sapply(is, function(i) sum(W[i, -k] * H[-k, j] * W[i, k])))
+    ent <- ent + tn_entropy((b - lamH[k, j] / etau) / g, 1 / sqrt(etau * g))
+  }
+  EW2 <- W^2 + Wv; EH2 <- H^2 + Hv
+  WH <- W %*% H
+  esse <- sum(((X0 - WH)^2 + EW2 %*% EH2 - (W^2) %*% (H^2))[M])
+  n <- sum(M)
+  al <- fit$noise$shape; be <- fit$noise$rate
+  out <- n / 2 * (elogtau - log(2 * pi)) - etau / 2 * esse +
+    al * log(be) - lgamma(al) + (al - 1) * elogtau - be * etau +
+    (a_tau - log(b_tau) + lgamma(a_tau) + (1 - a_tau) * digamma(a_tau)) +
+    sum(elogW - lamW * W) + sum(elogH - lamH * H) + ent
+  if (!is.null(ard)) {
+    elog <- digamma(a_l) - log(b_l)
+    out <- out + sum(ard[1] * log(ard[2]) - lgamma(ard[1]) + (ard[1] - 1) * elog - ard[2] * el) +
+      sum(a_l - log(b_l) + lgamma(a_l) + (1 - a_l) * digamma(a_l))
+  }
+  out
+}
+
+test_that("the ELBO equals an independent computation at convergence", {
+  d <- make_nmf_data(I = 6, J = 5, K = 2, sd = 0.1, seed = 8)
+  X <- abs(d$X)
+  X[2, 3] <- NA
+  X[5, 1] <- NA
+  set.seed(9)
+  fit <- bnmf(X, rank = 2, method = "vb", prior = exponential(rate = 1.5),
+              noise = gamma_prior(2, 1), iter = 5000, tol = 1e-15)
+  expect_equal(fit$elbo, vb_elbo_r(fit, X), tolerance = 1e-8)
+  set.seed(10)
+  fa <- bnmf(X, rank = 2, method = "vb", prior = ard(2, 1), iter = 5000, tol = 1e-15)
+  expect_equal(fa$elbo, vb_elbo_r(fa, X, ard = c(2, 1)), tolerance = 1e-8)
+  # q(tau) has the shape of the Gibbs conditional, alpha + |Omega| / 2
+  expect_equal(fit$q_tau[["shape"]], 2 + 28 / 2)
+  # q(lambda_k) is the Gamma conditional with expectations:
+  # rate beta0 + sum_i E[W_ik] + sum_j E[H_kj]
+  expect_equal(unname(fa$q_lambda[, "rate"]),
+               unname(1 + colSums(fa$W) + rowSums(fa$H)), tolerance = 1e-8)
+})
+
+test_that("VB posterior means agree with Gibbs on a well-determined problem", {
+  skip_on_cran()
+  d <- make_nmf_data(I = 40, J = 30, K = 2, sd = 0.3, seed = 12)
+  set.seed(13)
+  gb <- bnmf(d$X, rank = 2, method = "gibbs", iter = 3000)
+  vb <- bnmf(d$X, rank = 2, method = "vb", tol = 1e-10, iter = 5000)
+  # E[WH]: the same to well within the posterior sd of each entry
+  z <- abs(fitted(vb) - fitted(gb)) / predict(gb, se.fit = TRUE)$se.fit
+  expect_lt(mean(z), 0.25)
+  expect_gt(cor(as.vector(fitted(vb)), as.vector(fitted(gb))), 0.9999)
+  # the noise precision
+  expect_equal(vb$tau, gb$tau, tolerance = 0.05)
+  # the factors, after matching and normalising each basis vector
+  p <- bnmf:::match_factors(gb$W, vb$W)
+  nrm <- function(W) sweep(W, 2, colSums(W), "/")
+  expect_lt(max(abs(nrm(vb$W[, p]) - nrm(gb$W))), 0.01)
+})
+
+test_that("VB continues exactly with update() and predicts with uncertainty", {
+  d <- make_nmf_data(I = 20, J = 15, K = 2, sd = 0.3, seed = 14)
+  set.seed(15)
+  a <- bnmf(d$X, rank = 2, method = "vb", iter = 60, tol = 0)
+  set.seed(15)
+  b <- bnmf(d$X, rank = 2, method = "vb", iter = 30, tol = 0)
+  b <- update(b, iter = 30)
+  expect_equal(b$W, a$W, tolerance = 1e-12)
+  expect_equal(elbo(b), elbo(a), tolerance = 1e-12)
+  # the sd of (WH)_ij under q, Var = sum_k E[W^2] E[H^2] - E[W]^2 E[H]^2
+  p <- predict(a, se.fit = TRUE)
+  i <- 3; j <- 7
+  ew2 <- a$W[i, ]^2 + a$W_sd[i, ]^2
+  eh2 <- a$H[, j]^2 + a$H_sd[, j]^2
+  expect_equal(p$se.fit[i, j], sqrt(sum(ew2 * eh2) - sum(a$W[i, ]^2 * a$H[, j]^2)))
+  h <- predict(a, newdata = d$X[, 1:4], type = "coef", se.fit = TRUE)
+  expect_equal(dim(h$fit), c(2L, 4L))
+  expect_true(all(h$se.fit > 0))
+  # the coefficients of training columns are recovered by the fixed-W fit
+  expect_equal(unname(h$fit), unname(a$H[, 1:4]), tolerance = 0.05)
+})
