@@ -494,6 +494,18 @@ static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
 /* The .Call entry point                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* The component `name` of a named list, or R_NilValue when there is none. */
+static SEXP list_get_opt(SEXP list, const char *name)
+{
+    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(names) != STRSXP || XLENGTH(names) != XLENGTH(list))
+        Rf_error("bnmf internal error: a named list is expected (looking for '%s')", name);
+    for (R_xlen_t t = 0; t < XLENGTH(list); t++)
+        if (strcmp(CHAR(STRING_ELT(names, t)), name) == 0)
+            return VECTOR_ELT(list, t);
+    return R_NilValue;
+}
+
 SEXP bnmf_list_get(SEXP list, const char *name)
 {
     SEXP names = Rf_getAttrib(list, R_NamesSymbol);
@@ -732,7 +744,7 @@ static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
  *        ARD lambda_rate: then W, H, tau, lambda hold the means of q);
  * data:  list(dims = c(I, J, K), sparse, xi, xp, miss_pos, miss_i, miss_j,
  *        mcol_ptr, mrow_ptr, mrow_j, sumsq_obs, n_obs);
- * prior: list(lamW, lamH, alpha, beta, ard = numeric(0) or c(alpha0, beta0));
+ * prior: list(lamW, lamH, alpha, beta, and optionally ard = c(alpha0, beta0));
  * ctrl:  c(n_sweeps, rule, masked, accumulate, thin, keep_draws, update_W,
  *        update_H, update_tau, tol), rule 0 Gibbs, 1 ICM, 2 VB, 3 Lee-Seung
  *        (Euclidean; no prior, tau fixed).
@@ -779,12 +791,13 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     pr.beta = *bnmf_real_elt(prior, "beta", 1);
     if (!(pr.alpha > 0.0) || !(pr.beta > 0.0) || !R_FINITE(pr.alpha) || !R_FINITE(pr.beta))
         Rf_error("bnmf internal error: the noise prior needs shape > 0 and rate > 0");
-    SEXP ard = bnmf_list_get(prior, "ard");
+    SEXP ard = list_get_opt(prior, "ard");
     pr.ard = 0;
     pr.alpha0 = pr.beta0 = 0.0;
-    if (TYPEOF(ard) != REALSXP || (XLENGTH(ard) != 0 && XLENGTH(ard) != 2))
+    if (ard != R_NilValue &&
+        (TYPEOF(ard) != REALSXP || (XLENGTH(ard) != 0 && XLENGTH(ard) != 2)))
         Rf_error("bnmf internal error: prior$ard must be numeric(0) or c(alpha0, beta0)");
-    if (XLENGTH(ard) == 2 && rule != RULE_MULT) {
+    if (ard != R_NilValue && XLENGTH(ard) == 2 && rule != RULE_MULT) {
         pr.ard = 1;
         pr.alpha0 = REAL(ard)[0];
         pr.beta0 = REAL(ard)[1];
@@ -958,7 +971,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
             logpost = vb_elbo(&d, &pr, W, H, vb, sse, tau_shape, *tau_rate, lambda,
                               lambda_rate, &loglik);
         } else if (rule == RULE_MULT) {
-            loglik = -0.5 * sse;
+            loglik = -sse; /* minus the Euclidean loss */
             logpost = loglik;
         } else {
             loglik = 0.5 * d.n_obs * (log(*tau) - log2pi) - 0.5 * *tau * sse;

@@ -82,10 +82,19 @@ vb_elbo_r <- function(fit, X, ard = NULL) {
     elogW <- matrix(digamma(a_l) - log(b_l), nrow(W), K, byrow = TRUE)
     elogH <- matrix(digamma(a_l) - log(b_l), K, ncol(H))
   }
+  # -int p log p of N(mu, s^2) truncated to [0, inf), in the standardised
+  # offset t = (x - mu) / s - a >= 0 from the truncation point a = -mu / s,
+  # with log p in closed form.
   tn_entropy <- function(mu, s) {
-    z <- stats::pnorm(0, mu, s, lower.tail = FALSE)
-    f <- function(x) { p <- stats::dnorm(x, mu, s) / z; ifelse(p > 0, -p * log(p), 0) }
-    stats::integrate(f, 0, Inf, rel.tol = 1e-12, abs.tol = 0)$value
+    a <- -mu / s
+    lq <- stats::pnorm(a, lower.tail = FALSE, log.p = TRUE)
+    f <- function(t) {
+      lp <- -0.5 * (a + t)^2 - 0.5 * log(2 * pi) - lq
+      -exp(lp) * lp
+    }
+    upper <- max(0, -a) + 12 + 40 / max(a, 1)
+    log(s) + stats::integrate(f, 0, upper, rel.tol = 1e-11, abs.tol = 0,
+                              subdivisions = 1000L)$value
   }
   ent <- 0
   for (i in seq_len(nrow(W))) for (k in seq_len(K)) {

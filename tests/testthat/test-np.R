@@ -1,0 +1,120 @@
+# Non-probabilistic NMF (Lee-Seung multiplicative updates) on observed entries.
+
+# Plain-R reference of the masked updates, one sweep (W then H).
+ls_sweep_r <- function(X, W, H, loss) {
+  M <- !is.na(X)
+  X0 <- X
+  X0[!M] <- 0
+  if (loss == "euclidean") {
+    W <- W * (X0 %*% t(H)) / ((M * (W %*% H)) %*% t(H))
+    H <- H * (t(W) %*% X0) / (t(W) %*% (M * (W %*% H)))
+  } else {
+    R <- ifelse(M, X0 / (W %*% H), 0)
+    W <- W * (R %*% t(H)) / (M %*% t(H))
+    R <- ifelse(M, X0 / (W %*% H), 0)
+    H <- H * (t(W) %*% R) / (t(W) %*% M)
+  }
+  list(W = W, H = H)
+}
+
+np_loss_r <- function(X, W, H, loss) {
+  M <- !is.na(X)
+  WH <- W %*% H
+  if (loss == "euclidean") return(sum(((X - WH)^2)[M]))
+  x <- X[M]
+  wh <- WH[M]
+  sum(ifelse(x > 0, x * log(x / wh), 0) - x + wh)
+}
+
+test_that("the multiplicative updates equal a plain-R implementation", {
+  d <- make_nmf_data(I = 15, J = 12, K = 3, sd = 0.05, seed = 21)
+  X <- abs(d$X)
+  X[c(3, 40, 41, 100)] <- NA
+  set.seed(22)
+  W0 <- matrix(runif(15 * 3), 15, 3)
+  H0 <- matrix(runif(3 * 12), 3, 12)
+  for (loss in c("euclidean", "kl")) {
+    fit <- bnmf(X, rank = 3, method = "np", loss = loss, init = list(W = W0, H = H0),
+                iter = 7, tol = 0)
+    ref <- list(W = W0, H = H0)
+    for (s in 1:7) ref <- ls_sweep_r(X, ref$W, ref$H, loss)
+    expect_equal(unname(fit$W), ref$W, tolerance = 1e-10)
+    expect_equal(unname(fit$H), ref$H, tolerance = 1e-10)
+    expect_equal(fit$loss, np_loss_r(X, ref$W, ref$H, loss), tolerance = 1e-10)
+  }
+})
+
+test_that("the loss never increases, and sparse input gives the dense answer", {
+  d <- make_nmf_data(I = 30, J = 25, K = 3, sd = 0.1, seed = 23)
+  X <- abs(d$X)
+  Xm <- X
+  set.seed(24)
+  Xm[sample(length(X), 150)] <- NA
+  set.seed(25)
+  Xs <- Matrix::rsparsematrix(30, 25, 0.3, rand.x = function(n) rexp(n))
+  for (loss in c("euclidean", "kl")) {
+    for (Y in list(X, Xm, Xs)) {
+      set.seed(26)
+      fit <- bnmf(Y, rank = 4, method = "np", loss = loss, iter = 200, tol = 0)
+      l <- fit$trace$sse
+      expect_length(l, 200)
+      expect_lte(max(diff(l)), 1e-12 * max(l))
+      expect_equal(fit$loss, tail(l, 1))
+    }
+    set.seed(27)
+    fs <- bnmf(Xs, rank = 3, method = "np", loss = loss, iter = 50, tol = 0)
+    set.seed(27)
+    fd <- bnmf(as.matrix(Xs), rank = 3, method = "np", loss = loss, iter = 50, tol = 0)
+    expect_equal(fs$W, fd$W, tolerance = 1e-10)
+    expect_equal(fs$loss, np_loss_r(as.matrix(Xs), fd$W, fd$H, loss), tolerance = 1e-10)
+  }
+})
+
+test_that("np fits give point estimates and refuse posterior summaries by name", {
+  d <- make_nmf_data(I = 20, J = 15, K = 2, sd = 0.05, seed = 28)
+  X <- abs(d$X)
+  X[2, 2] <- NA
+  set.seed(29)
+  fit <- bnmf(X, rank = 2, method = "np", loss = "kl", iter = 300)
+  expect_s3_class(fit, c("bnmf_np", "bnmf"))
+  expect_equal(dim(fitted(fit)), dim(X))
+  expect_equal(predict(fit)[2, 2], sum(fit$W[2, ] * fit$H[, 2]))
+  expect_named(factors(fit), c("W", "H"))
+  h <- predict(fit, newdata = X[, 1:3], type = "coef")
+  expect_equal(dim(h), c(2L, 3L))
+  expect_output(print(fit), "multiplicative updates")
+  expect_output(print(summary(fit)), "KL loss")
+  for (bad in list(function() sigma(fit), function() logLik(fit),
+                   function() predict(fit, se.fit = TRUE), function() elbo(fit),
+                   function() bnmf:::draws_cube(fit))) {
+    expect_error(bad(), class = "bnmf_error_input", regexp = "np")
+  }
+  expect_error(bnmf(X - 1, rank = 2, method = "np"), class = "bnmf_error_input",
+               regexp = "negative")
+  expect_error(bnmf(X, rank = 2, method = "np", prior = ard()),
+               class = "bnmf_error_input", regexp = "prior")
+  expect_error(bnmf(X, rank = 2, method = "gibbs", loss = "kl"),
+               class = "bnmf_error_input", regexp = "loss")
+})
+
+test_that("all four methods recover a synthetic signal to the noise level", {
+  skip_on_cran()
+  # Brouwer et al. (2017), section 4.1: I = 100, J = 80, K = 10, unit-mean
+  # exponential factors, unit-variance Gaussian noise.
+  set.seed(30)
+  I <- 100; J <- 80; K <- 10
+  S <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J)
+  X <- S + matrix(rnorm(I * J), I, J)
+  for (m in c("gibbs", "vb", "icm", "np")) {
+    set.seed(31)
+    Y <- if (m == "np") pmax(X, 0) else X
+    fit <- bnmf(Y, rank = K, method = m, iter = if (m == "np") 3000 else 1000)
+    train <- mean((Y - fitted(fit))^2)
+    # Fitting 1800 parameters to 8000 entries leaves about
+    # (1 - 1800 / 8000) = 0.78 of the noise variance in the residuals.
+    expect_gt(train, 0.7)
+    expect_lt(train, 1.0)
+    # and the fit is close to the signal itself
+    expect_lt(mean((fitted(fit) - S)^2), 0.35)
+  }
+})
