@@ -4,8 +4,9 @@
 #' (`posterior::as_draws()`, `posterior::as_draws_array()`) or a
 #' `coda::mcmc` / `coda::mcmc.list` (`coda::as.mcmc()`), one chain per chain
 #' of the fit. Variables are named as in Stan: `tau`, `loglik` (the
-#' log-likelihood of the observed entries at each draw), and when the fit was
-#' made with `keep = "draws"` also `W[i,k]` and `H[k,j]`.
+#' log-likelihood of the observed entries at each draw), `lambda[k]` (the ARD
+#' rates, with an [ard()] prior), and when the fit was made with
+#' `keep = "draws"` also `W[i,k]` and `H[k,j]`.
 #'
 #' @param x A `bnmf` Gibbs fit.
 #' @param ... Not used.
@@ -33,7 +34,8 @@ draws_cube <- function(x) {
   chains <- sort(unique(kt$chain))
   n <- min(table(kt$chain))
   I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
-  vars <- c("tau", "loglik")
+  lam <- grep("^lambda\\[", names(kt), value = TRUE)
+  vars <- c("tau", "loglik", lam)
   if (!is.null(x$draws)) {
     vars <- c(vars,
               sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
@@ -45,8 +47,12 @@ draws_cube <- function(x) {
     s <- kt[kt$chain == chains[c], ]
     a[, c, 1L] <- s$tau[seq_len(n)]
     a[, c, 2L] <- s$loglik[seq_len(n)]
+    # ARD rates, in the factor order of the pooled fit (chains are aligned)
+    perm <- x$chains[[chains[c]]]$perm %||% seq_along(lam)
+    for (k in seq_along(lam)) a[, c, 2L + k] <- s[[lam[perm[k]]]][seq_len(n)]
     if (!is.null(x$draws)) {
-      a[, c, -(1:2)] <- t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
+      a[, c, -seq_len(2L + length(lam))] <-
+        t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
     }
   }
   a

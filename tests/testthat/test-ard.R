@@ -77,5 +77,8 @@ test_that("ARD keeps about the true number of factors and predicts like the true
     # without ARD the 15-factor fit predicts worse: it overfits
     expect_gt(held_out(big), held_out(big_ard))
   }
+  pdf(NULL)
   expect_silent(plot(big_ard, type = "ard"))
+  dev.off()
+  expect_output(print(summary(big_ard)), "5 of 15 factors active")
 })

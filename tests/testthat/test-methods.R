@@ -1,6 +1,6 @@
 fit_small <- function(method = "gibbs", keep = "summary", chains = 1) {
   dat <- make_nmf_data(I = 12, J = 8, K = 2, seed = 1)
-  X <- dat$X
+  X <- if (method == "np") abs(dat$X) else dat$X
   dimnames(X) <- list(paste0("g", 1:12), paste0("s", 1:8))
   X[1, 1] <- NA
   set.seed(1)
@@ -9,7 +9,7 @@ fit_small <- function(method = "gibbs", keep = "summary", chains = 1) {
 }
 
 test_that("factors, basis and coef return named matrices of the right size", {
-  for (m in c("gibbs", "icm")) {
+  for (m in c("gibbs", "vb", "icm", "np")) {
     fit <- fit_small(m)
     f <- factors(fit)
     expect_named(f, c("W", "H"))
@@ -76,8 +76,8 @@ test_that("predict(type = 'coef') infers the coefficients of new samples", {
   expect_error(predict(fit, newdata = dat$X[1:5, ]), class = "bnmf_error_input")
 })
 
-test_that("print, summary and plot work for both methods", {
-  for (m in c("gibbs", "icm")) {
+test_that("print, summary and plot work for every method", {
+  for (m in c("gibbs", "vb", "icm", "np")) {
     fit <- fit_small(m, chains = 2)
     expect_output(print(fit), "rank: 2")
     s <- summary(fit)
