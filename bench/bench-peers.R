@@ -209,7 +209,25 @@ if (have_nmf) {
     bnmf(X, rank = K, method = "gibbs", iter = n, burnin = n - 1L, progress = FALSE)
   }
   run_icm <- function(n) icm_flat(X, iter = n, tol = 0)
-  runners <- list(lee = run_lee, icm = run_icm, gibbs = run_gibbs)
+  Xp <- pmax(X, 0) # the multiplicative updates need X >= 0
+  run_brunet <- function(n) {
+    NMF::nmf(Xp, K, method = "brunet", seed = 1, nrun = 1, .options = "-p",
+             .stop = NMF::nmf.stop.iteration(n))
+  }
+  run_np <- function(n) {
+    set.seed(1)
+    bnmf(Xp, rank = K, method = "np", iter = n, tol = 0, progress = FALSE)
+  }
+  run_np_kl <- function(n) {
+    set.seed(1)
+    bnmf(Xp, rank = K, method = "np", loss = "kl", iter = n, tol = 0, progress = FALSE)
+  }
+  run_vb <- function(n) {
+    set.seed(1)
+    bnmf(X, rank = K, method = "vb", iter = n, tol = 0, progress = FALSE)
+  }
+  runners <- list(lee = run_lee, brunet = run_brunet, icm = run_icm, gibbs = run_gibbs,
+                  vb = run_vb, np = run_np, np_kl = run_np_kl)
   chk <- run_lee(n1)
   stopifnot(NMF::niter(chk) == n1)
   per_it <- matrix(NA_real_, reps_it, length(runners),
@@ -237,6 +255,16 @@ if (have_nmf) {
   cat("| bnmf Gibbs sweep | ", fmt(1000 * pm[["gibbs"]], 1), " | ",
       fmt(median(ratio_gibbs)), " [", fmt(min(ratio_gibbs)), ", ",
       fmt(max(ratio_gibbs)), "] |\n", sep = "")
+  row <- function(label, m, ref) {
+    r <- per_it[, m] / per_it[, ref]
+    cat("| ", label, " | ", fmt(1000 * pm[[m]], 1), " | ", fmt(median(r)), " [",
+        fmt(min(r)), ", ", fmt(max(r)), "] (vs NMF ", ref, ") |\n", sep = "")
+  }
+  row("bnmf VB sweep", "vb", "lee")
+  row("bnmf NP sweep, Euclidean (same updates as NMF lee)", "np", "lee")
+  cat("| NMF brunet (multiplicative updates, KL) | ", fmt(1000 * pm[["brunet"]], 1),
+      " | 1 (vs NMF brunet) |\n", sep = "")
+  row("bnmf NP sweep, KL (same updates as NMF brunet)", "np_kl", "brunet")
   cat("\nPer iteration = (time of ", n2, " - time of ", n1, " iterations) / ",
       n2 - n1, ". NMF's lee iteration is one multiplicative update of W and H; ",
       "a bnmf sweep is an exact block update (ICM) or draw (Gibbs) of W, H and tau.\n",
