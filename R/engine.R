@@ -214,7 +214,9 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
       }
       done <- done + ndone
       left <- left - ndone
-      if (ndone < n) converged <- TRUE
+      # The C code says when tol stopped it, so that where the chunks end
+      # (they adapt to the machine's speed) never changes the result.
+      if (isTRUE(out$converged)) converged <- TRUE
       progress_update(pb, done)
       # Aim at about a quarter of a second per chunk.
       chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))

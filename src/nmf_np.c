@@ -155,8 +155,8 @@ static void kl_update_H(const nmf_data *d, const double *W, double *H, kl_work *
  * state: list(W, H, x (values, 0 at missing entries), logpost (minus the
  *        loss of the state));
  * data:  as for nmf_sweeps; ctrl: c(n_sweeps, tol, update_W).
- * Returns list(trace = n x 4 matrix (-loss, 1, -loss, loss)), the same layout
- * as nmf_sweeps' trace. Stops early when the relative change of the loss is
+ * Returns list(trace = n x 4 matrix (-loss, 1, -loss, loss), the same layout
+ * as nmf_sweeps' trace, and converged). Stops early when the relative change of the loss is
  * at most tol.
  */
 SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
@@ -199,7 +199,7 @@ SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
     w.rs = (double *) R_alloc(K, sizeof(double));
 
     double *tr = (double *) R_alloc(n_sweeps > 0 ? n_sweeps : 1, sizeof(double));
-    int done = 0;
+    int done = 0, converged = 0;
     double prev = *logpost;  /* minus the loss of the entering state */
     for (int s = 0; s < n_sweeps; s++) {
         /* The loss of the current state (after sweep s - 1), with the ratio
@@ -211,6 +211,7 @@ SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
             const double cur = -loss;
             if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur)) {
                 *logpost = cur;
+                converged = 1;
                 break;
             }
             prev = cur;
@@ -222,9 +223,13 @@ SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
         R_CheckUserInterrupt();
     }
     if (done > 0 && done == n_sweeps) {
+        /* The loss after the last sweep, compared with the one before it, so
+         * that where a run is cut into calls never changes when it stops. */
         const double loss = kl_numerator(&d, x, W, H, -1, &w) + sum_wh_obs(&d, W, H);
         tr[done - 1] = loss;
         *logpost = -loss;
+        if (tol > 0.0 && R_FINITE(prev) && fabs(-loss - prev) <= tol * loss)
+            converged = 1;
     }
     SEXP trace = PROTECT(Rf_allocMatrix(REALSXP, done, 4));
     double *t4 = REAL(trace);
@@ -234,9 +239,12 @@ SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
         t4[s + 2 * (R_xlen_t) done] = -tr[s];
         t4[s + 3 * (R_xlen_t) done] = tr[s];
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 1));
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
     SET_VECTOR_ELT(out, 0, trace);
-    SEXP nms = PROTECT(Rf_mkString("trace"));
+    SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(converged));
+    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 2));
+    SET_STRING_ELT(nms, 0, Rf_mkChar("trace"));
+    SET_STRING_ELT(nms, 1, Rf_mkChar("converged"));
     Rf_setAttrib(out, R_NamesSymbol, nms);
     UNPROTECT(3);
     return out;

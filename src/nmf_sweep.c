@@ -749,7 +749,8 @@ static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
  *        update_H, update_tau, tol), rule 0 Gibbs, 1 ICM, 2 VB, 3 Lee-Seung
  *        (Euclidean; no prior, tau fixed).
  * Returns list(trace = n x 4 matrix (loglik, tau, logpost, sse), W_draws,
- * H_draws, lambda = n x K matrix of the ARD rates (0 columns without ARD)).
+ * H_draws, lambda = n x K matrix of the ARD rates (0 columns without ARD),
+ * converged = TRUE when the tol criterion stopped the sweeps).
  * For VB, loglik is E_q[log p(X | W, H, tau)], logpost the ELBO and sse the
  * expected SSE. ICM, VB and Lee-Seung stop early when the relative change of
  * logpost is at most tol.
@@ -913,7 +914,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     const double tau_shape = pr.alpha + 0.5 * d.n_obs;
 
     GetRNGstate();
-    int s, kept = 0;
+    int s, kept = 0, converged = 0;
     for (s = 0; s < n_sweeps; s++) {
         if (upd_W)
             update_W(&d, &pr, x, W, H, *tau, rule, masked, &ws, vb);
@@ -1014,6 +1015,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
         if (rule != RULE_DRAW && tol > 0.0 && R_FINITE(prev) &&
             fabs(logpost - prev) <= tol * fabs(logpost)) {
             s++;
+            converged = 1;
             break;
         }
         PutRNGstate();
@@ -1035,14 +1037,15 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
                    sizeof(double) * s);
         lam_tr = lt2;
     }
-    const char *names[] = {"trace", "W_draws", "H_draws", "lambda"};
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprotect++;
+    const char *names[] = {"trace", "W_draws", "H_draws", "lambda", "converged"};
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 5)); nprotect++;
     SET_VECTOR_ELT(out, 0, trace);
     SET_VECTOR_ELT(out, 1, Wd);
     SET_VECTOR_ELT(out, 2, Hd);
     SET_VECTOR_ELT(out, 3, lam_tr);
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 4)); nprotect++;
-    for (int t = 0; t < 4; t++) SET_STRING_ELT(nms, t, Rf_mkChar(names[t]));
+    SET_VECTOR_ELT(out, 4, Rf_ScalarLogical(converged));
+    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 5)); nprotect++;
+    for (int t = 0; t < 5; t++) SET_STRING_ELT(nms, t, Rf_mkChar(names[t]));
     Rf_setAttrib(out, R_NamesSymbol, nms);
     UNPROTECT(nprotect);
     return out;
