@@ -27,6 +27,26 @@
 #'   (`exponential(rate = 0)`) turns ICM into exact coordinate-descent
 #'   non-negative least squares.
 #'
+#' @section Particles:
+#' `method = "particles"` approximates the posterior of a different model by
+#' a weighted set of M factorisations (Masood and Doshi-Velez, Algorithm 1).
+#' The likelihood is a soft insensitive loss on an NMF objective ([silf()]:
+#' every factorisation good enough under the objective is equally likely),
+#' every column of `W` has a Dirichlet(1) prior (so `W` is column-stochastic)
+#' and every entry of `H` an exponential prior (`prior = exponential(rate)`;
+#' `"auto"` means rate 1, the paper's choice). The M candidates start from
+#' `init`: `"qtransform"` (the default for this method: the shipped
+#' transformation pairs of [qtransform_pairs()] applied to the top SVD
+#' factors of `X`; or pairs you made with it), `"random"` (entries
+#' `sqrt(mean(X) / rank) |N(0, 1)|`), `"nndsvd"` (deterministic, so every
+#' candidate is the same) or `"nndsvdar"`; each is solved to convergence
+#' (`tol`, at most `iter` sweeps) by coordinate-descent non-negative least
+#' squares (ICM with a flat prior), rescaled so that the columns of `W` sum to
+#' one, and weighted by minimising the kernel Stein discrepancy over the
+#' simplex ([stein_discrepancy()]). `X` must be dense, complete and
+#' non-negative. See [weights.bnmf_particles()] and
+#' [summary.bnmf_particles()].
+#'
 #' @section Chains and reproducibility:
 #' Chains (for ICM: restarts, of which the fit with the highest log posterior
 #' is kept) are independent tasks, each with its own L'Ecuyer-CMRG random
@@ -44,7 +64,9 @@
 #'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed
 #'   zeros; only its stored `NA`s are missing). Or a formula `X ~ nmf(rank)`.
 #' @param rank The number of factors `K`, between 1 and `min(dim(X))`.
-#' @param method `"gibbs"` (posterior sampling) or `"icm"` (posterior mode).
+#' @param method `"gibbs"` (posterior sampling), `"icm"` (posterior mode) or
+#'   `"particles"` (a Stein-weighted set of factorisations; see the section
+#'   Particles).
 #' @param prior Prior of the factors: [exponential()].
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()].
 #' @param iter Number of sweeps per chain, burn-in included (Gibbs; default
@@ -67,8 +89,11 @@
 #'   of seconds).
 #' @param data For the formula interface: where to find the variable on the
 #'   left side (default: the formula's environment).
-#' @return An object of class `c("bnmf_gibbs", "bnmf")` or
-#'   `c("bnmf_icm", "bnmf")`; see [factors()], [fitted.bnmf()],
+#' @param particles Method `"particles"`: the number M of candidate
+#'   factorisations.
+#' @param likelihood Method `"particles"`: the likelihood, made by [silf()].
+#' @return An object of class `c("bnmf_gibbs", "bnmf")`,
+#'   `c("bnmf_icm", "bnmf")` or `c("bnmf_particles", "bnmf")`; see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
 #' Schmidt, M. N., Winther, O. and Hansen, L. K. (2009). Bayesian non-negative
@@ -91,14 +116,19 @@
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "icm"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "icm", "particles"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
-                 progress = interactive(), data = NULL) {
+                 progress = interactive(), data = NULL, particles = 20,
+                 likelihood = silf()) {
   call <- match.call()
   spec <- parse_model(X, rank, prior, data, parent.frame())
-  method <- check_choice(method, c("gibbs", "icm"), "method")
+  method <- check_choice(method, c("gibbs", "icm", "particles"), "method")
+  if (method == "particles") {
+    return(fit_particles(spec, if (missing(init)) "qtransform" else init, particles,
+                         likelihood, tol, iter, progress, call))
+  }
   keep <- check_choice(keep, c("summary", "draws"), "keep")
   X <- check_data_matrix(spec$X)
   I <- nrow(X)

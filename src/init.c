@@ -10,6 +10,8 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(tn_logdens, 3),
     CALLDEF(nmf_sweeps, 4),
     CALLDEF(wh_entries, 4),
+    CALLDEF(stein_kernel, 3),
+    CALLDEF(simplex_qp, 3),
     { NULL, NULL, 0 }
 };
 
