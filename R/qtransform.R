@@ -11,10 +11,15 @@
 # flipped together when the winner is negative (so u d v' is unchanged).
 svd_top <- function(X, r) {
   s <- svd(X, nu = r, nv = r)
-  u <- s$u[, seq_len(r), drop = FALSE]
-  v <- s$v[, seq_len(r), drop = FALSE]
-  d <- s$d[seq_len(r)]
-  for (k in seq_len(r)) {
+  svd_signs(list(u = s$u[, seq_len(r), drop = FALSE], d = s$d[seq_len(r)],
+                 v = s$v[, seq_len(r), drop = FALSE]))
+}
+
+svd_signs <- function(sv) {
+  u <- sv$u
+  v <- sv$v
+  d <- sv$d
+  for (k in seq_along(d)) {
     sl <- sum(sign(v[, k]) * v[, k]^2)
     sr <- sum(sign(u[, k]) * u[, k]^2)
     flip <- if (sl * sr < 0) (if (abs(sl) >= abs(sr)) sl < 0 else sr < 0) else sl < 0 || sr < 0
