@@ -136,15 +136,15 @@ print.bnmf_qtransform <- function(x, ...) {
 #' @rdname qtransform_pairs
 #' @export
 qtransform_pairs_default <- function() {
-  if (is.null(the$qtransform)) {
+  if (is.null(qtransform_cache$pairs)) {
     path <- system.file("extdata", "qtransform-pairs.rds", package = "bnmf")
     if (!nzchar(path)) stop("bnmf internal error: the shipped Q-Transform pairs are missing.", call. = FALSE)
-    the$qtransform <- readRDS(path)
+    qtransform_cache$pairs <- readRDS(path)
   }
-  the$qtransform
+  qtransform_cache$pairs
 }
 
-the <- new.env(parent = emptyenv())
+qtransform_cache <- new.env(parent = emptyenv())
 
 # Column k of W and row k of H get the same norm (W H is unchanged).
 balance_scale <- function(W, H) {
