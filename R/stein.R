@@ -130,8 +130,11 @@ stein_value <- function(K, weights, kernel = FALSE) {
 #'   give it explicitly to compare sets on the same model.
 #' @param rate Rate of the exponential prior on `H`.
 #' @param weights `"optimal"`, `"equal"` or a numeric vector.
-#' @param kernel A list of kernel parameters (see [bnmf()], argument
-#'   `kernel`).
+#' @param kernel A list of base-kernel parameters, any of `c_W` (default
+#'   `1e-2`), `c_H` (`1e3`), `b_W` and `b_H` (both `-0.5`): the kernel is
+#'   \eqn{(\|W - W'\|^2 + c_W^2)^{b_W} / (2 \gamma_W) + (\|H - H'\|^2 +
+#'   c_H^2)^{b_H} / (2 \gamma_H)} with \eqn{\gamma = (c^2)^b}, equation 7
+#'   of the paper with its section 6.1 values (the ones `bnmf()` uses).
 #' @param ... Not used.
 #' @return The discrepancy, with attribute `weights` (and for a list
 #'   `epsilon`).
@@ -158,7 +161,7 @@ stein_discrepancy.bnmf_particles <- function(x, ...) {
 #' @rdname stein_discrepancy
 #' @export
 stein_discrepancy.list <- function(x, X, likelihood = silf(), rate = 1,
-                                   weights = "optimal", kernel = stein_kernel_par(), ...) {
+                                   weights = "optimal", kernel = list(), ...) {
   X <- check_particle_data(X)
   if (!length(x)) abort_input("`x` must hold at least one factorisation.")
   parts <- lapply(seq_along(x), function(m) {
@@ -200,7 +203,9 @@ stein_kernel_par <- function(c_W = 1e-2, c_H = 1e3, b_W = -0.5, b_H = -0.5) {
 }
 
 check_kernel_par <- function(kernel) {
-  if (!is.list(kernel)) abort_input("`kernel` must be a list with elements c_W, c_H, b_W, b_H.")
+  if (!is.list(kernel) || length(kernel) && is.null(names(kernel))) {
+    abort_input("`kernel` must be a list with elements among c_W, c_H, b_W, b_H.")
+  }
   def <- stein_kernel_par()
   bad <- setdiff(names(kernel), names(def))
   if (length(bad)) abort_input(sprintf("`kernel`: unknown element%s %s.", if (length(bad) > 1) "s" else "",
