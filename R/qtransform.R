@@ -264,6 +264,10 @@ particle_starts <- function(X, R, M, init) {
       st
     }))
   }
+  if (init == "nndsvd" && M > 1L) {
+    warning("`init = \"nndsvd\"` is deterministic: all candidates are the same factorisation; use \"nndsvdar\", \"qtransform\" or \"random\" for distinct ones.",
+            call. = FALSE)
+  }
   lapply(seq_len(M), function(m) {
     t0 <- proc.time()[[3L]]
     st <- nndsvd_start(sv, R, mean_x, init)
