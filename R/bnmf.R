@@ -43,6 +43,26 @@
 #'   never increases. No prior, no uncertainty: posterior summaries are not
 #'   available for these fits. Needs `X >= 0`.
 #'
+#' @section Particles:
+#' `method = "particles"` approximates the posterior of a different model by
+#' a weighted set of M factorisations (Masood and Doshi-Velez, Algorithm 1).
+#' The likelihood is a soft insensitive loss on an NMF objective ([silf()]:
+#' every factorisation good enough under the objective is equally likely),
+#' every column of `W` has a Dirichlet(1) prior (so `W` is column-stochastic)
+#' and every entry of `H` an exponential prior (`prior = exponential(rate)`;
+#' `"auto"` means rate 1, the paper's choice). The M candidates start from
+#' `init`: `"qtransform"` (the default for this method: the shipped
+#' transformation pairs of [qtransform_pairs()] applied to the top SVD
+#' factors of `X`; or pairs you made with it), `"random"` (entries
+#' `sqrt(mean(X) / rank) |N(0, 1)|`), `"nndsvd"` (deterministic, so every
+#' candidate is the same) or `"nndsvdar"`; each is solved to convergence
+#' (`tol`, at most `iter` sweeps) by coordinate-descent non-negative least
+#' squares (ICM with a flat prior), rescaled so that the columns of `W` sum to
+#' one, and weighted by minimising the kernel Stein discrepancy over the
+#' simplex ([stein_discrepancy()]). `X` must be dense, complete and
+#' non-negative. See [weights.bnmf_particles()] and
+#' [summary.bnmf_particles()].
+#'
 #' @section Chains and reproducibility:
 #' Chains (for ICM: restarts, of which the fit with the highest log posterior
 #' is kept) are independent tasks, each with its own L'Ecuyer-CMRG random
@@ -61,9 +81,11 @@
 #'   zeros; only its stored `NA`s are missing). Or a formula `X ~ nmf(rank)`.
 #' @param rank The number of factors `K`, between 1 and `min(dim(X))`.
 #' @param method `"gibbs"` (posterior sampling), `"vb"` (variational Bayes),
-#'   `"icm"` (posterior mode) or `"np"` (Lee-Seung multiplicative updates).
+#'   `"icm"` (posterior mode), `"np"` (Lee-Seung multiplicative updates) or
+#'   `"particles"` (a Stein-weighted set of factorisations; see the section
+#'   Particles).
 #' @param prior Prior of the factors: [exponential()] or [ard()] (automatic
-#'   relevance determination). Not used by `"np"`.
+#'   relevance determination). Not used by `"np"` and `"particles"`.
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()].
 #' @param iter Number of sweeps per chain, burn-in included (Gibbs; default
 #'   2000), or the maximum number of sweeps (ICM, VB, NP; default 1000).
@@ -91,6 +113,9 @@
 #'   of seconds).
 #' @param data For the formula interface: where to find the variable on the
 #'   left side (default: the formula's environment).
+#' @param particles Method `"particles"`: the number M of candidate
+#'   factorisations.
+#' @param likelihood Method `"particles"`: the likelihood, made by [silf()].
 #' @return An object of class `c("bnmf_<method>", "bnmf")`; see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
@@ -131,18 +156,23 @@
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
                  loss = c("euclidean", "kl"),
-                 progress = interactive(), data = NULL) {
+                 progress = interactive(), data = NULL, particles = 20,
+                 likelihood = silf()) {
   call <- match.call()
-  method <- check_choice(method, c("gibbs", "vb", "icm", "np"), "method")
+  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles"), "method")
   if (method == "np" && (!missing(prior) || !missing(noise))) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
   spec <- parse_model(X, rank, prior, data, parent.frame())
+  if (method == "particles") {
+    return(fit_particles(spec, if (missing(init)) "qtransform" else init, particles,
+                         likelihood, tol, iter, progress, call))
+  }
   if (method != "np" && !missing(loss)) {
     abort_input(sprintf("`loss` applies to method \"np\" only, not \"%s\" (the Bayesian methods have a Gaussian likelihood).", method))
   }

@@ -11,6 +11,8 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(nmf_sweeps, 4),
     CALLDEF(wh_entries, 4),
     CALLDEF(nmf_kl, 3),
+    CALLDEF(stein_kernel, 3),
+    CALLDEF(simplex_qp, 3),
     { NULL, NULL, 0 }
 };
 

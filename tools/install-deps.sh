@@ -6,7 +6,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(
   r-cran-cli r-cran-clue r-cran-future r-cran-future.apply r-cran-matrix
   r-cran-testthat r-cran-withr r-cran-coda r-cran-posterior
-  r-cran-knitr r-cran-rmarkdown pandoc qpdf
+  r-cran-knitr r-cran-rmarkdown r-cran-quadprog pandoc qpdf
 )
 missing=()
 for p in "${pkgs[@]}"; do

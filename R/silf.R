@@ -1,0 +1,147 @@
+# The particle model of Masood & Doshi-Velez (section 5): a soft insensitive
+# loss (SILF) likelihood on an NMF objective, Dirichlet(1) columns of W and
+# exponential H; its objectives, their gradients and the score.
+
+#' Soft insensitive likelihood on an NMF objective
+#'
+#' The likelihood of the particle model (`bnmf(method = "particles")`,
+#' Masood and Doshi-Velez, section 5.1):
+#' \deqn{p(X | W, H) \propto \exp(-C \, SILF_{\epsilon, \beta}(f_X(W, H)))}
+#' where \eqn{f_X} is an NMF objective and the soft insensitive loss (Chu,
+#' Keerthi and Ong 2004) is 0 for \eqn{y \le (1 - \beta)\epsilon},
+#' \eqn{(y - (1 - \beta)\epsilon)^2 / (4 \beta \epsilon)} for
+#' \eqn{|y - \epsilon| \le \beta\epsilon} and \eqn{y - \epsilon} above. Every
+#' factorisation whose objective is below \eqn{(1 - \beta)\epsilon} is equally
+#' likely: the analyst says how good a factorisation must be, not which one
+#' is best.
+#'
+#' @param epsilon The insensitivity threshold, > 0. `NULL` (the default):
+#'   1.2 times the largest objective among the candidate factorisations (the
+#'   empirical rule of the paper, section 6.1).
+#' @param beta Width of the smooth transition, in (0, 1).
+#' @param C Slope of the log likelihood outside the insensitive region, > 0.
+#' @param objective `"frobenius"` (\eqn{\|X - WH\|_F^2}), `"kl"` (the
+#'   generalised Kullback-Leibler divergence \eqn{\sum X \log(X / WH) - X +
+#'   WH}) or `"is"` (Itakura-Saito, \eqn{\sum X / WH - \log(X / WH) - 1}; needs
+#'   X > 0). For the last two, `W %*% H` is floored at `1e-12 * max(X)`.
+#' @return An object of class `bnmf_likelihood`.
+#' @references
+#' Masood, M. A. and Doshi-Velez, F. A particle-based variational approach to
+#' Bayesian non-negative matrix factorization. In Doshi-Velez, F. (2021),
+#' *Generating multiple hypotheses in non-negative matrix factorization and
+#' related linear models*, AFRL-AFOSR-VA-TR-2021-0037.
+#'
+#' Chu, W., Keerthi, S. S. and Ong, C. J. (2004). Bayesian support vector
+#' regression using a unified loss function. *IEEE Transactions on Neural
+#' Networks* 15(1), 29-44.
+#' @examples
+#' silf()
+#' silf(epsilon = 5e4, objective = "kl")
+#' @export
+silf <- function(epsilon = NULL, beta = 0.1, C = 2,
+                 objective = c("frobenius", "kl", "is")) {
+  if (!is.null(epsilon)) epsilon <- check_number(epsilon, "epsilon", 0, min_open = TRUE)
+  beta <- check_number(beta, "beta", 0, min_open = TRUE)
+  if (beta >= 1) abort_input("`beta` must be between 0 and 1 (exclusive).")
+  C <- check_number(C, "C", 0, min_open = TRUE)
+  objective <- check_choice(objective, c("frobenius", "kl", "is"), "objective")
+  structure(list(epsilon = epsilon, beta = beta, C = C, objective = objective),
+            class = "bnmf_likelihood")
+}
+
+#' @export
+print.bnmf_likelihood <- function(x, ...) {
+  cat(sprintf("SILF likelihood on the %s objective: epsilon = %s, beta = %s, C = %s\n",
+              objective_label(x$objective),
+              if (is.null(x$epsilon)) "1.2 x the largest candidate objective" else format(signif(x$epsilon, 6)),
+              format(x$beta), format(x$C)))
+  invisible(x)
+}
+
+objective_label <- function(objective) {
+  c(frobenius = "squared Frobenius", kl = "Kullback-Leibler", is = "Itakura-Saito")[[objective]]
+}
+
+check_likelihood <- function(likelihood) {
+  if (!inherits(likelihood, "bnmf_likelihood")) abort_input("`likelihood` must be made by `silf()`.")
+  likelihood
+}
+
+silf_loss <- function(y, epsilon, beta) {
+  lo <- (1 - beta) * epsilon
+  ifelse(y <= lo, 0, ifelse(y <= (1 + beta) * epsilon, (y - lo)^2 / (4 * beta * epsilon),
+                            y - epsilon))
+}
+
+silf_deriv <- function(y, epsilon, beta) {
+  lo <- (1 - beta) * epsilon
+  ifelse(y <= lo, 0, ifelse(y <= (1 + beta) * epsilon, (y - lo) / (2 * beta * epsilon), 1))
+}
+
+# Data for the particle model: a dense, complete, non-negative matrix.
+check_particle_data <- function(X, arg = "X") {
+  X <- check_data_matrix(X, arg)
+  if (inherits(X, "Matrix")) {
+    abort_input(sprintf("`%s`: method \"particles\" needs a dense matrix; use as.matrix(%s).", arg, arg))
+  }
+  if (anyNA(X)) {
+    abort_input(sprintf("`%s`: method \"particles\" needs a complete matrix (no NA).", arg))
+  }
+  if (min(X) < 0) {
+    abort_input(sprintf("`%s`: method \"particles\" needs non-negative data (an NMF objective is the likelihood).", arg))
+  }
+  X
+}
+
+# Move a factorisation onto the prior's manifold: every column of W sums to
+# one (Dirichlet support), the scale moving into H; W H is unchanged. An
+# all-zero column of W becomes uniform, with a zero row of H.
+to_simplex <- function(W, H) {
+  s <- colSums(W)
+  zero <- !(s > 0)
+  if (any(zero)) {
+    W[, zero] <- 1 / nrow(W)
+    H[zero, ] <- 0
+    s[zero] <- 1
+  }
+  list(W = sweep(W, 2L, s, "/"), H = H * s)
+}
+
+# The objective f_X(W, H) and its gradients with respect to W and H.
+# Frobenius without an I x J temporary:
+#   f = |X|^2 - 2 <W, X H'> + <W'W, H H'>,
+#   df/dW = 2 (W H H' - X H'),  df/dH = 2 (W'W H - W'X).
+objective_grad <- function(X, W, H, objective, sumsq = NULL) {
+  if (objective == "frobenius") {
+    XHt <- tcrossprod(X, H)
+    WtX <- crossprod(W, X)
+    HHt <- tcrossprod(H)
+    WtW <- crossprod(W)
+    sumsq <- sumsq %||% sum_squares(X)
+    f <- sumsq - 2 * sum(W * XHt) + sum(WtW * HHt)
+    return(list(f = max(f, 0), W = 2 * (W %*% HHt - XHt), H = 2 * (WtW %*% H - WtX)))
+  }
+  WH <- pmax(W %*% H, 1e-12 * max(X))
+  if (objective == "kl") {
+    pos <- X > 0
+    f <- sum(X[pos] * log(X[pos] / WH[pos])) - sum(X) + sum(WH)
+    G <- 1 - X / WH
+  } else {
+    Q <- X / WH
+    f <- sum(Q - log(Q) - 1)
+    G <- (1 - Q) / WH
+  }
+  list(f = f, W = tcrossprod(G, H), H = crossprod(W, G))
+}
+
+nmf_objective <- function(X, W, H, objective) {
+  objective_grad(X, W, H, objective)$f
+}
+
+# The score of the particle posterior at (W, H) given the objective's
+# gradient: d/dtheta [-C SILF(f)] plus the prior's score (0 for the
+# Dirichlet(1) density of W, -rate for the exponential density of H).
+particle_score <- function(grad, likelihood, rate) {
+  d <- -likelihood$C * silf_deriv(grad$f, likelihood$epsilon, likelihood$beta)
+  list(W = d * grad$W, H = d * grad$H - rate)
+}
