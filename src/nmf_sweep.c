@@ -467,7 +467,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     d.sparse = *int_elt(data, "sparse", 1) != 0;
     R_xlen_t nx = (R_xlen_t) I * J;
     if (d.sparse) {
-        d.xp = int_elt(data, "xp", J + 1);
+        d.xp = int_elt(data, "xp", (R_xlen_t) J + 1);
         nx = d.xp[J];
         d.xi = int_elt(data, "xi", nx);
         if (d.xp[0] != 0 || nx < 0)
@@ -485,8 +485,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     d.miss_pos = int_elt(data, "miss_pos", d.nmiss);
     d.miss_i = int_elt(data, "miss_i", d.nmiss);
     d.miss_j = int_elt(data, "miss_j", d.nmiss);
-    d.mcol_ptr = int_elt(data, "mcol_ptr", J + 1);
-    d.mrow_ptr = int_elt(data, "mrow_ptr", I + 1);
+    d.mcol_ptr = int_elt(data, "mcol_ptr", (R_xlen_t) J + 1);
+    d.mrow_ptr = int_elt(data, "mrow_ptr", (R_xlen_t) I + 1);
     d.mrow_j = int_elt(data, "mrow_j", d.nmiss);
     for (int m = 0; m < d.nmiss; m++)
         if (d.miss_pos[m] < 0 || d.miss_pos[m] >= nx || d.miss_i[m] < 0 ||
@@ -496,6 +496,12 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     if (d.mcol_ptr[0] != 0 || d.mcol_ptr[J] != d.nmiss || d.mrow_ptr[0] != 0 ||
         d.mrow_ptr[I] != d.nmiss)
         Rf_error("bnmf internal error: bad missing-entry pointers");
+    for (int j = 0; j < J; j++)
+        if (d.mcol_ptr[j + 1] < d.mcol_ptr[j])
+            Rf_error("bnmf internal error: bad missing-entry pointers");
+    for (int i = 0; i < I; i++)
+        if (d.mrow_ptr[i + 1] < d.mrow_ptr[i])
+            Rf_error("bnmf internal error: bad missing-entry pointers");
     d.sumsq_obs = *real_elt(data, "sumsq_obs", 1);
     d.n_obs = *real_elt(data, "n_obs", 1);
 
