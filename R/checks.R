@@ -13,6 +13,10 @@ check_count <- function(x, arg, min = 0) {
       x != round(x) || x < min) {
     abort_input(sprintf("`%s` must be a single whole number >= %s.", arg, min))
   }
+  if (x > .Machine$integer.max) {
+    abort_input(sprintf("`%s` must be at most %d, not %s.", arg, .Machine$integer.max,
+                        format(x)))
+  }
   as.integer(x)
 }
 

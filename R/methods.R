@@ -21,11 +21,24 @@ factors.bnmf <- function(object, ...) list(W = object$W, H = object$H)
 
 #' @rdname factors
 #' @export
+factors.default <- function(object, ...) abort_not_fit(object)
+
+#' @rdname factors
+#' @export
 basis <- function(object, ...) UseMethod("basis")
 
 #' @rdname factors
 #' @export
 basis.bnmf <- function(object, ...) object$W
+
+#' @rdname factors
+#' @export
+basis.default <- function(object, ...) abort_not_fit(object)
+
+abort_not_fit <- function(object) {
+  abort_input(sprintf("`object` must be a bnmf fit, not an object of class %s.",
+                      class(object)[1L]))
+}
 
 #' @rdname factors
 #' @export
@@ -124,7 +137,7 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
     m <- wh_mean(object)
     if (!se.fit) return(m)
     if (object$method != "gibbs" || object$sparse) {
-      abort_input("`se.fit = TRUE` needs a Gibbs fit of a dense matrix.")
+      abort_input("`se.fit`: posterior standard deviations need a Gibbs fit of a dense matrix.")
     }
     s <- matrix(moment_sd(object$moments$WH$m2, object$moments$WH$n),
                 object$dims[1L], object$dims[2L], dimnames = object$dimnames)

@@ -20,7 +20,12 @@ cat >"$work/Makevars" <<'MK'
 CFLAGS = -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS = -fsanitize=address,undefined
 MK
-R_MAKEVARS_USER="$work/Makevars" R CMD INSTALL --preclean --no-test-load -l "$work/lib" "$root" \
+# Build from a clean copy of the sources, so that no object file is shared
+# with (or left behind in) the working tree.
+mkdir -p "$work/pkg"
+(cd "$root" && tar --exclude=.git --exclude='src/*.o' --exclude='src/*.so' -cf - .) |
+  tar -xf - -C "$work/pkg"
+R_MAKEVARS_USER="$work/Makevars" R CMD INSTALL --preclean --no-test-load -l "$work/lib" "$work/pkg" \
   >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
 grep -q "fsanitize=address" "$work/install.log" ||
   { echo "the sanitizer flags were not used:" >&2; cat "$work/install.log" >&2; exit 1; }

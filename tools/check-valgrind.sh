@@ -13,7 +13,12 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get ins
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/lib"
-R CMD INSTALL --no-test-load -l "$work/lib" "$root" >"$work/install.log" 2>&1 ||
+# Build from a clean copy of the sources, so that no object file is shared
+# with (or left behind in) the working tree.
+mkdir -p "$work/pkg"
+(cd "$root" && tar --exclude=.git --exclude='src/*.o' --exclude='src/*.so' -cf - .) |
+  tar -xf - -C "$work/pkg"
+R CMD INSTALL --no-test-load -l "$work/lib" "$work/pkg" >"$work/install.log" 2>&1 ||
   { cat "$work/install.log"; exit 1; }
 log="$work/valgrind.log"
 cd "$root"
