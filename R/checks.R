@@ -13,6 +13,10 @@ check_count <- function(x, arg, min = 0) {
       x != round(x) || x < min) {
     abort_input(sprintf("`%s` must be a single whole number >= %s.", arg, min))
   }
+  if (x > .Machine$integer.max) {
+    abort_input(sprintf("`%s` must be at most %d, not %s.", arg, .Machine$integer.max,
+                        format(x)))
+  }
   as.integer(x)
 }
 
@@ -96,6 +100,7 @@ check_data_matrix <- function(X, arg = "X") {
   if (r[1L] <= r[2L] && any(is.infinite(r))) {
     abort_input(sprintf("`%s` has infinite entries; use NA for missing values.", arg))
   }
+  check_magnitude(max(abs(r)), length(vals), arg)
   if (!anyNA(vals)) return(X)
   nas <- is.na(vals)
   if (all(nas) && length(vals) == prod(as.double(d))) {
@@ -125,6 +130,24 @@ check_data_matrix <- function(X, arg = "X") {
     }
   }
   X
+}
+
+# The sweeps work with squares of the data (sums of squares) and of the
+# factors (whose entries are on the scale of sqrt(|X|)) and with prior rates
+# on the scale of 1 / sqrt(|X|): data far from 1 in magnitude overflow or
+# underflow double precision. Refuse them with advice (the factorisation
+# scales with X) rather than fail inside the sweep.
+check_magnitude <- function(big, n, arg) {
+  if (!is.finite(big) || big == 0) return(invisible())
+  if (big > 1e150 || big^2 * n > .Machine$double.xmax / 1e6) {
+    abort_input(sprintf("`%s` has entries too large in magnitude (largest %s; the sums of squares and products of the sweeps need |%s| below 1e150): divide `%s` by a constant.",
+                        arg, format(big, digits = 3), arg, arg))
+  }
+  if (big < 1e-150) {
+    abort_input(sprintf("`%s` has entries too small in magnitude (largest %s; the sweeps need the largest |%s| above 1e-150): multiply `%s` by a constant.",
+                        arg, format(big, digits = 3), arg, arg))
+  }
+  invisible()
 }
 
 format_index <- function(idx, max = 5L) {

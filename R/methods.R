@@ -21,11 +21,24 @@ factors.bnmf <- function(object, ...) list(W = object$W, H = object$H)
 
 #' @rdname factors
 #' @export
+factors.default <- function(object, ...) abort_not_fit(object)
+
+#' @rdname factors
+#' @export
 basis <- function(object, ...) UseMethod("basis")
 
 #' @rdname factors
 #' @export
 basis.bnmf <- function(object, ...) object$W
+
+#' @rdname factors
+#' @export
+basis.default <- function(object, ...) abort_not_fit(object)
+
+abort_not_fit <- function(object) {
+  abort_input(sprintf("`object` must be a bnmf fit, not an object of class %s.",
+                      class(object)[1L]))
+}
 
 #' @rdname factors
 #' @export

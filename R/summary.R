@@ -109,6 +109,7 @@ ard_relevance <- function(object) {
 #' @rdname summary.bnmf
 #' @export
 print.summary.bnmf <- function(x, digits = 3, ...) {
+  digits <- check_count(digits, "digits", min = 1)
   cat(sprintf("Bayesian NMF (%s), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
               x$method, x$rank, x$dims[1L], x$dims[2L],
               format(x$n_obs, big.mark = ","), x$n_missing))

@@ -315,8 +315,11 @@ SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
     for (R_xlen_t i = 0; i < nu; i++)
         if (ISNAN(pu[i]))
             Rf_error("`upper` must not be NA (element %.0f).", (double) i + 1);
-    /* the (lower, upper) pairs actually used by the n draws */
-    for (R_xlen_t i = 0, il = 0, iu = 0; i < n; i++) {
+    /* the (lower, upper) pairs actually used by the n draws: they repeat
+     * after nl * nu draws at the latest */
+    R_xlen_t npairs = n;
+    if (n > 0 && (double) nl * (double) nu < (double) n) npairs = nl * nu;
+    for (R_xlen_t i = 0, il = 0, iu = 0; i < npairs; i++) {
         if (!(pl[il] < pu[iu]))
             Rf_error("`lower` must be less than `upper` (element %.0f).",
                      (double) i + 1);
@@ -333,6 +336,11 @@ SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
         if (++is == ns) is = 0;
         if (++il == nl) il = 0;
         if (++iu == nu) iu = 0;
+        if ((i & 0xFFFFF) == 0xFFFFF) {   /* every 2^20 draws */
+            PutRNGstate();
+            R_CheckUserInterrupt();
+            GetRNGstate();
+        }
     }
     PutRNGstate();
     UNPROTECT(nprot);

@@ -7,6 +7,7 @@ pkgs=(
   r-cran-cli r-cran-clue r-cran-future r-cran-future.apply r-cran-matrix
   r-cran-testthat r-cran-withr r-cran-coda r-cran-posterior
   r-cran-knitr r-cran-rmarkdown r-cran-quadprog pandoc qpdf
+  valgrind
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -308,3 +308,134 @@ exact_tiny_nmf <- function(x, lambda_w = 1, lambda_h = 1, alpha = 1,
     rel_diff = rel_diff)
   out
 }
+
+# ---- Every method's headline output against the same exact reference ------
+#
+# exact_check(method, problem) fits the tiny problem (I = 1, J = 2, K = 1)
+# with bnmf(method = ) and compares what the method reports with the exact
+# answer:
+#   gibbs  posterior means of W, H, WH (fitted()) and tau, and the second
+#          moments implied by the reported posterior sds, against the
+#          quadrature of exact_tiny_nmf(); |z| < 4.5 with batch-means
+#          Monte Carlo standard errors of the kept draws;
+#   icm    the posterior mode (W, H, tau and the log posterior) against the
+#          local modes of exact_tiny_modes(); relative error < 1e-6.
+# To add a method, add a branch to exact_check() (e.g. VB: the ELBO below
+# exact_tiny_nmf()$log_evidence, and its posterior means against the
+# quadrature, with the tolerance the method's approximation warrants).
+
+exact_tiny_problems <- list(
+  moderate = list(x = c(1.2, 2.5), lambda = 1, alpha = 2, beta = 1),
+  small_strong_prior = list(x = c(0.3, 0.1), lambda = 2, alpha = 1, beta = 1),
+  large_values = list(x = c(40, 25), lambda = 0.2, alpha = 3, beta = 2)
+)
+
+# The local modes of the joint posterior of the tiny problem, by an
+# independent route: h_j given (w, tau) has the closed-form mode
+# max(0, (tau w x_j - lambda_h) / (tau w^2)) and tau given (w, h) the mode
+# (alpha - 1 + n / 2) / (beta + SSE / 2), so the log density profiled over h
+# and tau is a function of v = log w alone. Its local maxima on a fine grid
+# are polished with optim() in (log w, log tau); the boundary w = 0 (h = 0,
+# the prior mode) is a local mode as well. Returns the modes, highest log
+# density first, as a data frame (W, H1, H2, tau, logpost, interior).
+exact_tiny_modes <- function(x, lambda_w = 1, lambda_h = 1, alpha = 1, beta = 1) {
+  x <- as.numeric(x)
+  stopifnot(length(x) == 2L, !anyNA(x), alpha + length(x) / 2 > 1)
+  log_joint <- function(w, h, tau) {
+    sum(stats::dnorm(x, w * h, 1 / sqrt(tau), log = TRUE)) +
+      stats::dexp(w, lambda_w, log = TRUE) + sum(stats::dexp(h, lambda_h, log = TRUE)) +
+      stats::dgamma(tau, alpha, rate = beta, log = TRUE)
+  }
+  h_mode <- function(w, tau) pmax(0, (tau * w * x - lambda_h) / (tau * w^2))
+  negf <- function(p) {
+    w <- exp(p[1L])
+    tau <- exp(p[2L])
+    -log_joint(w, h_mode(w, tau), tau)
+  }
+  v <- seq(-10, 8, by = 0.02)
+  prof <- lapply(v, function(vv) stats::optimize(function(u) negf(c(vv, u)), c(-20, 20)))
+  lp <- -vapply(prof, `[[`, 0, "objective")
+  u <- vapply(prof, `[[`, 0, "minimum")
+  n <- length(v)
+  peaks <- which(lp[2:(n - 1)] > lp[1:(n - 2)] & lp[2:(n - 1)] >= lp[3:n]) + 1L
+  modes <- list()
+  for (i in peaks) {
+    opt <- stats::optim(c(v[i], u[i]), negf, method = "Nelder-Mead",
+                        control = list(reltol = 1e-15, maxit = 5000))
+    opt <- stats::optim(opt$par, negf, method = "BFGS", control = list(reltol = 1e-16))
+    w <- exp(opt$par[1L])
+    tau <- exp(opt$par[2L])
+    h <- h_mode(w, tau)
+    modes[[length(modes) + 1L]] <- data.frame(W = w, H1 = h[1L], H2 = h[2L], tau = tau,
+                                              logpost = log_joint(w, h, tau), interior = TRUE)
+  }
+  tau0 <- (alpha - 1 + length(x) / 2) / (beta + sum(x^2) / 2)
+  modes[[length(modes) + 1L]] <- data.frame(W = 0, H1 = 0, H2 = 0, tau = tau0,
+                                            logpost = log_joint(0, c(0, 0), tau0),
+                                            interior = FALSE)
+  m <- do.call(rbind, modes)
+  m[order(-m$logpost), , drop = FALSE]
+}
+
+exact_check <- function(method, problem, seed = 1) {
+  p <- problem
+  X <- matrix(p$x, 1, 2)
+  withr::local_seed(seed)
+  switch(method,
+    gibbs = {
+      fit <- bnmf(X, rank = 1, method = "gibbs", prior = exponential(p$lambda),
+                  noise = gamma_prior(p$alpha, p$beta), iter = 61000, burnin = 1000,
+                  keep = "draws", progress = FALSE)
+      ex <- exact_tiny_nmf(p$x, p$lambda, p$lambda, p$alpha, p$beta)
+      w <- fit$draws[[1L]]$W[1L, ]
+      h <- t(fit$draws[[1L]]$H)
+      tau <- bnmf:::kept_trace(fit)$tau
+      n <- fit$n_draws
+      second <- function(m, s) s^2 * (n - 1) / n + m^2
+      wh <- fitted(fit)[1L, ]
+      wh_sd <- predict(fit, se.fit = TRUE)$se.fit[1L, ]
+      res <- data.frame(
+        quantity = c("W", "H1", "H2", "WH1", "WH2", "tau", "W^2", "WH1^2", "WH2^2", "tau^2"),
+        estimate = c(fit$W[1L, 1L], fit$H[1L, ], wh, fit$tau,
+                     second(fit$W[1L, 1L], fit$W_sd[1L, 1L]), second(wh, wh_sd),
+                     second(fit$tau, fit$tau_sd)),
+        reference = c(ex$W, ex$H, ex$WH, ex$tau, ex$W_sd^2 + ex$W^2, ex$WH_sd^2 + ex$WH^2,
+                      ex$tau_sd^2 + ex$tau^2),
+        scale = c(batch_se(w), batch_se(h[, 1L]), batch_se(h[, 2L]), batch_se(w * h[, 1L]),
+                  batch_se(w * h[, 2L]), batch_se(tau), batch_se(w^2),
+                  batch_se((w * h[, 1L])^2), batch_se((w * h[, 2L])^2), batch_se(tau^2)))
+      res$stat <- abs(res$estimate - res$reference) / res$scale
+      res$limit <- 4.5
+      res
+    },
+    icm = {
+      fit <- bnmf(X, rank = 1, method = "icm", prior = exponential(p$lambda),
+                  noise = gamma_prior(p$alpha, p$beta), chains = 5, tol = 1e-14,
+                  iter = 50000, progress = FALSE)
+      # ICM climbs to a local mode from a warm start (non-negative least
+      # squares), so it must stop at the highest interior mode when there is
+      # one (the collapsed point w = 0 may be higher: the MAP problem of
+      # NMF has that degenerate mode), and at w = 0 otherwise.
+      modes <- exact_tiny_modes(p$x, p$lambda, p$lambda, p$alpha, p$beta)
+      ref <- if (any(modes$interior)) modes[modes$interior, ][1L, ] else modes[1L, ]
+      res <- data.frame(
+        quantity = c("W", "H1", "H2", "tau", "logpost"),
+        estimate = c(fit$W[1L, 1L], fit$H[1L, ], fit$tau, fit$logpost),
+        reference = c(ref$W, ref$H1, ref$H2, ref$tau, ref$logpost))
+      res$scale <- pmax(abs(res$reference), 1e-3)
+      res$stat <- abs(res$estimate - res$reference) / res$scale
+      res$limit <- 1e-6
+      res
+    },
+    stop("exact_check(): no exact check for method \"", method, "\" yet")
+  )
+}
+
+expect_exact <- function(res, label = "") {
+  bad <- !(res$stat < res$limit)
+  expect(!any(bad), sprintf("%s: %s", label, paste(
+    sprintf("%s = %.6g, exact %.6g (stat %.3g, limit %g)", res$quantity[bad],
+            res$estimate[bad], res$reference[bad], res$stat[bad], res$limit[bad]),
+    collapse = "; ")))
+  invisible(res)
+}

@@ -1,47 +1,16 @@
-# The Gibbs sampler against exact posterior moments (quadrature, helper-exact.R)
-# on a problem small enough to integrate: I = 1, J = 2, K = 1.
+# The Gibbs sampler. Its posterior summaries on the tiny problem against the
+# exact quadrature are in test-exact.R (the same reference for every method).
 
-gibbs_vs_exact <- function(x, lambda, alpha, beta, iter, seed, masked = FALSE) {
-  set.seed(seed)
-  X <- matrix(x, 1, 2)
-  fit <- bnmf(X, rank = 1, method = "gibbs", prior = exponential(lambda),
-              noise = gamma_prior(alpha, beta), iter = iter, burnin = 1000,
-              keep = "draws", progress = FALSE)
-  ex <- exact_tiny_nmf(x, lambda_w = lambda, lambda_h = lambda, alpha = alpha, beta = beta)
+test_that("the running moments kept by a fit agree with its kept draws", {
+  set.seed(11)
+  fit <- bnmf(matrix(c(1.2, 2.5), 1, 2), rank = 1, method = "gibbs", iter = 3000,
+              burnin = 1000, keep = "draws", progress = FALSE)
   d <- fit$draws[[1]]
-  w <- d$W[1, ]
-  h1 <- d$H[1, ]
-  h2 <- d$H[2, ]
-  tau <- kept_trace(fit)$tau
-  draws <- list(W = w, H1 = h1, H2 = h2, WH1 = w * h1, WH2 = w * h2, tau = tau,
-                W2 = w^2, tau2 = tau^2)
-  exact <- c(W = ex$W, H1 = ex$H[1], H2 = ex$H[2], WH1 = ex$WH[1], WH2 = ex$WH[2],
-             tau = ex$tau, W2 = ex$W_sd^2 + ex$W^2, tau2 = ex$tau_sd^2 + ex$tau^2)
-  est <- vapply(draws, mean, numeric(1))
-  se <- vapply(draws, batch_se, numeric(1))
-  list(fit = fit, est = est, se = se, exact = exact[names(est)])
-}
-
-kept_trace <- function(fit) bnmf:::kept_trace(fit)
-
-test_that("Gibbs posterior moments match exact quadrature (complete data)", {
-  skip_on_cran()
-  r <- gibbs_vs_exact(c(1.2, 2.5), lambda = 1, alpha = 2, beta = 1, iter = 61000, seed = 11)
-  z <- (r$est - r$exact) / r$se
-  # 8 quantities, each within 4.5 Monte Carlo standard errors (batch means):
-  # a wrong conditional shifts these moments by many standard errors.
-  expect_true(all(abs(z) < 4.5), info = paste(names(z), round(z, 2), collapse = " "))
-  # The running moments kept by the fit agree with the draws.
-  expect_equal(unname(r$fit$W[1, 1]), unname(r$est[["W"]]), tolerance = 1e-10)
-  expect_equal(unname(fitted(r$fit)[1, ]), unname(r$est[c("WH1", "WH2")]), tolerance = 1e-10)
-  expect_equal(r$fit$tau, unname(r$est[["tau"]]), tolerance = 1e-10)
-})
-
-test_that("Gibbs posterior moments match quadrature with small data and a strong prior", {
-  skip_on_cran()
-  r <- gibbs_vs_exact(c(0.3, 0.1), lambda = 2, alpha = 1, beta = 1, iter = 61000, seed = 12)
-  z <- (r$est - r$exact) / r$se
-  expect_true(all(abs(z) < 4.5), info = paste(names(z), round(z, 2), collapse = " "))
+  expect_equal(unname(fit$W[1, 1]), mean(d$W[1, ]), tolerance = 1e-10)
+  expect_equal(unname(fitted(fit)[1, ]), c(mean(d$W[1, ] * d$H[1, ]), mean(d$W[1, ] * d$H[2, ])),
+               tolerance = 1e-10)
+  expect_equal(fit$tau, mean(bnmf:::kept_trace(fit)$tau), tolerance = 1e-10)
+  expect_equal(unname(fit$W_sd[1, 1]), sd(d$W[1, ]), tolerance = 1e-8)
 })
 
 test_that("Gibbs with a missing entry matches the exact posterior predictive", {

@@ -56,6 +56,98 @@ test_that("error messages are stable", {
   }
 })
 
+# rtnorm(), the priors and the S3 methods: each entry is the call and the
+# argument its message must name.
+set.seed(1)
+fit_gibbs <- bnmf(good, rank = 1, iter = 20, progress = FALSE)
+fit_icm <- bnmf(good, rank = 1, method = "icm", progress = FALSE)
+
+bad_api_calls <- list(
+  "rtnorm n negative"        = list(quote(rtnorm(-1)), "n"),
+  "rtnorm n fractional"      = list(quote(rtnorm(1.5)), "n"),
+  "rtnorm n text"            = list(quote(rtnorm("a")), "n"),
+  "rtnorm n NA"              = list(quote(rtnorm(NA)), "n"),
+  "rtnorm n Inf"             = list(quote(rtnorm(Inf)), "n"),
+  "rtnorm n NULL"            = list(quote(rtnorm(NULL)), "n"),
+  "rtnorm mean text"         = list(quote(rtnorm(3, mean = "a")), "mean"),
+  "rtnorm mean NA"           = list(quote(rtnorm(3, mean = NA_real_)), "mean"),
+  "rtnorm mean Inf"          = list(quote(rtnorm(3, mean = Inf)), "mean"),
+  "rtnorm mean empty"        = list(quote(rtnorm(3, mean = numeric(0))), "mean"),
+  "rtnorm sd zero"           = list(quote(rtnorm(3, sd = 0)), "sd"),
+  "rtnorm sd negative"       = list(quote(rtnorm(3, sd = c(1, -1))), "sd"),
+  "rtnorm sd Inf"            = list(quote(rtnorm(3, sd = Inf)), "sd"),
+  "rtnorm lower > upper"     = list(quote(rtnorm(3, lower = 1, upper = 0)), "lower"),
+  "rtnorm lower = upper"     = list(quote(rtnorm(3, lower = 2, upper = 2)), "lower"),
+  "rtnorm lower NA"          = list(quote(rtnorm(3, lower = NA)), "lower"),
+  "rtnorm upper text"        = list(quote(rtnorm(3, upper = "x")), "upper"),
+  "rtnorm lower Inf"         = list(quote(rtnorm(3, lower = Inf)), "lower"),
+  "exponential rate NA"      = list(quote(exponential(NA)), "rate"),
+  "exponential rate Inf"     = list(quote(exponential(Inf)), "rate"),
+  "exponential two rates"    = list(quote(exponential(c(1, 2))), "rate"),
+  "exponential rate NULL"    = list(quote(exponential(NULL)), "rate"),
+  "exponential list no H"    = list(quote(exponential(list(W = matrix(1)))), "rate"),
+  "exponential list W < 0"   = list(quote(exponential(list(W = matrix(-1, 2, 1), H = matrix(1, 1, 3)))), "rate$W"),
+  "exponential list vectors" = list(quote(exponential(list(W = 1, H = 1))), "rate$W"),
+  "gamma shape negative"     = list(quote(gamma_prior(shape = -1)), "shape"),
+  "gamma shape text"         = list(quote(gamma_prior(shape = "a")), "shape"),
+  "gamma shape Inf"          = list(quote(gamma_prior(shape = Inf)), "shape"),
+  "gamma rate zero"          = list(quote(gamma_prior(rate = 0)), "rate"),
+  "gamma two rates"          = list(quote(gamma_prior(rate = c(1, 2))), "rate"),
+  "nmf rank zero"            = list(quote(bnmf(good ~ nmf(0))), "rank"),
+  "nmf prior not a prior"    = list(quote(bnmf(good ~ nmf(1, prior = 3))), "prior"),
+  "formula one-sided"        = list(quote(bnmf(~ nmf(1))), "X"),
+  "iter above int range"     = list(quote(bnmf(good, rank = 1, iter = 1e10)), "iter"),
+  "init tau negative"        = list(quote(bnmf(good, rank = 1, init = list(W = matrix(1, 2, 1), H = matrix(1, 1, 3), tau = -1))), "init$tau"),
+  "init list per chain"      = list(quote(bnmf(good, rank = 1, chains = 2, init = list(list(W = matrix(1, 2, 1), H = matrix(1, 1, 3))))), "init"),
+  "burnin for icm"           = list(quote(bnmf(good, rank = 1, method = "icm", burnin = 5)), "burnin"),
+  "predict newdata rows"     = list(quote(predict(fit_gibbs, newdata = matrix(1, 5, 2))), "newdata"),
+  "predict newdata text"     = list(quote(predict(fit_gibbs, newdata = "a")), "newdata"),
+  "predict newdata list"     = list(quote(predict(fit_gibbs, newdata = list(1))), "newdata"),
+  "predict newdata all NA"   = list(quote(predict(fit_gibbs, newdata = matrix(NA_real_, 2, 2))), "newdata"),
+  "predict newdata Inf"      = list(quote(predict(fit_gibbs, newdata = replace(good, 1, Inf))), "newdata"),
+  "predict type"             = list(quote(predict(fit_gibbs, type = "nonsense")), "type"),
+  "predict se.fit NA"        = list(quote(predict(fit_gibbs, se.fit = NA)), "se.fit"),
+  "predict se.fit for icm"   = list(quote(predict(fit_icm, se.fit = TRUE)), "se.fit"),
+  "predict iter zero"        = list(quote(predict(fit_gibbs, newdata = good, iter = 0)), "iter"),
+  "plot type"                = list(quote(plot(fit_gibbs, type = "nonsense")), "type"),
+  "plot factor too large"    = list(quote(plot(fit_gibbs, type = "basis", factor = 5)), "factor"),
+  "plot factor zero"         = list(quote(plot(fit_gibbs, type = "basis", factor = 0)), "factor"),
+  "update iter negative"     = list(quote(update(fit_gibbs, iter = -1)), "iter"),
+  "update iter text"         = list(quote(update(fit_gibbs, iter = "a")), "iter"),
+  "update iter fractional"   = list(quote(update(fit_icm, iter = 1.5)), "iter"),
+  "update progress NA"       = list(quote(update(fit_gibbs, progress = NA)), "progress"),
+  "factors not a fit"        = list(quote(factors(1:3)), "object"),
+  "basis not a fit"          = list(quote(basis("a")), "object"),
+  "summary digits text"      = list(quote(print(summary(fit_gibbs), digits = "a")), "digits")
+)
+if (requireNamespace("posterior", quietly = TRUE)) {
+  bad_api_calls[["as_draws of icm"]] <- list(quote(posterior::as_draws(fit_icm)), "x")
+}
+if (requireNamespace("coda", quietly = TRUE)) {
+  bad_api_calls[["as.mcmc of icm"]] <- list(quote(coda::as.mcmc(fit_icm)), "x")
+}
+
+test_that("bad calls of rtnorm(), the priors and the methods give classed errors naming the argument", {
+  expect_gte(length(bad_api_calls), 30L)
+  # No call of this table repeats one of the bnmf() table.
+  expect_length(intersect(vapply(bad_api_calls, function(b) deparse1(b[[1L]]), ""),
+                          vapply(bad_calls, deparse1, "")), 0L)
+  for (nm in names(bad_api_calls)) {
+    err <- tryCatch(suppressWarnings(eval(bad_api_calls[[nm]][[1L]])), error = function(e) e)
+    expect_s3_class(err, "bnmf_error_input")
+    expect_true(grepl(paste0("`", bad_api_calls[[nm]][[2L]]), conditionMessage(err), fixed = TRUE),
+                info = paste(nm, conditionMessage(err)))
+  }
+})
+
+test_that("error messages of rtnorm(), the priors and the methods are stable", {
+  msgs <- vapply(names(bad_api_calls), function(nm) {
+    err <- tryCatch(suppressWarnings(eval(bad_api_calls[[nm]][[1L]])), error = function(e) e)
+    paste0(nm, ": ", conditionMessage(err))
+  }, "")
+  expect_snapshot(writeLines(msgs))
+})
+
 test_that("negative data are accepted by the Gaussian methods, with a warning when common", {
   X <- good
   X[1, 1] <- -0.5

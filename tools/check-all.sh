@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The memory-safety checks of bnmf, in order of cost:
+#   1. tools/check-protect.R     PROTECT lint of src/*.c (and its self-test)
+#   2. tools/check-sanitizers.sh ASan + UBSan build, every .Call routine
+#   3. tools/check-valgrind.sh   valgrind memcheck, every .Call routine
+# .ci/run runs all three. Usage (from anywhere): bash tools/check-all.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+Rscript tools/check-protect.R --self-test >/dev/null
+Rscript tools/check-protect.R
+bash tools/check-sanitizers.sh | tail -n 3
+bash tools/check-valgrind.sh | tail -n 4

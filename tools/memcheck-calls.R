@@ -1,0 +1,41 @@
+# Calls every registered .Call routine of bnmf: the fuzzing cases of
+# tests/testthat/helper-fuzz.R (bad arguments, in this process) and a set of
+# small but complete fits that go through every code path of the C sweep
+# (Gibbs and ICM; dense, sparse; complete, latent and masked missing entries;
+# kept draws; predict, update). Used by tools/check-valgrind.sh and
+# tools/check-sanitizers.sh. Run from the package root:
+#   Rscript tools/memcheck-calls.R
+suppressPackageStartupMessages(library(bnmf))
+source(file.path("tests", "testthat", "helper-fuzz.R"))
+
+fz <- fuzz_run()
+cat(sprintf("fuzzing: %d calls of %d routines (%d errors, %d values)\n", nrow(fz),
+            length(unique(fz$routine)), sum(fz$outcome == "error"),
+            sum(fz$outcome == "value")))
+stopifnot(setequal(unique(fz$routine), names(getDLLRegisteredRoutines("bnmf")$.Call)))
+
+set.seed(1)
+I <- 30; J <- 20; K <- 3
+X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) +
+  matrix(rnorm(I * J, sd = 0.1), I, J)
+Xm <- X
+Xm[sample(length(X), 40)] <- NA
+Xs <- Matrix::rsparsematrix(I, J, 0.3, rand.x = function(n) rexp(n))
+Xs@x[1:5] <- NA
+for (method in c("gibbs", "icm")) {
+  for (data in list(X, Xm, Xs)) {
+    fit <- bnmf(data, rank = K, method = method, iter = 60, chains = 2,
+                keep = if (method == "gibbs") "draws" else "summary", progress = FALSE)
+    invisible(list(fitted(fit), predict(fit), summary(fit), logLik(fit)))
+    fit <- update(fit, iter = 20, progress = FALSE)
+    if (!inherits(data, "Matrix")) {
+      invisible(predict(fit, newdata = data[, 1:4], iter = 20))
+    }
+  }
+}
+invisible(bnmf(X, rank = 2, method = "icm", prior = exponential(0), progress = FALSE))
+invisible(rtnorm(1000, mean = c(-50, 0, 3), sd = c(1, 2), lower = c(0, -Inf, 1),
+                 upper = c(Inf, 5, 1.1)))
+invisible(bnmf:::tn_moments(c(-100, -1, 0, 5), 1))
+invisible(bnmf:::tn_logdens(c(0, 1, 10), c(-100, 1), 2))
+cat("memcheck-calls: done\n")
