@@ -1,7 +1,8 @@
 # Calls every registered .Call routine of bnmf: the fuzzing cases of
 # tests/testthat/helper-fuzz.R (bad arguments, in this process) and a set of
 # small but complete fits that go through every code path of the C sweep
-# (Gibbs and ICM; dense, sparse; complete, latent and masked missing entries;
+# (Gibbs, ICM, VB, ARD, NP and particles; dense, sparse; complete, latent and
+# masked missing entries;
 # kept draws; predict, update). Used by tools/check-valgrind.sh and
 # tools/check-sanitizers.sh. Run from the package root:
 #   Rscript tools/memcheck-calls.R
@@ -34,6 +35,32 @@ for (method in c("gibbs", "icm")) {
   }
 }
 invisible(bnmf(X, rank = 2, method = "icm", prior = exponential(0), progress = FALSE))
+# Variational Bayes, ARD (Gibbs, VB, ICM) and the multiplicative updates
+Xp <- abs(X)
+Xpm <- abs(Xm)
+Xps <- Xs
+Xps@x <- abs(Xps@x)
+for (data in list(Xp, Xpm, Xps)) {
+  for (prior in list(exponential(), ard())) {
+    fit <- bnmf(data, rank = K, method = "vb", prior = prior, iter = 30, progress = FALSE)
+    invisible(list(elbo(fit), predict(fit, se.fit = TRUE), summary(fit)))
+    fit <- update(fit, iter = 10, progress = FALSE)
+    if (!inherits(data, "Matrix")) {
+      invisible(predict(fit, newdata = data[, 1:4], se.fit = TRUE))
+    }
+  }
+  invisible(bnmf(data, rank = K, method = "gibbs", prior = ard(), iter = 40, chains = 2,
+                 keep = "draws", progress = FALSE))
+  invisible(bnmf(data, rank = K, method = "icm", prior = ard(), iter = 40, progress = FALSE))
+  for (loss in c("euclidean", "kl")) {
+    fit <- bnmf(data, rank = K, method = "np", loss = loss, iter = 30, progress = FALSE)
+    fit <- update(fit, iter = 10, progress = FALSE)
+    if (!inherits(data, "Matrix")) invisible(predict(fit, newdata = data[, 1:4]))
+  }
+}
+# Stein-weighted particles (the Stein kernel and the simplex QP)
+pf <- bnmf(Xp, rank = 2, method = "particles", particles = 6, progress = FALSE)
+invisible(list(weights(pf), fitted(pf), summary(pf), stein_discrepancy(pf)))
 invisible(rtnorm(1000, mean = c(-50, 0, 3), sd = c(1, 2), lower = c(0, -Inf, 1),
                  upper = c(Inf, 5, 1.1)))
 invisible(bnmf:::tn_moments(c(-100, -1, 0, 5), 1))
