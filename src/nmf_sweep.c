@@ -1045,7 +1045,9 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     SET_VECTOR_ELT(out, 3, lam_tr);
     SET_VECTOR_ELT(out, 4, Rf_ScalarLogical(converged));
     SEXP nms = PROTECT(Rf_allocVector(STRSXP, 5)); nprotect++;
-    for (int t = 0; t < 5; t++) SET_STRING_ELT(nms, t, Rf_mkChar(names[t]));
+    for (int t = 0; t < 5; t++) {
+        SET_STRING_ELT(nms, t, Rf_mkChar(names[t]));
+    }
     Rf_setAttrib(out, R_NamesSymbol, nms);
     UNPROTECT(nprotect);
     return out;
