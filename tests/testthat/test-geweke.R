@@ -31,6 +31,13 @@ test_that("the Gibbs sampler gets the joint distribution right with masked missi
   expect_geweke(geweke_run(model, n = 40000, seed = 33), label = "masked missing")
 })
 
+test_that("the Gibbs sampler gets the joint distribution right with sparse data", {
+  skip_on_cran()
+  model <- geweke_nmf_model(I = 4, J = 3, K = 2, lambda = 1, alpha = 3, beta = 2,
+                            miss = 5, sparse = TRUE, shape_offset = broken_shape_offset)
+  expect_geweke(geweke_run(model, n = 40000, seed = 36), label = "sparse")
+})
+
 # ARD: when the sampler draws lambda_k, add a test here, e.g.
 #   model <- geweke_nmf_model(I = 4, J = 3, K = 2, alpha = 3, beta = 2,
 #                             ard = list(alpha0 = 3, beta0 = 2))
