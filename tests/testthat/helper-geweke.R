@@ -170,11 +170,20 @@ geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
     out
   }
   stats <- function(s) stats_of(s$st$W, s$st$H, s$st$tau, s$lambda)
+  # n independent prior draws of the summaries, vectorised: given lambda_k,
+  # column sums of W are Gamma(I, lambda_k) and row sums of H Gamma(J, lambda_k).
   prior <- function(n) {
-    t(vapply(seq_len(n), function(i) {
-      p <- draw_prior()
-      stats_of(p$W, p$H, p$tau, p$lambda)
-    }, numeric(length(stats_of(matrix(0, I, K), matrix(0, K, J), 0, rep(0, K))))))
+    lam <- if (is.null(ard)) matrix(lambda, n, K) else
+      matrix(stats::rgamma(n * K, ard$alpha0, ard$beta0), n, K)
+    out <- cbind(tau = stats::rgamma(n, alpha, beta),
+                 sumW = rowSums(matrix(stats::rgamma(n * K, I, lam), n, K)),
+                 sumH = rowSums(matrix(stats::rgamma(n * K, J, lam), n, K)),
+                 W11 = stats::rexp(n, lam[, 1L]), HKJ = stats::rexp(n, lam[, K]))
+    if (!is.null(ard)) {
+      colnames(lam) <- sprintf("lambda[%d]", seq_len(K))
+      out <- cbind(out, lam)
+    }
+    out
   }
   gam <- function(shape, rate) {
     list(mean = shape / rate, var = shape / rate^2,
