@@ -112,8 +112,11 @@ statements_of <- function(body) {
 # Is the allocating call at `pos` (a regexpr match in `s`) safe?
 alloc_ok <- function(s, pos) {
   before <- substr(s, 1L, pos - 1L)
-  # Direct argument of PROTECT / PROTECT_WITH_INDEX.
-  if (grepl("\\b(PROTECT|PROTECT_WITH_INDEX|REPROTECT)\\s*\\(\\s*$", before)) return(TRUE)
+  # Direct argument of PROTECT / PROTECT_WITH_INDEX, also as PROTECT(x = alloc(...)).
+  if (grepl("\\b(PROTECT|PROTECT_WITH_INDEX|REPROTECT)\\s*\\(\\s*([A-Za-z_][A-Za-z0-9_]*\\s*=\\s*)?$",
+            before)) return(TRUE)
+  # The result is discarded (e.g. `Rf_eval(call, rho);`): nothing to protect.
+  if (grepl("^\\s*(\\(void\\)\\s*)?$", before) && !grepl("=", before)) return(TRUE)
   # Stored directly into a vector: SET_VECTOR_ELT(v, i, alloc(...)).
   if (grepl("^(SET_VECTOR_ELT|SET_STRING_ELT)\\s*\\(", before) && grepl(",\\s*$", before)) {
     return(TRUE)
@@ -187,7 +190,7 @@ self_test <- function() {
     "counter not incremented" = "SEXP f(void) { int np = 0; SEXP x = PROTECT(Rf_allocVector(REALSXP, 2)); np++;\n SEXP y = PROTECT(Rf_allocVector(REALSXP, 2));\n UNPROTECT(np); return x; }",
     "no unprotect" = "SEXP f(void) { SEXP x = PROTECT(Rf_allocVector(REALSXP, 2)); return x; }"
   )
-  good <- "/* PROTECT(Rf_allocVector( in a comment */ SEXP f(void) { int np = 0; SEXP x = PROTECT(Rf_allocVector(VECSXP, 2)); np++;\n SEXP n = PROTECT(Rf_allocVector(STRSXP, 2)); np++;\n SET_STRING_ELT(n, 0, Rf_mkChar(\"a;b\")); SET_VECTOR_ELT(x, 1, Rf_ScalarReal(1)); UNPROTECT(np); return x; }\nSEXP g(void) { return Rf_ScalarInteger(1); }"
+  good <- "/* PROTECT(Rf_allocVector( in a comment */ SEXP f(void) { int np = 0; SEXP x = PROTECT(Rf_allocVector(VECSXP, 2)); np++;\n SEXP n = PROTECT(Rf_allocVector(STRSXP, 2)); np++;\n SET_STRING_ELT(n, 0, Rf_mkChar(\"a;b\")); SET_VECTOR_ELT(x, 1, Rf_ScalarReal(1)); UNPROTECT(np); return x; }\nSEXP g(void) { return Rf_ScalarInteger(1); }\nSEXP h(SEXP call, SEXP rho) { SEXP ans; PROTECT(ans = Rf_allocVector(REALSXP, 1)); Rf_eval(call, rho); UNPROTECT(1); return ans; }"
   ok <- TRUE
   for (nm in names(bad)) {
     f <- tempfile(fileext = ".c")

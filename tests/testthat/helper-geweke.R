@@ -106,7 +106,8 @@ expect_geweke <- function(res, bound = 4.5, label = "") {
 # W_ik ~ Exp(lambda), H_kj ~ Exp(lambda), tau ~ Gamma(alpha, beta), X_ij ~
 # N((WH)_ij, 1 / tau) for the observed entries; entries `miss` (linear
 # indices) are missing, either latent variables of the state (masked =
-# FALSE) or left out of the conditionals (masked = TRUE).
+# FALSE) or left out of the conditionals (masked = TRUE). With sparse = TRUE
+# the data are a dgCMatrix (sparse kernels of src/linalg.c).
 #
 # `shape_offset` is for demonstrating that the test has teeth: the sampler's
 # tau conditional is given the prior shape alpha + shape_offset while the
@@ -118,8 +119,8 @@ expect_geweke <- function(res, bound = 4.5, label = "") {
 # interface are marked "ARD:" below; stats and the reference already handle a
 # lambda per factor.
 geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
-                             miss = integer(), masked = FALSE, ard = NULL,
-                             shape_offset = 0) {
+                             miss = integer(), masked = FALSE, sparse = FALSE,
+                             ard = NULL, shape_offset = 0) {
   obs <- setdiff(seq_len(I * J), miss)
   ctrl <- c(1, 0, as.numeric(masked), 0, 1, 0, 1, 1, 1, 0)
   draw_prior <- function() {
@@ -137,6 +138,12 @@ geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
     p <- draw_prior()
     X <- p$W %*% p$H + matrix(stats::rnorm(I * J, sd = 1 / sqrt(p$tau)), I, J)
     X[miss] <- NA
+    if (sparse) {
+      # Every entry stored (the draws are non-zero), so the stored values are
+      # X in column-major order and the sparse kernels see the whole model.
+      X <- methods::as(methods::as(X, "CsparseMatrix"), "generalMatrix")
+      stopifnot(length(X@x) == I * J)
+    }
     data <- bnmf:::prepare_data(X, K)
     latent <- if (!length(miss)) numeric() else if (masked) numeric(length(miss)) else
       (p$W %*% p$H)[miss] + stats::rnorm(length(miss), sd = 1 / sqrt(p$tau))
@@ -163,11 +170,20 @@ geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
     out
   }
   stats <- function(s) stats_of(s$st$W, s$st$H, s$st$tau, s$lambda)
+  # n independent prior draws of the summaries, vectorised: given lambda_k,
+  # column sums of W are Gamma(I, lambda_k) and row sums of H Gamma(J, lambda_k).
   prior <- function(n) {
-    t(vapply(seq_len(n), function(i) {
-      p <- draw_prior()
-      stats_of(p$W, p$H, p$tau, p$lambda)
-    }, numeric(length(stats_of(matrix(0, I, K), matrix(0, K, J), 0, rep(0, K))))))
+    lam <- if (is.null(ard)) matrix(lambda, n, K) else
+      matrix(stats::rgamma(n * K, ard$alpha0, ard$beta0), n, K)
+    out <- cbind(tau = stats::rgamma(n, alpha, beta),
+                 sumW = rowSums(matrix(stats::rgamma(n * K, I, lam), n, K)),
+                 sumH = rowSums(matrix(stats::rgamma(n * K, J, lam), n, K)),
+                 W11 = stats::rexp(n, lam[, 1L]), HKJ = stats::rexp(n, lam[, K]))
+    if (!is.null(ard)) {
+      colnames(lam) <- sprintf("lambda[%d]", seq_len(K))
+      out <- cbind(out, lam)
+    }
+    out
   }
   gam <- function(shape, rate) {
     list(mean = shape / rate, var = shape / rate^2,

@@ -31,11 +31,32 @@ test_that("the Gibbs sampler gets the joint distribution right with masked missi
   expect_geweke(geweke_run(model, n = 40000, seed = 33), label = "masked missing")
 })
 
+test_that("the Gibbs sampler gets the joint distribution right with sparse data", {
+  skip_on_cran()
+  model <- geweke_nmf_model(I = 4, J = 3, K = 2, lambda = 1, alpha = 3, beta = 2,
+                            miss = 5, sparse = TRUE, shape_offset = broken_shape_offset)
+  expect_geweke(geweke_run(model, n = 40000, seed = 36), label = "sparse")
+})
+
 # ARD: when the sampler draws lambda_k, add a test here, e.g.
 #   model <- geweke_nmf_model(I = 4, J = 3, K = 2, alpha = 3, beta = 2,
 #                             ard = list(alpha0 = 3, beta0 = 2))
 #   expect_geweke(geweke_run(model, n = 40000, seed = 34), label = "ARD")
 # after filling in the places marked "ARD:" in helper-geweke.R.
+
+test_that("the harness accepts independent prior draws (exact and sampled references)", {
+  # Independent draws from the prior pass the comparison, whether the
+  # reference is exact (no ARD) or itself sampled (ARD sums of W and H).
+  for (ard in list(NULL, list(alpha0 = 3, beta0 = 2))) {
+    model <- geweke_nmf_model(I = 4, J = 3, K = 2, lambda = 1, alpha = 3, beta = 2, ard = ard)
+    withr::local_seed(37)
+    res <- geweke_compare(model, model$prior(20000), seed = 38)
+    expect_geweke(res, label = if (is.null(ard)) "prior draws" else "prior draws, ARD")
+    expect_equal(sort(unique(res$stat)),
+                 sort(c("tau", "sumW", "sumH", "W11", "HKJ",
+                        if (!is.null(ard)) c("lambda[1]", "lambda[2]"))))
+  }
+})
 
 test_that("the joint-distribution test detects a tau conditional with its shape off by one half", {
   skip_on_cran()
