@@ -38,11 +38,9 @@ test_that("the Gibbs sampler gets the joint distribution right with sparse data"
   expect_geweke(geweke_run(model, n = 40000, seed = 36), label = "sparse")
 })
 
-# ARD: when the sampler draws lambda_k, add a test here, e.g.
-#   model <- geweke_nmf_model(I = 4, J = 3, K = 2, alpha = 3, beta = 2,
-#                             ard = list(alpha0 = 3, beta0 = 2))
-#   expect_geweke(geweke_run(model, n = 40000, seed = 34), label = "ARD")
-# after filling in the places marked "ARD:" in helper-geweke.R.
+# The Gibbs sampler with the ARD prior (lambda_k drawn each sweep) has its
+# own joint-distribution test in test-geweke-ard.R; moving it onto this
+# harness means filling in the places marked "ARD:" in helper-geweke.R.
 
 test_that("the harness accepts independent prior draws (exact and sampled references)", {
   # Independent draws from the prior pass the comparison, whether the
