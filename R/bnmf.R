@@ -22,8 +22,12 @@
 #'   the mode of its conditional, so the log posterior never decreases and the
 #'   iteration stops at a local maximum of the joint posterior (a
 #'   Karush-Kuhn-Tucker point of the MAP problem) when its relative change
-#'   falls below `tol`. With missing data the conditionals use the observed
-#'   entries only (masked Gram matrices). A flat prior
+#'   falls below `tol`. The mode is local: the joint posterior also has a
+#'   degenerate mode at `W = 0, H = 0` (on tiny or very noisy data it can even
+#'   be the higher one), which the random start (improved by least squares)
+#'   keeps ICM away from; use several `chains` to compare local modes. With
+#'   missing data the conditionals use the observed entries only (masked Gram
+#'   matrices). A flat prior
 #'   (`exponential(rate = 0)`) turns ICM into exact coordinate-descent
 #'   non-negative least squares.
 #' * `"vb"`: variational Bayes (Brouwer, Frellsen and Lio 2017). The
