@@ -51,6 +51,8 @@ SEXP bnmf_list_get(SEXP list, const char *name);
 double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len);
 const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len);
 void bnmf_read_data(SEXP data, int K_needed, nmf_data *d);
+const double *bnmf_read_ctrl(SEXP ctrl, int n);
+void bnmf_check_factors(const double *W, const double *H, int I, int J, int K);
 
 /* linalg.c */
 void bnmf_gram_rows(const double *H, int K, int J, double *G);

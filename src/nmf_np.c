@@ -163,14 +163,7 @@ SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
 {
     if (TYPEOF(state) != VECSXP)
         Rf_error("bnmf internal error: state must be a list");
-    if (TYPEOF(ctrl) != REALSXP || XLENGTH(ctrl) != 3)
-        Rf_error("bnmf internal error: ctrl must be a double vector of length 3");
-    const double *c = REAL(ctrl);
-    for (int t = 0; t < 3; t++)
-        if (!R_FINITE(c[t]))
-            Rf_error("bnmf internal error: ctrl[%d] is not finite", t + 1);
-    if (c[0] < 0 || c[0] > INT_MAX)
-        Rf_error("bnmf internal error: need 0 <= n_sweeps < 2^31");
+    const double *c = bnmf_read_ctrl(ctrl, 3);
     const int n_sweeps = (int) c[0];
     const double tol = c[1];
     const int upd_W = c[2] != 0;
@@ -181,12 +174,7 @@ SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
     double *H = bnmf_real_elt(state, "H", (R_xlen_t) K * J);
     const double *x = bnmf_real_elt(state, "x", d.nx);
     double *logpost = bnmf_real_elt(state, "logpost", 1);
-    for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-        if (!(W[t] >= 0.0) || !R_FINITE(W[t]))
-            Rf_error("bnmf internal error: W must be finite and non-negative");
-    for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-        if (!(H[t] >= 0.0) || !R_FINITE(H[t]))
-            Rf_error("bnmf internal error: H must be finite and non-negative");
+    bnmf_check_factors(W, H, I, J, K);
     for (R_xlen_t t = 0; t < d.nx; t++)
         if (x[t] < 0.0)
             Rf_error("bnmf internal error: the KL loss needs X >= 0");

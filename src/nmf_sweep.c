@@ -267,6 +267,24 @@ static void masked_var_diag(double *Gi, int down, const double *V, size_t vstrid
         if (Gi[k + (size_t) k * K] < 0.0) Gi[k + (size_t) k * K] = 0.0;
 }
 
+/**
+ * The Gram matrix of the other factor for one row (or column) with nm
+ * missing entries `miss`: Gfull itself when nothing is missing, otherwise
+ * its masked version in Gi (for VB with the variances V of the other factor,
+ * V_t[k] = V[t * vstride + k * kstride], on the diagonal).
+ */
+static const double *row_gram(double *Gi, const double *Gfull, const double *other,
+                              int ostride, int n, const int *miss, int nm, int K,
+                              int *obs, const double *V, size_t vstride, size_t kstride)
+{
+    if (nm == 0) return Gfull;
+    int nobs = 0;
+    const int down = masked_gram(Gi, Gfull, other, ostride, n, miss, nm, K, obs, &nobs);
+    if (V) masked_var_diag(Gi, down, V, vstride, kstride, down ? miss : obs,
+                           down ? nm : nobs, K);
+    return Gi;
+}
+
 static double quad_form(const double *G, const double *z, int K)
 {
     double s = 0.0;
@@ -328,20 +346,10 @@ static void update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                 ws->G[k + (size_t) k * K] += vb->Hvar[k + (size_t) j * K];
     }
     for (int i = 0; i < I; i++) {
-        const double *G = ws->G;
-        if (masked) {
-            const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
-            if (nm > 0) {
-                const int *miss = d->mrow_j + d->mrow_ptr[i];
-                int nobs = 0;
-                const int down = masked_gram(ws->Gi, ws->G, H, K, J, miss, nm, K,
-                                             ws->obs, &nobs);
-                if (vb)
-                    masked_var_diag(ws->Gi, down, vb->Hvar, K, 1,
-                                    down ? miss : ws->obs, down ? nm : nobs, K);
-                G = ws->Gi;
-            }
-        }
+        const double *G = !masked ? ws->G :
+            row_gram(ws->Gi, ws->G, H, K, J, d->mrow_j + d->mrow_ptr[i],
+                     d->mrow_ptr[i + 1] - d->mrow_ptr[i], K, ws->obs,
+                     vb ? vb->Hvar : NULL, K, 1);
         for (int k = 0; k < K; k++) {
             ws->zrow[k] = W[i + (size_t) k * I];
             ws->brow[k] = ws->D[i + (size_t) k * I];
@@ -382,20 +390,10 @@ static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     }
     double sl = 0.0, sq = 0.0;
     for (int j = 0; j < J; j++) {
-        const double *G = ws->G;
-        if (masked) {
-            const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
-            if (nm > 0) {
-                const int *miss = d->miss_i + d->mcol_ptr[j];
-                int nobs = 0;
-                const int down = masked_gram(ws->Gi, ws->G, ws->Wt, K, I, miss, nm,
-                                             K, ws->obs, &nobs);
-                if (vb)
-                    masked_var_diag(ws->Gi, down, vb->Wvar, 1, (size_t) I,
-                                    down ? miss : ws->obs, down ? nm : nobs, K);
-                G = ws->Gi;
-            }
-        }
+        const double *G = !masked ? ws->G :
+            row_gram(ws->Gi, ws->G, ws->Wt, K, I, d->miss_i + d->mcol_ptr[j],
+                     d->mcol_ptr[j + 1] - d->mcol_ptr[j], K, ws->obs,
+                     vb ? vb->Wvar : NULL, 1, (size_t) I);
         double *hj = H + (size_t) j * K;
         const double *fj = ws->F + (size_t) j * K;
         if (update) {
@@ -568,6 +566,32 @@ static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
     }
 }
 
+/* The control vector of a .Call: n finite doubles, the first (n_sweeps) in
+ * [0, 2^31). */
+const double *bnmf_read_ctrl(SEXP ctrl, int n)
+{
+    if (TYPEOF(ctrl) != REALSXP || XLENGTH(ctrl) != n)
+        Rf_error("bnmf internal error: ctrl must be a double vector of length %d", n);
+    const double *c = REAL(ctrl);
+    for (int t = 0; t < n; t++)
+        if (!R_FINITE(c[t]))
+            Rf_error("bnmf internal error: ctrl[%d] is not finite", t + 1);
+    if (c[0] < 0 || c[0] > INT_MAX)
+        Rf_error("bnmf internal error: need 0 <= n_sweeps < 2^31");
+    return c;
+}
+
+/* A state's factors: finite and non-negative. */
+void bnmf_check_factors(const double *W, const double *H, int I, int J, int K)
+{
+    for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
+        if (!(W[t] >= 0.0) || !R_FINITE(W[t]))
+            Rf_error("bnmf internal error: W must be finite and non-negative");
+    for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
+        if (!(H[t] >= 0.0) || !R_FINITE(H[t]))
+            Rf_error("bnmf internal error: H must be finite and non-negative");
+}
+
 /* Read and check the data description made by prepare_data() in R. */
 void bnmf_read_data(SEXP data, int K_needed, nmf_data *d)
 {
@@ -624,6 +648,16 @@ void bnmf_read_data(SEXP data, int K_needed, nmf_data *d)
     d->n_obs = *bnmf_real_elt(data, "n_obs", 1);
 }
 
+/* sum_i W_ik + sum_j H_kj: what the ARD rate of factor k sees. */
+static double factor_mass(const nmf_data *d, const double *W, const double *H, int k)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double s = 0.0;
+    for (int i = 0; i < I; i++) s += W[i + (size_t) k * I];
+    for (int j = 0; j < J; j++) s += H[k + (size_t) j * K];
+    return s;
+}
+
 /* The ARD part of the log joint density, given lambda:
  *   sum_k log Gamma(lambda_k; alpha0, beta0) + (I + J) log lambda_k
  *         - lambda_k (sum_i W_ik + sum_j H_kj). */
@@ -633,9 +667,7 @@ static double ard_log_prior(const nmf_data *d, const nmf_prior *pr,
     const int I = d->I, J = d->J, K = d->K;
     double s = 0.0;
     for (int k = 0; k < K; k++) {
-        double sw = 0.0;
-        for (int i = 0; i < I; i++) sw += W[i + (size_t) k * I];
-        for (int j = 0; j < J; j++) sw += H[k + (size_t) j * K];
+        const double sw = factor_mass(d, W, H, k);
         const double l = lambda[k];
         s += dgamma(l, pr->alpha0, 1.0 / pr->beta0, 1) + (I + J) * log(l) - l * sw;
     }
@@ -653,10 +685,7 @@ static void update_ard(const nmf_data *d, nmf_prior *pr, nmf_rule rule,
     const int I = d->I, J = d->J, K = d->K;
     const double shape = pr->alpha0 + I + J;
     for (int k = 0; k < K; k++) {
-        double sw = 0.0;
-        for (int i = 0; i < I; i++) sw += W[i + (size_t) k * I];
-        for (int j = 0; j < J; j++) sw += H[k + (size_t) j * K];
-        const double rate = pr->beta0 + sw;
+        const double rate = pr->beta0 + factor_mass(d, W, H, k);
         double l;
         if (rule == RULE_DRAW) {
             l = rgamma(shape, 1.0 / rate);
@@ -715,9 +744,7 @@ static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
     if (pr->ard) {
         const double shape = pr->alpha0 + I + J;
         for (int k = 0; k < K; k++) {
-            double sw = 0.0;
-            for (int i = 0; i < I; i++) sw += W[i + (size_t) k * I];
-            for (int j = 0; j < J; j++) sw += H[k + (size_t) j * K];
+            const double sw = factor_mass(d, W, H, k);
             const double el = lambda[k], elog = digamma(shape) - log(lambda_rate[k]);
             e += (I + J) * elog - el * sw;
             e += pr->alpha0 * log(pr->beta0) - lgammafn(pr->alpha0) +
@@ -760,13 +787,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     if (TYPEOF(state) != VECSXP || TYPEOF(data) != VECSXP ||
         TYPEOF(prior) != VECSXP)
         Rf_error("bnmf internal error: state, data and prior must be lists");
-    if (TYPEOF(ctrl) != REALSXP || XLENGTH(ctrl) != 10)
-        Rf_error("bnmf internal error: ctrl must be a double vector of length 10");
-    const double *c = REAL(ctrl);
-    for (int t = 0; t < 10; t++)
-        if (!R_FINITE(c[t]))
-            Rf_error("bnmf internal error: ctrl[%d] is not finite", t + 1);
-    if (c[0] < 0 || c[0] > INT_MAX || c[4] < 1 || c[4] > INT_MAX)
+    const double *c = bnmf_read_ctrl(ctrl, 10);
+    if (c[4] < 1 || c[4] > INT_MAX)
         Rf_error("bnmf internal error: need 0 <= n_sweeps and 1 <= thin, both below 2^31");
     if (c[1] != 0 && c[1] != 1 && c[1] != 2 && c[1] != 3)
         Rf_error("bnmf internal error: unknown update rule %g", c[1]);
@@ -830,12 +852,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     double *n_kept = bnmf_real_elt(state, "n_kept", 1);
     if (!(*tau > 0.0) || !R_FINITE(*tau))
         Rf_error("bnmf internal error: tau must be positive and finite");
-    for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-        if (!(W[t] >= 0.0) || !R_FINITE(W[t]))
-            Rf_error("bnmf internal error: W must be finite and non-negative");
-    for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-        if (!(H[t] >= 0.0) || !R_FINITE(H[t]))
-            Rf_error("bnmf internal error: H must be finite and non-negative");
+    bnmf_check_factors(W, H, I, J, K);
     double *lambda = NULL, *lambda_rate = NULL, *lambda_mean = NULL, *lambda_m2 = NULL;
     if (pr.ard) {
         lambda = bnmf_real_elt(state, "lambda", K);
