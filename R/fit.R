@@ -193,17 +193,7 @@ update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
   validate_bnmf_fit(new)
 }
 
-# The permutation `perm` such that column perm[k] of W matches column k of
-# the reference `ref` (maximum total cosine similarity).
-match_factors <- function(ref, W) {
-  K <- ncol(ref)
-  if (K == 1L) return(1L)
-  nr <- sqrt(colSums(ref^2))
-  nw <- sqrt(colSums(W^2))
-  S <- crossprod(ref, W) / outer(pmax(nr, .Machine$double.xmin), pmax(nw, .Machine$double.xmin))
-  S[!is.finite(S)] <- 0
-  as.integer(clue::solve_LSAP(pmax(S, 0), maximum = TRUE))
-}
+# match_factors() (R/diversity.R): the alignment of align_factors().
 
 # Reorder the factors of one chain's running moments and draws.
 permute_run <- function(run, perm, I, J, K) {
