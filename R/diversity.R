@@ -371,7 +371,7 @@ greedy_cover <- function(D, eps) {
   centres <- integer()
   while (any(uncovered)) {
     gain <- colSums(inside[uncovered, , drop = FALSE])
-    j <- which.max(gain)
+    j <- unname(which.max(gain))
     centres <- c(centres, j)
     uncovered <- uncovered & !inside[, j]
   }

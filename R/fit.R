@@ -46,8 +46,8 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
     ns <- vapply(runs, function(r) r$state$n_kept[[1L]], numeric(1))
     # Chains may find the same factors in another order (the posterior is
     # invariant to permuting factors): match every chain's factors to a
-    # reference before pooling, by the cosine similarity of the posterior
-    # mean bases, as an exact assignment problem.
+    # reference before pooling, by the angles between the posterior mean
+    # bases, as an exact assignment problem (align_factors()).
     ref <- if (!is.null(previous)) previous$W else matrix(runs[[1L]]$state$W_mean, I, K)
     perms <- lapply(runs, function(r) match_factors(ref, matrix(r$state$W_mean, I, K)))
     for (c in seq_along(runs)) {

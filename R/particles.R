@@ -132,7 +132,7 @@ NULL
 #' @param particle A particle number; `NULL` for the one with the largest
 #'   weight.
 #' @param aligned Reorder the factors of the particle to match those of the
-#'   largest-weight particle (Hungarian matching of cosine similarities).
+#'   largest-weight particle (minimum total angle, as [align_factors()]).
 #' @param newdata `NULL` or a matrix of new samples (columns).
 #' @param type `"response"` or `"coef"`.
 #' @param ... Not used.
@@ -280,20 +280,26 @@ print.bnmf_particles <- function(x, ...) {
 #'
 #' The weight, objective value, log likelihood (up to a constant) and
 #' relative error of each particle, how its solver converged, how different
-#' the particles are (distances between their bases after matching factors),
-#' and the top features of each factor in the particles with the largest
+#' the particles are (the weighted angular distance, [wad()], between every
+#' pair, and the Frobenius distances between their bases after matching
+#' factors), how many distinct modes they form (the greedy covering number,
+#' [covering_number()], at `wad_threshold` degrees), and the top features of each factor in the particles with the largest
 #' weights (as in Figure 5 of Masood and Doshi-Velez).
 #'
 #' @param object A `bnmf_particles` fit.
 #' @param n_top Number of top features per factor.
 #' @param n_particles Number of particles (by weight) whose top features are
 #'   listed.
+#' @param wad_threshold The WAD, in degrees, beyond which two particles count
+#'   as different modes.
 #' @param x A `summary.bnmf_particles` object.
 #' @param digits Significant digits to print.
 #' @param ... Not used.
 #' @return A list of class `summary.bnmf_particles`: `particles` (a data
 #'   frame), `distance` (the M x M distances between the aligned, simplex
-#'   scaled bases, `|W_m - W_n|_F`), `top` (a list with one character matrix
+#'   scaled bases, `|W_m - W_n|_F`), `wad` (the M x M weighted angular
+#'   distances in degrees), `modes` (the covering number at `wad_threshold`),
+#'   `wad_threshold`, `top` (a list with one character matrix
 #'   per listed particle, `n_top` x rank), `stein`, `ess` (the effective
 #'   number of particles, `1 / sum(w^2)`).
 #' @examples
@@ -303,7 +309,9 @@ print.bnmf_particles <- function(x, ...) {
 #' s
 #' s$top[[1]]
 #' @export
-summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, ...) {
+summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, wad_threshold = 10,
+                                   ...) {
+  wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   n_top <- min(check_count(n_top, "n_top", min = 1), object$dims[1L])
   n_particles <- check_count(n_particles, "n_particles", min = 1)
   w <- object$weights
@@ -321,11 +329,15 @@ summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, ...) {
     }, numeric(1))
   }
   D <- particle_distances(object)
+  Dw <- wad(object)
+  modes <- covering_number(Dw, epsilon = wad_threshold)$covering
+  Dw <- as.matrix(Dw)
   ord <- order(-w)
   show <- ord[seq_len(min(n_particles, length(w)))]
   top <- lapply(show, function(m) top_features(object, m, n_top))
   names(top) <- paste0("particle", show)
-  structure(list(particles = tab, distance = D, top = top, stein = object$stein,
+  structure(list(particles = tab, distance = D, wad = Dw, modes = modes,
+                 wad_threshold = wad_threshold, top = top, stein = object$stein,
                  ess = 1 / sum(w^2), likelihood = object$likelihood, rank = object$rank),
             class = "summary.bnmf_particles")
 }
@@ -375,6 +387,11 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
     cat(sprintf("Distances between aligned bases |W_m - W_n|_F: median %s, range %s to %s\n",
                 format(signif(stats::median(off), digits)), format(signif(min(off), digits)),
                 format(signif(max(off), digits))))
+    off <- x$wad[upper.tri(x$wad)]
+    cat(sprintf("Weighted angular distances (WAD, degrees): median %s, range %s to %s; %d distinct mode%s at WAD %s\n",
+                format(signif(stats::median(off), digits)), format(signif(min(off), digits)),
+                format(signif(max(off), digits)), x$modes, if (x$modes == 1L) "" else "s",
+                format(x$wad_threshold)))
   }
   cat("Top features per factor (factors matched to the largest-weight particle):\n")
   for (nm in names(x$top)) {
@@ -390,8 +407,8 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' Plot a particle fit
 #'
 #' `type = "weights"`: the weight of every particle. `"distance"`: a heatmap
-#' of the distances between the particles' bases (factors matched to the
-#' largest-weight particle), in order of weight. `"basis"`: one factor
+#' of the weighted angular distances ([wad()], in degrees) between the
+#' particles, in order of weight. `"basis"`: one factor
 #' (column of `W`) of several particles side by side, matched. `"features"`:
 #' the top features of one factor in several particles (Figure 5 of Masood
 #' and Doshi-Velez).
@@ -428,11 +445,11 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
     },
     distance = {
       ord <- order(-w)
-      D <- particle_distances(x)[ord, ord, drop = FALSE]
+      D <- as.matrix(wad(x))[ord, ord, drop = FALSE]
       M <- nrow(D)
       graphics::image(seq_len(M), seq_len(M), D, col = grDevices::hcl.colors(32, "viridis"),
                       xlab = "particle (by weight)", ylab = "particle (by weight)",
-                      main = "Distances between aligned bases", axes = FALSE, ...)
+                      main = "Weighted angular distances (degrees)", axes = FALSE, ...)
       at <- unique(round(seq(1, M, length.out = min(M, 10))))
       graphics::axis(1, at = at, labels = ord[at])
       graphics::axis(2, at = at, labels = ord[at])

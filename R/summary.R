@@ -22,7 +22,26 @@
 #' supported factor contributes on the order of the signal. See
 #' `plot(fit, type = "ard")`.
 #'
+#' For Gibbs fits the summary also has factor-level diagnostics and a count
+#' of modes. `factor_diagnostics`: the bulk ESS and R-hat of each factor's
+#' column sum of `W` (`W_sum[k]`) and row sum of `H` (`H_sum[k]`), computed
+#' from the kept draws (fits with `keep = "draws"`; otherwise `NULL`, as the
+#' per-draw factors are not stored), after aligning every chain's factors to
+#' those of the first chain by [align_factors()] on the chains' posterior
+#' mean bases (the labels of an NMF are arbitrary, so chains that found the
+#' same factors in another order would otherwise look unconverged). R-hat
+#' and ESS are those of the posterior package (`posterior::rhat()`,
+#' `posterior::ess_bulk()`) when it is installed, else bnmf's own split R-hat
+#' and Geyer ESS (as for `loglik` and `tau`). `modes` (two or more chains):
+#' how many distinct modes the chains landed in, the greedy covering number
+#' ([covering_number()]) of the chains' bases under the weighted angular
+#' distance ([wad()]) at `wad_threshold` degrees: chains whose bases are
+#' farther apart than that count as different modes. The bases are the
+#' chains' posterior means when the draws were kept, else their last states.
+#'
 #' @param object A `bnmf` fit.
+#' @param wad_threshold For Gibbs fits with several chains: the WAD, in
+#'   degrees, beyond which two chains count as being in different modes.
 #' @param x A `summary.bnmf` object.
 #' @param digits Significant digits to print.
 #' @param ... Not used.
@@ -32,7 +51,8 @@
 #' fit <- bnmf(leukemia[1:80, ], rank = 3, iter = 400, chains = 2)
 #' summary(fit)
 #' @export
-summary.bnmf <- function(object, ...) {
+summary.bnmf <- function(object, wad_threshold = 10, ...) {
+  wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   W <- object$W
   H <- object$H
   tot <- sum(colSums(W) * rowSums(H))
@@ -75,6 +95,8 @@ summary.bnmf <- function(object, ...) {
     )
     out$n_draws <- object$n_draws
     out$chains <- object$settings$chains
+    out$factor_diagnostics <- factor_draw_diagnostics(object)
+    out$modes <- chain_modes(object, wad_threshold)
   } else {
     if (object$method == "vb") {
       a <- object$q_tau[["shape"]]
@@ -138,6 +160,28 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
     d$ess <- round(d$ess)
     d$rhat <- signif(d$rhat, 4)
     print(d, row.names = FALSE)
+    fd <- x$factor_diagnostics
+    if (!is.null(fd)) {
+      cat(sprintf("Factor-level diagnostics (chains' factors aligned; R-hat and bulk ESS from %s):\n",
+                  attr(fd, "engine")))
+      fd$ess <- round(fd$ess)
+      fd$rhat <- signif(fd$rhat, 4)
+      print(fd[c("quantity", "ess", "rhat")], row.names = FALSE)
+    } else {
+      cat("Factor-level R-hat and ESS need the draws: fit with keep = \"draws\".\n")
+    }
+    m <- x$modes
+    if (!is.null(m)) {
+      cat(sprintf("Chains in distinct modes: %d of %d (covering number of the chains' %s at WAD %s degrees; largest WAD between chains %s degrees)\n",
+                  m$n_modes, m$chains, m$basis, format(m$threshold),
+                  format(signif(max(m$wad), digits))))
+      if (m$n_modes > 1L) {
+        groups <- split(seq_along(m$mode), m$mode)
+        cat(sprintf("  modes: %s\n", paste(vapply(groups, function(g) {
+          paste0("chain", if (length(g) > 1L) "s " else " ", paste(g, collapse = ", "))
+        }, character(1)), collapse = " | ")))
+      }
+    }
   } else {
     if (x$method == "icm") cat(sprintf("tau (mode): %s\n", format(signif(x$tau[["mode"]], digits))))
     crit <- switch(x$method, icm = sprintf("log posterior %s", format(signif(x$logpost, 8))),
@@ -184,4 +228,69 @@ split_rhat <- function(x, chain) {
   Wv <- mean(vars)
   if (Wv == 0) return(NA_real_)
   sqrt(((n - 1) / n * Wv + B / n) / Wv)
+}
+
+# ESS and R-hat of the factor-level quantities of a Gibbs fit that kept its
+# draws: per factor the column sum of W and the row sum of H at every draw,
+# chains' factors aligned to those of chain 1 (by their posterior-mean
+# bases; the fit aligned them already, this makes sure). NULL without draws.
+factor_draw_diagnostics <- function(object) {
+  if (is.null(object$draws)) return(NULL)
+  I <- object$dims[1L]; J <- object$dims[2L]; K <- object$rank
+  C <- length(object$draws)
+  n <- min(vapply(object$draws, function(d) ncol(d$W), numeric(1)))
+  if (n < 4L) return(NULL)
+  fs <- chain_factorisations(object, "means")
+  ref <- unit_columns(fs[[1L]]$W)
+  perms <- lapply(fs, function(f) match_factors_unit(ref, f$W))
+  wsum <- lapply(seq_len(C), function(c) {
+    m <- matrix(colSums(array(object$draws[[c]]$W[, seq_len(n), drop = FALSE], c(I, K * n))), K, n)
+    m[perms[[c]], , drop = FALSE]
+  })
+  hsum <- lapply(seq_len(C), function(c) {
+    a <- array(object$draws[[c]]$H[, seq_len(n), drop = FALSE], c(K, J, n))
+    m <- rowSums(aperm(a, c(1L, 3L, 2L)), dims = 2L)
+    m[perms[[c]], , drop = FALSE]
+  })
+  use_posterior <- requireNamespace("posterior", quietly = TRUE)
+  chain <- rep(seq_len(C), each = n)
+  one <- function(sums, k) {
+    m <- vapply(sums, function(s) s[k, ], numeric(n))
+    m <- matrix(m, n, C)
+    if (use_posterior) {
+      c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m))
+    } else {
+      c(ess = ess_chains(as.vector(m), chain), rhat = split_rhat(as.vector(m), chain))
+    }
+  }
+  kn <- factor_names(K)
+  res <- rbind(t(vapply(seq_len(K), function(k) one(wsum, k), numeric(2))),
+               t(vapply(seq_len(K), function(k) one(hsum, k), numeric(2))))
+  out <- data.frame(quantity = c(sprintf("W_sum[%s]", kn), sprintf("H_sum[%s]", kn)),
+                    factor = rep(kn, 2L), ess = res[, "ess"], rhat = res[, "rhat"])
+  attr(out, "engine") <- if (use_posterior) "posterior" else "bnmf"
+  attr(out, "perm") <- perms
+  out
+}
+
+match_factors_unit <- function(ref_unit, W) {
+  if (ncol(W) == 1L) return(1L)
+  align_core(ref_unit, unit_columns(W))$perm
+}
+
+# How many distinct modes the chains of a Gibbs fit are in: the greedy
+# covering number of their bases (posterior means if the draws were kept,
+# else last states) under WAD at `threshold` degrees; each chain's mode is
+# its nearest centre. NULL with one chain.
+chain_modes <- function(object, threshold) {
+  C <- length(object$chains)
+  if (C < 2L) return(NULL)
+  fs <- chain_factorisations(object, "means")
+  cv <- covering_number(fs, epsilon = threshold)
+  D <- as.matrix(cv$distance)
+  centres <- cv$centres[[1L]]
+  mode <- apply(D[, centres, drop = FALSE], 1L, which.min)
+  list(n_modes = cv$covering, chains = C, threshold = threshold, wad = cv$distance,
+       mode = unname(mode),
+       basis = if (!is.null(object$draws)) "posterior-mean bases" else "last-state bases")
 }
