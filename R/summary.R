@@ -234,7 +234,8 @@ split_rhat <- function(x, chain) {
 # draws: per factor the column sum of W and the row sum of H at every draw,
 # chains' factors aligned to those of chain 1 (by their posterior-mean
 # bases; the fit aligned them already, this makes sure). NULL without draws.
-factor_draw_diagnostics <- function(object) {
+factor_draw_diagnostics <- function(object,
+                                    use_posterior = requireNamespace("posterior", quietly = TRUE)) {
   if (is.null(object$draws)) return(NULL)
   I <- object$dims[1L]; J <- object$dims[2L]; K <- object$rank
   C <- length(object$draws)
@@ -252,7 +253,6 @@ factor_draw_diagnostics <- function(object) {
     m <- rowSums(aperm(a, c(1L, 3L, 2L)), dims = 2L)
     m[perms[[c]], , drop = FALSE]
   })
-  use_posterior <- requireNamespace("posterior", quietly = TRUE)
   chain <- rep(seq_len(C), each = n)
   one <- function(sums, k) {
     m <- vapply(sums, function(s) s[k, ], numeric(n))

@@ -225,6 +225,11 @@ test_that("summary of a multi-chain Gibbs fit aligns the chains and counts modes
   fd2 <- summary(bad)$factor_diagnostics
   expect_equal(fd2$rhat, fd$rhat)
   expect_identical(attr(fd2, "perm")[[2]], order(q))
+  # bnmf's own split R-hat and ESS when posterior is not installed
+  own <- bnmf:::factor_draw_diagnostics(bad, use_posterior = FALSE)
+  expect_identical(attr(own, "engine"), "bnmf")
+  expect_equal(own$rhat, fd$rhat, tolerance = 0.05)
+  expect_true(all(own$ess > 10))
   raw <- function(f, k) {
     unlist(lapply(f$draws, function(d) colSums(matrix(d$W[(k - 1) * I + 1:I, ], I))))
   }
