@@ -146,8 +146,9 @@ match_factors <- function(ref, W) {
 #' Finds the matching of the factors (columns of the basis) of `b` to those
 #' of `a` that minimises the total angle between matched columns, exactly, as
 #' a linear assignment problem (Hungarian method, [clue::solve_LSAP()]); this
-#' is the permutation \eqn{\hat\rho} of equation (1) of Masood and
-#' Doshi-Velez (section 2). It then reorders `b` and rescales each matched
+#' is the permutation \eqn{\hat\rho} that Masood and Doshi-Velez define
+#' (section 2, the displayed equation for \eqn{\hat\rho}). It then reorders
+#' `b` and rescales each matched
 #' column to the column sum of its partner in `a` (and the matching row of
 #' `b`'s `H` by the inverse, so that `W %*% H` is unchanged).
 #'
@@ -279,10 +280,12 @@ wad_pair <- function(ua, wa, ub, wb) {
 #' Weighted angular distance between factorisations
 #'
 #' The weighted angular distance (WAD) of Masood and Doshi-Velez (section 2,
-#' equation (2)) between two factorisations \eqn{(A, W)} and \eqn{(A', W')}
+#' the displayed equation for WAD, the last of that section) between two
+#' factorisations \eqn{(A, W)} and \eqn{(A', W')}
 #' (in bnmf's notation `W` is the basis and `H` the weights): the columns of
 #' the bases are matched by the permutation \eqn{\hat\rho} minimising the
-#' mean angle between matched columns (equation (1), see [align_factors()]);
+#' mean angle between matched columns (the equation for \eqn{\hat\rho}
+#' just before it; see [align_factors()]);
 #' \eqn{\alpha_r} is the angle between column \eqn{r} of \eqn{A} and column
 #' \eqn{\hat\rho(r)} of \eqn{A'}; with the bases scaled to column sums of one
 #' (and the weights scaled inversely), the row sums of each weights matrix,
