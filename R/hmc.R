@@ -102,39 +102,45 @@ hmc_eval <- function(q, m) {
   list(U = sum(V) - lp, grad = c(gV, gH), f = g$f, lp = lp, W = W, H = H)
 }
 
-# One HMC transition from q (with its evaluation ev): `L` leapfrog steps of
-# size `eps` with reflection at 0, Metropolis correction. `minv` is the
-# inverse mass (diagonal). Returns the new q, its evaluation, the acceptance
-# probability and whether the trajectory diverged.
-hmc_transition <- function(q, ev, m, eps, L, minv, max_energy = 1000) {
-  n <- length(q)
-  p <- stats::rnorm(n) / sqrt(minv)
-  H0 <- ev$U + 0.5 * sum(minv * p^2)
-  q1 <- q
-  p1 <- p - 0.5 * eps * ev$grad
-  ev1 <- ev
-  divergent <- FALSE
+# `L` leapfrog steps of size `eps` from (q, p) with reflection at 0: a
+# coordinate that leaves the orthant is mirrored (q -> -q) and its momentum
+# flipped (p -> -p). `minv` is the inverse mass (diagonal), `ev` the
+# evaluation at q. Returns the end point, its momentum and evaluation, the
+# number of reflections, and whether U or its gradient stopped being finite.
+hmc_leapfrog <- function(q, p, ev, m, eps, L, minv) {
+  p <- p - 0.5 * eps * ev$grad
+  reflections <- 0L
   for (l in seq_len(L)) {
-    q1 <- q1 + eps * minv * p1
-    neg <- q1 < 0
+    q <- q + eps * minv * p
+    neg <- q < 0
     if (any(neg)) {
-      q1[neg] <- -q1[neg]
-      p1[neg] <- -p1[neg]
+      q[neg] <- -q[neg]
+      p[neg] <- -p[neg]
+      reflections <- reflections + sum(neg)
     }
-    ev1 <- hmc_eval(q1, m)
-    if (!is.finite(ev1$U) || any(!is.finite(ev1$grad))) {
-      divergent <- TRUE
-      break
+    ev <- hmc_eval(q, m)
+    if (!is.finite(ev$U) || any(!is.finite(ev$grad))) {
+      return(list(q = q, p = p, ev = ev, reflections = reflections, finite = FALSE))
     }
-    p1 <- p1 - (if (l == L) 0.5 else 1) * eps * ev1$grad
+    p <- p - (if (l == L) 0.5 else 1) * eps * ev$grad
   }
-  H1 <- if (divergent) Inf else ev1$U + 0.5 * sum(minv * p1^2)
-  dH <- H1 - H0
-  if (!is.finite(dH) || dH > max_energy) divergent <- TRUE
+  list(q = q, p = p, ev = ev, reflections = reflections, finite = TRUE)
+}
+
+# One HMC transition from q (with its evaluation ev): fresh momentum, the
+# leapfrog trajectory, Metropolis correction. Returns the new q, its
+# evaluation, the acceptance probability and whether the trajectory diverged
+# (non-finite, or an energy error above `max_energy`; then rejected).
+hmc_transition <- function(q, ev, m, eps, L, minv, max_energy = 1000) {
+  p <- stats::rnorm(length(q)) / sqrt(minv)
+  H0 <- ev$U + 0.5 * sum(minv * p^2)
+  lf <- hmc_leapfrog(q, p, ev, m, eps, L, minv)
+  dH <- if (lf$finite) lf$ev$U + 0.5 * sum(minv * lf$p^2) - H0 else Inf
+  divergent <- !is.finite(dH) || dH > max_energy
   a <- if (divergent) 0 else min(1, exp(-dH))
   if (stats::runif(1) < a) {
-    q <- q1
-    ev <- ev1
+    q <- lf$q
+    ev <- lf$ev
   }
   list(q = q, ev = ev, accept = a, divergent = divergent)
 }
