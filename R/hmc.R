@@ -183,7 +183,7 @@ hmc_initial_step <- function(q, ev, m, minv) {
 # estimate the inverse mass; the step size restarts after each.
 hmc_windows <- function(burnin) {
   if (burnin < 50L) return(list())
-  b <- floor(burnin * c(0.15, 0.4, 0.85))
+  b <- floor(burnin * c(0.15, 0.35, 0.7))
   list(c(b[1L] + 1L, b[2L]), c(b[2L] + 1L, b[3L]))
 }
 
