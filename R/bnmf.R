@@ -87,7 +87,12 @@
 #' by default, a diagonal mass matrix; they are then frozen, and every
 #' `thin`-th later draw is kept. Chains run one after the other in this R
 #' process with the session's random numbers (`set.seed()` reproduces the
-#' fit). `X` must be dense, complete and non-negative. See [hmc_control()],
+#' fit). `X` must be dense, complete and non-negative. The SILF likelihood
+#' acts on the objective in the units of `X`: the posterior puts the
+#' objective some K(I + J) / (2C) or more above its minimum (the volume of
+#' the parameter space grows with it), which is negligible when `epsilon` is
+#' large against it but not for data of small magnitude (scale `X` up, or
+#' raise `C`). See [hmc_control()],
 #' [factors.bnmf_hmc()], [summary.bnmf_hmc()] and [stein_discrepancy()].
 #'
 #' @section Chains and reproducibility:
