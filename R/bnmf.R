@@ -67,6 +67,34 @@
 #' non-negative. See [weights.bnmf_particles()] and
 #' [summary.bnmf_particles()].
 #'
+#' @section HMC:
+#' `method = "hmc"` samples the posterior of the particle model (SILF
+#' likelihood, Dirichlet(1) columns of `W`, Exp(`rate`) entries of `H`) by
+#' Hamiltonian Monte Carlo, the MCMC baseline of Masood and Doshi-Velez
+#' (section 6.2). The simplex constraint is a reparametrisation: `W[, k] =
+#' V[, k] / sum(V[, k])` with `V_ik ~ Exp(1)` independently makes every column
+#' Dirichlet(1) (the scale `sum(V[, k])` is an independent Gamma(I, 1)
+#' variable, redrawn exactly after every transition); positivity of `V` and
+#' `H` is kept by reflecting the leapfrog at 0 (position mirrored, momentum
+#' flipped). Every chain starts from a warm start: with `init = "random"` a
+#' random start solved by non-negative least squares (at most
+#' `hmc_control()$solver_iter` sweeps, tolerance `tol`), or given factors
+#' (`init = list(W =, H =)`, or one such list per chain) used as they are.
+#' With `silf(epsilon = NULL)` the threshold is 1.2 times the largest
+#' objective among the warm starts (give `epsilon` when the warm start fits
+#' `X` exactly). The first `burnin` iterations (default `iter / 2`) adapt the
+#' step size (dual averaging towards `hmc_control()$target` acceptance) and,
+#' by default, a diagonal mass matrix; they are then frozen, and every
+#' `thin`-th later draw is kept. Chains run one after the other in this R
+#' process with the session's random numbers (`set.seed()` reproduces the
+#' fit). `X` must be dense, complete and non-negative. The SILF likelihood
+#' acts on the objective in the units of `X`: the posterior puts the
+#' objective some K(I + J) / (2C) or more above its minimum (the volume of
+#' the parameter space grows with it), which is negligible when `epsilon` is
+#' large against it but not for data of small magnitude (scale `X` up, or
+#' raise `C`). See [hmc_control()],
+#' [factors.bnmf_hmc()], [summary.bnmf_hmc()] and [stein_discrepancy()].
+#'
 #' @section Chains and reproducibility:
 #' Chains (for ICM: restarts, of which the fit with the highest log posterior
 #' is kept) are independent tasks, each with its own L'Ecuyer-CMRG random
@@ -87,16 +115,17 @@
 #' @param method `"gibbs"` (posterior sampling), `"vb"` (variational Bayes),
 #'   `"icm"` (posterior mode), `"np"` (Lee-Seung multiplicative updates) or
 #'   `"particles"` (a Stein-weighted set of factorisations; see the section
-#'   Particles).
+#'   Particles) or `"hmc"` (Hamiltonian Monte Carlo on the particle model;
+#'   see the section HMC).
 #' @param prior Prior of the factors: [exponential()] or [ard()] (automatic
 #'   relevance determination). Not used by `"np"` and `"particles"`.
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()].
-#' @param iter Number of sweeps per chain, burn-in included (Gibbs; default
-#'   2000), or the maximum number of sweeps (ICM, VB, NP; default 1000).
-#' @param burnin Sweeps discarded at the start of each chain (Gibbs; default
-#'   `iter / 2`).
-#' @param thin Keep every `thin`-th sweep after burn-in (Gibbs).
-#' @param chains Number of independent chains (Gibbs) or restarts (ICM, VB,
+#' @param iter Number of sweeps per chain, burn-in included (Gibbs, HMC;
+#'   default 2000), or the maximum number of sweeps (ICM, VB, NP; default 1000).
+#' @param burnin Sweeps discarded at the start of each chain (Gibbs; HMC:
+#'   the warm-up; default `iter / 2`).
+#' @param thin Keep every `thin`-th sweep after burn-in (Gibbs, HMC).
+#' @param chains Number of independent chains (Gibbs, HMC) or restarts (ICM, VB,
 #'   NP; the restart with the highest log posterior, ELBO, or lowest loss is
 #'   kept).
 #' @param init `"random"`: entries `sqrt(mean(X) / K)` times unit
@@ -119,7 +148,10 @@
 #'   left side (default: the formula's environment).
 #' @param particles Method `"particles"`: the number M of candidate
 #'   factorisations.
-#' @param likelihood Method `"particles"`: the likelihood, made by [silf()].
+#' @param likelihood Methods `"particles"` and `"hmc"`: the likelihood, made
+#'   by [silf()].
+#' @param control Method `"hmc"`: tuning of the sampler, made by
+#'   [hmc_control()].
 #' @return An object of class `c("bnmf_<method>", "bnmf")`; see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
@@ -160,22 +192,33 @@
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
                  loss = c("euclidean", "kl"),
                  progress = interactive(), data = NULL, particles = 20,
-                 likelihood = silf()) {
+                 likelihood = silf(), control = hmc_control()) {
   call <- match.call()
-  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles"), "method")
+  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"), "method")
   if (method == "np" && (!missing(prior) || !missing(noise))) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
+  if (method != "hmc" && !missing(control)) abort_input("`control` applies to method \"hmc\" only.")
   spec <- parse_model(X, rank, prior, data, parent.frame())
   if (method == "particles") {
     return(fit_particles(spec, if (missing(init)) "qtransform" else init, particles,
                          likelihood, tol, iter, progress, call))
+  }
+  if (method == "hmc") {
+    unused <- c(noise = !missing(noise), keep = !missing(keep), loss = !missing(loss),
+                particles = !missing(particles))
+    if (any(unused)) {
+      abort_input(sprintf("%s: not used by method \"hmc\".",
+                          paste0("`", names(unused)[unused], "`", collapse = ", ")))
+    }
+    return(fit_hmc(spec, init, likelihood, iter, burnin, thin, chains, tol, progress,
+                   control, call))
   }
   if (method != "np" && !missing(loss)) {
     abort_input(sprintf("`loss` applies to method \"np\" only, not \"%s\" (the Bayesian methods have a Gaussian likelihood).", method))

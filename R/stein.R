@@ -122,8 +122,9 @@ stein_value <- function(K, weights, kernel = FALSE) {
 #' unchanged), and the discrepancy is computed with the optimal weights (or
 #' equal or given weights).
 #'
-#' @param x A `bnmf_particles` fit, or a list of factorisations, each a list
-#'   with matrices `W` (I x K) and `H` (K x J).
+#' @param x A `bnmf_particles` fit, a `bnmf_hmc` fit (its kept draws, with
+#'   equal weights by default, on the fit's likelihood and prior), or a list
+#'   of factorisations, each a list with matrices `W` (I x K) and `H` (K x J).
 #' @param X The data matrix (for a list of factorisations).
 #' @param likelihood The likelihood, made by [silf()]. Its `epsilon`
 #'   defaults to 1.2 times the largest objective among the factorisations:
@@ -156,6 +157,23 @@ stein_discrepancy.bnmf_particles <- function(x, ...) {
   val <- x$stein
   attr(val, "weights") <- x$weights
   val
+}
+
+#' @rdname stein_discrepancy
+#' @param draws For an HMC fit: `NULL` (every kept draw) or a number M: M
+#'   kept draws evenly spaced over the chains (as the paper thins its HMC
+#'   chain to a few factorisations).
+#' @export
+stein_discrepancy.bnmf_hmc <- function(x, weights = "equal", kernel = list(), draws = NULL, ...) {
+  idx <- seq_len(x$n_draws)
+  if (!is.null(draws)) {
+    draws <- check_count(draws, "draws", min = 1)
+    if (draws > x$n_draws) abort_input(sprintf("`draws` must be at most the %d kept draws.", x$n_draws))
+    idx <- unique(round(seq(1, x$n_draws, length.out = draws)))
+  }
+  parts <- lapply(idx, function(d) factors(x, draw = d))
+  stein_discrepancy.list(parts, x$X, likelihood = x$likelihood, rate = x$prior$rate,
+                         weights = weights, kernel = kernel)
 }
 
 #' @rdname stein_discrepancy
@@ -194,7 +212,7 @@ stein_discrepancy.list <- function(x, X, likelihood = silf(), rate = 1,
 #' @rdname stein_discrepancy
 #' @export
 stein_discrepancy.default <- function(x, ...) {
-  abort_input("`x` must be a particle fit from `bnmf(method = \"particles\")` or a list of factorisations (lists with `W` and `H`).")
+  abort_input("`x` must be a particle fit from `bnmf(method = \"particles\")`, an HMC fit from `bnmf(method = \"hmc\")` or a list of factorisations (lists with `W` and `H`).")
 }
 
 # Kernel parameters of Masood & Doshi-Velez (section 6.1).

@@ -1,0 +1,609 @@
+# Hamiltonian Monte Carlo on the posterior of the particle model (Masood &
+# Doshi-Velez, section 6.2: the HMC baseline): SILF likelihood, Dirichlet(1)
+# columns of W, exponential H.
+#
+# Reparametrisation. Every column of W is W[, k] = V[, k] / s_k with
+# s_k = sum(V[, k]) and V_ik ~ Exp(1) independently. The map V[, k] ->
+# (W[, k] on the simplex, s_k) has Jacobian s_k^(I - 1), so the density of
+# (W[, k], s_k) is s_k^(I - 1) exp(-s_k): W[, k] ~ Dirichlet(1) (uniform on
+# the simplex), independent of s_k ~ Gamma(I, 1). The likelihood depends on
+# V only through W, so the posterior of (V, H) has exactly the posterior of
+# (W, H) as its W-marginal, and s | W, H, X is Gamma(I, 1) for every column:
+# HMC runs on (V, H) in the positive orthant, with potential
+#   U(V, H) = sum(V) + C SILF(f_X(W, H)) + rate sum(H),
+# and after every transition the scales s_k are redrawn exactly from
+# Gamma(I, 1) (a Gibbs step for the auxiliary variable, W unchanged).
+#
+# Positivity by reflection (Neal 2011, section 5.5.1; the mirroring of
+# Patterson and Teh 2013): when a position update leaves the orthant, the
+# coordinate is reflected at 0 and its momentum flipped. Each leapfrog step
+# stays volume-preserving and reversible, so the Metropolis correction with
+# the usual Hamiltonian is exact.
+
+#' Settings of Hamiltonian Monte Carlo
+#'
+#' Tuning of `bnmf(method = "hmc")`.
+#'
+#' @param leapfrog Number of leapfrog steps per transition.
+#' @param step_size `NULL` (the default): adapted during warm-up (the
+#'   `burnin` iterations) by the dual averaging of Hoffman and Gelman (2014,
+#'   section 3.2) towards `target` acceptance, from a first guess found by
+#'   halving or doubling, then frozen; or a fixed step size > 0 (no
+#'   adaptation).
+#' @param target Target mean acceptance probability of the adaptation, in
+#'   (0, 1).
+#' @param metric `"diag"`: a diagonal mass matrix, estimated from the draws of
+#'   two windows of the warm-up (the inverse mass is the regularised variance
+#'   of each coordinate, as in Stan); `"unit"`: the identity.
+#' @param jitter The step size of every transition is multiplied by a uniform
+#'   number in `[1 - jitter, 1 + jitter]` (0: no jitter), which avoids
+#'   periodic trajectories.
+#' @param solver_iter Maximum number of sweeps of the non-negative least
+#'   squares solver of the warm start.
+#' @param max_energy A transition whose energy error exceeds this is counted
+#'   as divergent (and rejected).
+#' @return A list of class `bnmf_hmc_control`.
+#' @examples
+#' hmc_control(leapfrog = 20, target = 0.9)
+#' @export
+hmc_control <- function(leapfrog = 15, step_size = NULL, target = 0.8,
+                        metric = c("diag", "unit"), jitter = 0.1, solver_iter = 500,
+                        max_energy = 1000) {
+  leapfrog <- check_count(leapfrog, "leapfrog", min = 1)
+  if (!is.null(step_size)) step_size <- check_number(step_size, "step_size", 0, min_open = TRUE)
+  target <- check_number(target, "target", 0, min_open = TRUE)
+  if (target >= 1) abort_input("`target` must be between 0 and 1 (exclusive).")
+  metric <- check_choice(metric, c("diag", "unit"), "metric")
+  jitter <- check_number(jitter, "jitter", 0)
+  if (jitter >= 1) abort_input("`jitter` must be in [0, 1).")
+  solver_iter <- check_count(solver_iter, "solver_iter", min = 1)
+  max_energy <- check_number(max_energy, "max_energy", 0, min_open = TRUE)
+  structure(list(leapfrog = leapfrog, step_size = step_size, target = target,
+                 metric = metric, jitter = jitter, solver_iter = solver_iter,
+                 max_energy = max_energy),
+            class = "bnmf_hmc_control")
+}
+
+#' @export
+print.bnmf_hmc_control <- function(x, ...) {
+  cat(sprintf("HMC: %d leapfrog steps, step size %s, %s metric, jitter %s\n",
+              x$leapfrog,
+              if (is.null(x$step_size)) sprintf("adapted to acceptance %s", format(x$target)) else
+                format(x$step_size),
+              x$metric, format(x$jitter)))
+  invisible(x)
+}
+
+# ---- the target -------------------------------------------------------------
+
+# The model of a chain: data, likelihood (epsilon resolved), rate, sizes.
+hmc_model <- function(X, K, likelihood, rate) {
+  I <- nrow(X); J <- ncol(X)
+  list(X = X, I = I, J = J, K = K, lik = likelihood, rate = rate,
+       sumsq = sum_squares(X), iv = seq_len(I * K), ih = I * K + seq_len(K * J))
+}
+
+# Potential energy U(q) and its gradient at q = c(V, H); also the objective
+# f, the log posterior of (W, H) (up to a constant) and W.
+hmc_eval <- function(q, m) {
+  I <- m$I; K <- m$K; lik <- m$lik
+  V <- matrix(q[m$iv], I, K)
+  H <- matrix(q[m$ih], K, m$J)
+  s <- colSums(V)
+  W <- V * rep(1 / s, each = I)
+  g <- objective_grad(m$X, W, H, lik$objective, m$sumsq)
+  d <- lik$C * silf_deriv(g$f, lik$epsilon, lik$beta)
+  loglik <- -lik$C * silf_loss(g$f, lik$epsilon, lik$beta)
+  gW <- d * g$W
+  # dW_ik / dV_i'k = (delta_ii' - W_ik) / s_k
+  gV <- (gW - rep(colSums(gW * W), each = I)) * rep(1 / s, each = I) + 1
+  gH <- d * g$H + m$rate
+  lp <- loglik - m$rate * sum(H)
+  list(U = sum(V) - lp, grad = c(gV, gH), f = g$f, lp = lp, W = W, H = H)
+}
+
+# `L` leapfrog steps of size `eps` from (q, p) with reflection at 0: a
+# coordinate that leaves the orthant is mirrored (q -> -q) and its momentum
+# flipped (p -> -p). `minv` is the inverse mass (diagonal), `ev` the
+# evaluation at q. Returns the end point, its momentum and evaluation, the
+# number of reflections, and whether U or its gradient stopped being finite.
+hmc_leapfrog <- function(q, p, ev, m, eps, L, minv) {
+  p <- p - 0.5 * eps * ev$grad
+  reflections <- 0L
+  for (l in seq_len(L)) {
+    q <- q + eps * minv * p
+    neg <- q < 0
+    if (any(neg)) {
+      q[neg] <- -q[neg]
+      p[neg] <- -p[neg]
+      reflections <- reflections + sum(neg)
+    }
+    ev <- hmc_eval(q, m)
+    if (!is.finite(ev$U) || any(!is.finite(ev$grad))) {
+      return(list(q = q, p = p, ev = ev, reflections = reflections, finite = FALSE))
+    }
+    p <- p - (if (l == L) 0.5 else 1) * eps * ev$grad
+  }
+  list(q = q, p = p, ev = ev, reflections = reflections, finite = TRUE)
+}
+
+# One HMC transition from q (with its evaluation ev): fresh momentum, the
+# leapfrog trajectory, Metropolis correction. Returns the new q, its
+# evaluation, the acceptance probability and whether the trajectory diverged
+# (non-finite, or an energy error above `max_energy`; then rejected).
+hmc_transition <- function(q, ev, m, eps, L, minv, max_energy = 1000) {
+  p <- stats::rnorm(length(q)) / sqrt(minv)
+  H0 <- ev$U + 0.5 * sum(minv * p^2)
+  lf <- hmc_leapfrog(q, p, ev, m, eps, L, minv)
+  dH <- if (lf$finite) lf$ev$U + 0.5 * sum(minv * lf$p^2) - H0 else Inf
+  divergent <- !is.finite(dH) || dH > max_energy
+  a <- if (divergent) 0 else min(1, exp(-dH))
+  if (stats::runif(1) < a) {
+    q <- lf$q
+    ev <- lf$ev
+  }
+  list(q = q, ev = ev, accept = a, divergent = divergent)
+}
+
+# The Gibbs step of the auxiliary scales: s_k ~ Gamma(I, 1), W unchanged.
+hmc_rescale <- function(q, ev, m) {
+  s_old <- colSums(matrix(q[m$iv], m$I, m$K))
+  s <- stats::rgamma(m$K, m$I, 1)
+  V <- ev$W * rep(s, each = m$I)
+  q[m$iv] <- V
+  ev$U <- sum(V) - ev$lp
+  # W, f and dU/dW are unchanged; dU/dV = (gW - colSums(gW * W)) / s + 1,
+  # so its first part scales by s_old / s.
+  ev$grad[m$iv] <- (ev$grad[m$iv] - 1) * rep(s_old / s, each = m$I) + 1
+  list(q = q, ev = ev)
+}
+
+# A first step size (Hoffman and Gelman 2014, Algorithm 4): double or halve
+# until the acceptance probability of one leapfrog step crosses 1/2.
+hmc_initial_step <- function(q, ev, m, minv) {
+  eps <- 1 / sqrt(mean(ev$grad^2 * minv) + 1e-12)
+  acc <- function(e) {
+    st <- hmc_transition(q, ev, m, e, 1L, minv, Inf)
+    st$accept
+  }
+  a <- acc(eps)
+  dir <- if (a > 0.5) 1 else -1
+  for (i in seq_len(60L)) {
+    e2 <- eps * 2^dir
+    a2 <- acc(e2)
+    if ((dir == 1 && a2 < 0.5) || (dir == -1 && a2 > 0.5)) {
+      return(if (dir == 1) eps else e2)
+    }
+    eps <- e2
+  }
+  eps
+}
+
+# Warm-up schedule of the diagonal metric: windows (iterations) whose draws
+# estimate the inverse mass; the step size restarts after each.
+hmc_windows <- function(burnin) {
+  if (burnin < 50L) return(list())
+  b <- floor(burnin * c(0.15, 0.35, 0.7))
+  list(c(b[1L] + 1L, b[2L]), c(b[2L] + 1L, b[3L]))
+}
+
+# Run one chain. Returns the thinned draws, the trace and the adapted
+# settings.
+hmc_chain <- function(q, m, settings, control, pb = NULL, pb_offset = 0L) {
+  iter <- settings$iter; burnin <- settings$burnin; thin <- settings$thin
+  L <- control$leapfrog
+  n <- length(q)
+  minv <- rep(1, n)
+  ev <- hmc_eval(q, m)
+  adapt <- is.null(control$step_size) && burnin > 0L
+  eps <- control$step_size %||% hmc_initial_step(q, ev, m, minv)
+  # Dual averaging (Hoffman and Gelman 2014, Algorithm 5).
+  da_reset <- function(eps) list(mu = log(10 * eps), hbar = 0, lbar = 0, t = 0)
+  da <- da_reset(eps)
+  windows <- if (control$metric == "diag" && adapt) hmc_windows(burnin) else list()
+  w_sum <- w_sq <- numeric(n); w_n <- 0
+  n_keep <- (iter - burnin) %/% thin
+  I <- m$I; J <- m$J; K <- m$K
+  dW <- matrix(0, I * K, n_keep)
+  dH <- matrix(0, K * J, n_keep)
+  WH <- matrix(0, I, J)
+  tr_lp <- tr_f <- tr_acc <- tr_eps <- numeric(iter)
+  tr_div <- logical(iter)
+  kept <- 0L
+  for (it in seq_len(iter)) {
+    e <- eps * (if (control$jitter > 0) stats::runif(1, 1 - control$jitter, 1 + control$jitter) else 1)
+    st <- hmc_transition(q, ev, m, e, L, minv, control$max_energy)
+    r <- hmc_rescale(st$q, st$ev, m)
+    q <- r$q; ev <- r$ev
+    tr_lp[it] <- ev$lp; tr_f[it] <- ev$f; tr_acc[it] <- st$accept
+    tr_eps[it] <- e; tr_div[it] <- st$divergent
+    if (it <= burnin && adapt) {
+      da$t <- da$t + 1
+      t0 <- 10; gam <- 0.05; kap <- 0.75
+      da$hbar <- (1 - 1 / (da$t + t0)) * da$hbar + (control$target - st$accept) / (da$t + t0)
+      leps <- da$mu - sqrt(da$t) / gam * da$hbar
+      wt <- da$t^(-kap)
+      da$lbar <- wt * leps + (1 - wt) * da$lbar
+      eps <- exp(leps)
+      for (w in windows) {
+        if (it >= w[1L] && it <= w[2L]) {
+          w_n <- w_n + 1; w_sum <- w_sum + q; w_sq <- w_sq + q^2
+        }
+        if (it == w[2L] && w_n > 2) {
+          v <- pmax(w_sq / w_n - (w_sum / w_n)^2, 0) * w_n / (w_n - 1)
+          minv <- (w_n / (w_n + 5)) * v + 1e-3 * (5 / (w_n + 5))
+          w_sum <- w_sq <- numeric(n); w_n <- 0
+          eps <- hmc_initial_step(q, ev, m, minv)
+          da <- da_reset(eps)
+        }
+      }
+      if (it == burnin) eps <- exp(da$lbar)
+    }
+    if (it > burnin && (it - burnin) %% thin == 0L) {
+      kept <- kept + 1L
+      dW[, kept] <- ev$W
+      dH[, kept] <- ev$H
+      WH <- WH + ev$W %*% ev$H
+    }
+    if (!is.null(pb) && it %% 10L == 0L) progress_update(pb, pb_offset + it)
+  }
+  list(W = dW, H = dH, WH = WH / max(kept, 1L), step_size = eps, inv_metric = minv,
+       trace = data.frame(iteration = seq_len(iter), logpost = tr_lp, objective = tr_f,
+                          accept = tr_acc, step_size = tr_eps, divergent = tr_div,
+                          sampling = seq_len(iter) > burnin))
+}
+
+# ---- the fit ----------------------------------------------------------------
+
+# Fit the particle model by HMC. Called by bnmf().
+fit_hmc <- function(spec, init, likelihood, iter, burnin, thin, chains, tol, progress,
+                    control, call) {
+  X <- check_particle_data(spec$X)
+  X <- unclass_matrix(X)
+  I <- nrow(X); J <- ncol(X); K <- spec$rank
+  if (K > min(I, J)) {
+    abort_input(sprintf("`rank` must be at most min(nrow(X), ncol(X)) = %d, not %d.",
+                        min(I, J), K))
+  }
+  likelihood <- check_likelihood(likelihood)
+  if (likelihood$objective == "is" && min(X) <= 0) {
+    abort_input("`likelihood`: the Itakura-Saito objective needs X > 0.")
+  }
+  rate <- spec$prior$rate
+  if (!inherits(spec$prior, "bnmf_prior") || !(identical(rate, "auto") ||
+      is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate >= 0)) {
+    abort_input("`prior`: method \"hmc\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\" means 1).")
+  }
+  rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
+  if (!inherits(control, "bnmf_hmc_control")) abort_input("`control` must be made by `hmc_control()`.")
+  settings <- check_settings("gibbs", iter, burnin, thin, chains, tol, "summary", progress)
+  starts <- hmc_starts(X, K, init, settings$chains, settings$tol, control$solver_iter)
+  f0 <- vapply(starts, function(s) nmf_objective(X, s$W, s$H, likelihood$objective), numeric(1))
+  if (is.null(likelihood$epsilon)) {
+    if (!(max(f0) > 1e-12 * max(sum_squares(X), 1e-300))) {
+      abort_input("`likelihood`: the warm start fits `X` exactly (objective 0), so the default `epsilon` (1.2 times its objective) is 0; give `silf(epsilon = )`.")
+    }
+    likelihood$epsilon <- 1.2 * max(f0)
+  }
+  m <- hmc_model(X, K, likelihood, rate)
+  pb <- progress_start(settings$progress, settings$iter * settings$chains, "HMC")
+  runs <- vector("list", settings$chains)
+  for (c in seq_len(settings$chains)) {
+    s <- starts[[c]]
+    q <- c(s$W * rep(stats::rgamma(K, I, 1), each = I), s$H)
+    runs[[c]] <- hmc_chain(q, m, settings, control, pb, (c - 1L) * settings$iter)
+  }
+  progress_done(pb)
+  new_hmc_fit(runs, X, K, likelihood, rate, settings, control, f0, call)
+}
+
+unclass_matrix <- function(X) {
+  X <- as.matrix(X)
+  storage.mode(X) <- "double"
+  X
+}
+
+# Warm starts: "random" (entries sqrt(mean(X) / K) |N(0, 1)|) solved by
+# non-negative least squares; or given factors, used as they are. Every
+# start is moved onto the simplex (W H unchanged).
+hmc_starts <- function(X, K, init, chains, tol, solver_iter) {
+  I <- nrow(X); J <- ncol(X)
+  if (is.character(init)) {
+    init <- check_choice(init, "random", "init")
+    return(lapply(seq_len(chains), function(c) {
+      st <- random_start(I, J, K, mean(X))
+      sol <- solve_nnls_candidate(X, st$W, st$H, tol, solver_iter)
+      hmc_check_start(to_simplex(sol$W, sol$H), c)
+    }))
+  }
+  if (!is.list(init)) abort_input("`init` must be \"random\", a list with `W` and `H`, or a list of such lists (one per chain).")
+  if (!is.null(init$W) || !is.null(init$H)) init <- rep(list(init), chains)
+  if (length(init) != chains) {
+    abort_input(sprintf("`init` must hold one start per chain (%d), not %d.", chains, length(init)))
+  }
+  lapply(seq_len(chains), function(c) {
+    s <- init[[c]]
+    ok <- is.list(s) && is.numeric(s$W) && is.numeric(s$H) &&
+      identical(dim(as.matrix(s$W)), c(I, K)) && identical(dim(as.matrix(s$H)), c(K, J)) &&
+      all(is.finite(s$W)) && all(is.finite(s$H)) && min(s$W) >= 0 && min(s$H) >= 0
+    if (!ok) {
+      abort_input(sprintf("`init`: start %d must be a list with `W` (%d x %d) and `H` (%d x %d), finite and >= 0.",
+                          c, I, K, K, J))
+    }
+    hmc_check_start(to_simplex(unclass_matrix(s$W), unclass_matrix(s$H)), c)
+  })
+}
+
+# HMC needs V > 0 in the interior: push exact zeros of W off the boundary by
+# a tiny amount (then renormalise).
+hmc_check_start <- function(s, c) {
+  W <- pmax(s$W, 1e-8 / nrow(s$W))
+  H <- pmax(s$H, 1e-12 * max(s$H, 1e-300))
+  to_simplex(W, H)
+}
+
+new_hmc_fit <- function(runs, X, K, likelihood, rate, settings, control, f0, call) {
+  I <- nrow(X); J <- ncol(X)
+  kn <- factor_names(K)
+  # Match the factors of every chain to those of the first.
+  ref <- matrix(rowMeans(runs[[1L]]$W), I, K)
+  perms <- lapply(runs, function(r) match_factors(ref, matrix(rowMeans(r$W), I, K)))
+  iW <- matrix(seq_len(I * K), I, K)
+  iH <- matrix(seq_len(K * J), K, J)
+  for (c in seq_along(runs)) {
+    p <- perms[[c]]
+    runs[[c]]$W <- runs[[c]]$W[as.vector(iW[, p]), , drop = FALSE]
+    runs[[c]]$H <- runs[[c]]$H[as.vector(iH[p, ]), , drop = FALSE]
+  }
+  trace <- do.call(rbind, lapply(seq_along(runs), function(c) {
+    cbind(chain = c, runs[[c]]$trace)
+  }))
+  Wm <- matrix(rowMeans(do.call(cbind, lapply(runs, `[[`, "W"))), I, K,
+               dimnames = list(rownames(X), kn))
+  Hm <- matrix(rowMeans(do.call(cbind, lapply(runs, `[[`, "H"))), K, J,
+               dimnames = list(kn, colnames(X)))
+  WH <- Reduce(`+`, lapply(runs, `[[`, "WH")) / length(runs)
+  dimnames(WH) <- dimnames(X)
+  samp <- trace[trace$sampling, , drop = FALSE]
+  by_chain <- function(v, f) vapply(split(v, samp$chain), f, numeric(1))
+  fit <- list(
+    call = call, method = "hmc", rank = K, dims = c(I, J), dimnames = list(rownames(X), colnames(X)),
+    sparse = FALSE, n_obs = as.double(I) * J, n_missing = 0L,
+    likelihood = likelihood, prior = list(type = "hmc", rate = rate), control = control,
+    settings = settings,
+    draws = lapply(runs, function(r) list(W = r$W, H = r$H)),
+    n_draws = sum(vapply(runs, function(r) ncol(r$W), numeric(1))),
+    trace = trace,
+    acceptance = by_chain(samp$accept, mean),
+    step_size = vapply(runs, `[[`, numeric(1), "step_size"),
+    divergences = by_chain(samp$divergent, sum),
+    inv_metric = lapply(runs, `[[`, "inv_metric"),
+    warm_start_objective = f0,
+    alignment = perms,
+    W = Wm, H = Hm, WH = WH, X = X
+  )
+  class(fit) <- c("bnmf_hmc", "bnmf")
+  fit
+}
+
+# ---- methods ----------------------------------------------------------------
+
+# Kept rows of the trace (thinned, after warm-up).
+hmc_kept <- function(object) {
+  tr <- object$trace[object$trace$sampling, , drop = FALSE]
+  thin <- object$settings$thin
+  keep <- stats::ave(seq_len(nrow(tr)), tr$chain, FUN = seq_along) %% thin == 0
+  tr[keep, , drop = FALSE]
+}
+
+#' HMC fits: draws, factors and predictions
+#'
+#' A fit of `bnmf(method = "hmc")` holds the thinned draws of every chain
+#' (factors matched to those of the first chain). `factors(fit)` gives the
+#' posterior means of `W` (every column on the simplex) and `H`, which
+#' `basis()` and `coef()` also return; `factors(fit, draw = d)` the `d`-th
+#' kept draw (chains one after the other). `fitted()` is the posterior mean
+#' of `W %*% H` (not the product of the means), `residuals()` `X` minus it.
+#' `predict()` without `newdata` is `fitted()`. `posterior::as_draws()` and
+#' `coda::as.mcmc()` give the log posterior (`lp`), the objective and the
+#' entries of `W` and `H` for each kept draw. `plot()` draws the trace of the
+#' log posterior, one line per chain, warm-up shaded.
+#'
+#' @param object,x A `bnmf_hmc` fit.
+#' @param draw `NULL` (posterior means) or the number of a kept draw.
+#' @param newdata Must be `NULL`: HMC fits do not predict new samples.
+#' @param type `"response"` or `"coef"` (the posterior mean of `H`).
+#' @param ... Not used.
+#' @return `factors()`: a list `W`, `H`. `fitted()`, `residuals()`,
+#'   `predict()`: matrices. `as_draws()`: a `draws_array`.
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:40, 1:15], rank = 2, method = "hmc", iter = 200)
+#' fit
+#' str(factors(fit, draw = 10))
+#' dim(fitted(fit))
+#' @name hmc
+NULL
+
+#' @rdname hmc
+#' @export
+factors.bnmf_hmc <- function(object, draw = NULL, ...) {
+  if (is.null(draw)) return(list(W = object$W, H = object$H))
+  draw <- check_count(draw, "draw", min = 1)
+  if (draw > object$n_draws) abort_input(sprintf("`draw` must be between 1 and %d.", object$n_draws))
+  n <- vapply(object$draws, function(d) ncol(d$W), numeric(1))
+  c <- findInterval(draw - 1, cumsum(c(0, n)))
+  t <- draw - sum(n[seq_len(c - 1L)])
+  I <- object$dims[1L]; J <- object$dims[2L]; K <- object$rank
+  list(W = matrix(object$draws[[c]]$W[, t], I, K, dimnames = dimnames(object$W)),
+       H = matrix(object$draws[[c]]$H[, t], K, J, dimnames = dimnames(object$H)))
+}
+
+hmc_draw_list <- function(object) {
+  lapply(seq_len(object$n_draws), function(d) factors(object, draw = d))
+}
+
+#' @rdname hmc
+#' @export
+fitted.bnmf_hmc <- function(object, ...) object$WH
+
+#' @rdname hmc
+#' @export
+residuals.bnmf_hmc <- function(object, ...) object$X - object$WH
+
+#' @rdname hmc
+#' @export
+predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"), ...) {
+  type <- check_choice(type, c("response", "coef"), "type")
+  if (!is.null(newdata)) {
+    abort_input("`newdata`: an HMC fit does not predict new samples; fit them with the data, or use method = \"particles\".")
+  }
+  if (type == "coef") object$H else fitted(object)
+}
+
+#' @export
+logLik.bnmf_hmc <- function(object, ...) {
+  abort_input("`logLik()` is not defined for an HMC fit: its SILF likelihood has no normalising constant; see `summary(fit)` and `fit$trace$logpost` for the log posterior up to a constant.")
+}
+
+#' @export
+sigma.bnmf_hmc <- function(object, ...) {
+  abort_input("`sigma()` is not defined for an HMC fit: the SILF likelihood has no noise precision.")
+}
+
+#' @export
+update.bnmf_hmc <- function(object, ...) {
+  abort_input("`update()` does not apply to an HMC fit: fit again with a larger `iter`.")
+}
+
+#' @export
+print.bnmf_hmc <- function(x, ...) {
+  cat("Bayesian NMF by Hamiltonian Monte Carlo\n")
+  cat(sprintf("  X: %d x %d; rank: %d\n", x$dims[1L], x$dims[2L], x$rank))
+  cat("  likelihood: ")
+  print(x$likelihood)
+  cat(sprintf("  prior: columns of W ~ Dirichlet(1), H ~ Exp(rate = %s)\n", format(x$prior$rate)))
+  s <- x$settings
+  cat(sprintf("  %d chain%s x %d iterations (%d warm-up, thin %d): %d draws; %d leapfrog steps\n",
+              s$chains, if (s$chains > 1) "s" else "", s$iter, s$burnin, s$thin, x$n_draws,
+              x$control$leapfrog))
+  cat(sprintf("  acceptance %s; step size %s; %d divergent transitions\n",
+              paste(format(round(x$acceptance, 2)), collapse = ", "),
+              paste(format(signif(x$step_size, 3)), collapse = ", "), sum(x$divergences)))
+  invisible(x)
+}
+
+#' Summarise an HMC fit
+#'
+#' The sampler's diagnostics per chain (mean acceptance probability after
+#' warm-up, adapted step size, divergent transitions), the effective sample
+#' size and split R-hat of the log posterior and of the objective over the
+#' kept draws, and the fit of the posterior mean of `W %*% H`.
+#'
+#' @param object A `bnmf_hmc` fit.
+#' @param x A `summary.bnmf_hmc` object.
+#' @param digits Significant digits to print.
+#' @param ... Not used.
+#' @return A list of class `summary.bnmf_hmc`: `chains` (a data frame),
+#'   `diagnostics` (ESS and R-hat), `rmse`, `r_squared`, `n_draws`.
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:40, 1:15], rank = 2, method = "hmc", iter = 200, chains = 2)
+#' summary(fit)
+#' @export
+summary.bnmf_hmc <- function(object, ...) {
+  kt <- hmc_kept(object)
+  res <- residuals(object)
+  X <- object$X
+  structure(list(
+    dims = object$dims, rank = object$rank, likelihood = object$likelihood,
+    chains = data.frame(chain = seq_along(object$step_size), acceptance = unname(object$acceptance),
+                        step_size = object$step_size, divergences = unname(object$divergences)),
+    diagnostics = data.frame(
+      quantity = c("logpost", "objective"),
+      mean = c(mean(kt$logpost), mean(kt$objective)),
+      ess = c(ess_chains(kt$logpost, kt$chain), ess_chains(kt$objective, kt$chain)),
+      rhat = c(split_rhat(kt$logpost, kt$chain), split_rhat(kt$objective, kt$chain))),
+    rmse = sqrt(mean(res^2)),
+    r_squared = 1 - sum(res^2) / sum((X - mean(X))^2),
+    n_draws = object$n_draws, leapfrog = object$control$leapfrog,
+    target = object$control$target
+  ), class = "summary.bnmf_hmc")
+}
+
+#' @rdname summary.bnmf_hmc
+#' @export
+print.summary.bnmf_hmc <- function(x, digits = 3, ...) {
+  digits <- check_count(digits, "digits", min = 1)
+  cat(sprintf("Bayesian NMF by HMC, rank %d, X %d x %d, %d draws (%d leapfrog steps per draw)\n",
+              x$rank, x$dims[1L], x$dims[2L], x$n_draws, x$leapfrog))
+  cat(sprintf("Posterior mean of W H: RMSE %s, R^2 %s\n", format(signif(x$rmse, digits)),
+              format(signif(x$r_squared, digits))))
+  cat(sprintf("\nSampler (target acceptance %s):\n", format(x$target)))
+  ch <- x$chains
+  ch$acceptance <- signif(ch$acceptance, digits)
+  ch$step_size <- signif(ch$step_size, digits)
+  print(ch, row.names = FALSE)
+  cat("\n")
+  d <- x$diagnostics
+  d$mean <- signif(d$mean, digits + 3)
+  d$ess <- round(d$ess)
+  d$rhat <- signif(d$rhat, 4)
+  print(d, row.names = FALSE)
+  invisible(x)
+}
+
+#' @rdname hmc
+#' @export
+plot.bnmf_hmc <- function(x, ...) {
+  tr <- x$trace
+  chains <- sort(unique(tr$chain))
+  cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
+  graphics::plot(range(tr$iteration), range(tr$logpost, finite = TRUE), type = "n",
+                 xlab = "iteration", ylab = "log posterior", ...)
+  if (x$settings$burnin > 0) {
+    usr <- graphics::par("usr")
+    graphics::rect(usr[1L], usr[3L], x$settings$burnin, usr[4L], col = "grey92", border = NA)
+  }
+  for (c in seq_along(chains)) {
+    s <- tr[tr$chain == chains[c], ]
+    graphics::lines(s$iteration, s$logpost, col = cols[c])
+  }
+  invisible(x)
+}
+
+# iterations x chains x variables array of the kept draws.
+hmc_cube <- function(x) {
+  kt <- hmc_kept(x)
+  n <- min(vapply(x$draws, function(d) ncol(d$W), numeric(1)))
+  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
+  vars <- c("lp", "objective",
+            sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
+            sprintf("H[%d,%d]", rep(seq_len(K), J), rep(seq_len(J), each = K)))
+  a <- array(NA_real_, c(n, length(x$draws), length(vars)),
+             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
+  for (c in seq_along(x$draws)) {
+    s <- kt[kt$chain == c, ]
+    a[, c, 1L] <- s$logpost[seq_len(n)]
+    a[, c, 2L] <- s$objective[seq_len(n)]
+    a[, c, -(1:2)] <- t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
+  }
+  a
+}
+
+#' @rdname hmc
+#' @exportS3Method posterior::as_draws_array
+as_draws_array.bnmf_hmc <- function(x, ...) posterior::as_draws_array(hmc_cube(x))
+
+#' @rdname hmc
+#' @exportS3Method posterior::as_draws
+as_draws.bnmf_hmc <- function(x, ...) as_draws_array.bnmf_hmc(x, ...)
+
+#' @rdname hmc
+#' @exportS3Method coda::as.mcmc
+as.mcmc.bnmf_hmc <- function(x, ...) {
+  a <- hmc_cube(x)
+  one <- function(c) coda::mcmc(a[, c, , drop = TRUE], thin = x$settings$thin)
+  if (dim(a)[2L] == 1L) return(one(1L))
+  coda::mcmc.list(lapply(seq_len(dim(a)[2L]), one))
+}
