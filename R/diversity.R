@@ -49,14 +49,16 @@ as_factorisation_set <- function(x, arg, use = "means", max_draws = 200L) {
     names(fs) <- names(x$weights) %||% paste0("particle", seq_along(fs))
     return(fs)
   }
-  if (inherits(x, "bnmf_gibbs")) return(chain_factorisations(x, use, max_draws))
+  if (inherits(x, "bnmf_gibbs") || inherits(x, "bnmf_hmc")) {
+    return(chain_factorisations(x, use, max_draws))
+  }
   if (inherits(x, "bnmf")) return(list(as_factorisation(x, arg)))
   if (is.list(x) && !is.data.frame(x) && is.null(x$W) && length(x) >= 1L) {
     fs <- lapply(seq_along(x), function(m) as_factorisation(x[[m]], sprintf("%s[[%d]]", arg, m)))
     names(fs) <- names(x) %||% as.character(seq_along(x))
     return(fs)
   }
-  abort_input(sprintf("`%s` must be a list of fits, of lists with `W` and `H`, or of basis matrices; or a particle or Gibbs fit.", arg))
+  abort_input(sprintf("`%s` must be a list of fits, of lists with `W` and `H`, or of basis matrices; or a particle, Gibbs or HMC fit.", arg))
 }
 
 # The factorisations of a Gibbs fit: per chain its posterior mean (of the
@@ -64,7 +66,7 @@ as_factorisation_set <- function(x, arg, use = "means", max_draws = 200L) {
 # (thinned to at most max_draws in all). Factors are in the pooled labelling.
 chain_factorisations <- function(fit, use = "means", max_draws = 200L) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
-  C <- length(fit$chains)
+  C <- if (!is.null(fit$draws)) length(fit$draws) else length(fit$chains)
   if (use == "draws") {
     if (is.null(fit$draws)) {
       abort_input("`use = \"draws\"` needs a Gibbs fit made with `keep = \"draws\"`.")
@@ -401,7 +403,7 @@ greedy_cover <- function(D, eps) {
 #'   * a list of `bnmf` fits, of lists with matrices `W` and `H`, or of basis
 #'     matrices (all with the same rows and number of factors);
 #'   * a particle fit (`method = "particles"`): its particles;
-#'   * a Gibbs fit: with `use = "means"` one factorisation per chain, the
+#'   * a Gibbs or HMC fit: with `use = "means"` one factorisation per chain, the
 #'     chain's posterior mean when the fit kept its draws (`keep = "draws"`),
 #'     else the chain's last state (the per-chain means are not stored);
 #'     with `use = "draws"` the kept draws of all chains (at most
@@ -412,6 +414,7 @@ greedy_cover <- function(D, eps) {
 #' @param use For a Gibbs fit: `"means"` or `"draws"`.
 #' @param max_draws For `use = "draws"`: the largest number of draws used.
 #' @param x A `bnmf_covering` object.
+#' @param main `plot()`: the title.
 #' @param ... `print()`: not used; `plot()`: passed to [graphics::plot()].
 #' @return An object of class `bnmf_covering`: a list with `epsilon`,
 #'   `covering` (the greedy covering number at each `epsilon`), `centres` (a
@@ -472,10 +475,10 @@ print.bnmf_covering <- function(x, ...) {
 
 #' @rdname covering_number
 #' @export
-plot.bnmf_covering <- function(x, ...) {
+plot.bnmf_covering <- function(x, main = "Persistence of the covering number", ...) {
   graphics::plot(x$epsilon, x$covering, type = "s", xlab = "epsilon (WAD, degrees)",
                  ylab = "covering number", ylim = c(0, max(x$covering, 1)),
-                 main = "Persistence of the covering number", ...)
+                 main = main, ...)
   graphics::points(x$epsilon, x$covering, pch = 20, cex = 0.6)
   invisible(x)
 }

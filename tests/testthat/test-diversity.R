@@ -264,3 +264,17 @@ test_that("chains started in the two exact NMFs of Laurberg data are two modes",
   expect_identical(cv$covering, c(2L, 2L, 1L))
   expect_gte(covering_number(fit, epsilon = 20, use = "draws", max_draws = 20)$covering, 2L)
 })
+
+test_that("covering_number() and wad() take the chains and draws of an HMC fit", {
+  set.seed(4)
+  X <- matrix(rexp(12 * 2), 12, 2) %*% matrix(rexp(2 * 8), 2, 8) * 10
+  h <- bnmf(X, rank = 2, method = "hmc", iter = 40, chains = 2, progress = FALSE)
+  d <- wad(h)
+  expect_s3_class(d, "dist")
+  expect_equal(attr(d, "Size"), 2L)
+  cn <- covering_number(h, use = "draws", max_draws = 10, epsilon = c(0, 90))
+  expect_equal(cn$n, 10L)
+  # WAD is at most 90 degrees: one ball of that radius covers every draw
+  expect_equal(cn$covering[2], 1L)
+  expect_gte(cn$covering[1], 1L)
+})
