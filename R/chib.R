@@ -149,7 +149,8 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   blocks <- if (flip) c(sprintf("H[%d,]", seq_len(K)), sprintf("W[,%d]", seq_len(K))) else
     c(sprintf("W[,%d]", seq_len(K)), sprintf("H[%d,]", seq_len(K)))
   run <- if (flip) {
-    list(X = t(X), data = prepare_data(t(X), K),
+    Xt <- if (inherits(X, "Matrix")) Matrix::t(X) else t(X)
+    list(X = Xt, data = prepare_data(Xt, K),
          prior = list(lamW = t(prior$lamH), lamH = t(prior$lamW), alpha = prior$alpha,
                       beta = prior$beta, ard = prior$ard),
          W = t(theta$H), H = t(theta$W))
