@@ -16,7 +16,10 @@
 #' blocks' densities, each given the blocks before it: first the `K` rows of
 #' `H` (when `ncol(X) < nrow(X)`; otherwise the columns of `W`), then the other
 #' factor, then \eqn{p(\tau^*, \lambda^* \mid W^*, H^*, X)}, a product of Gamma
-#' densities known exactly. Each of the `2K` factor blocks is estimated by a
+#' densities known exactly. Within each factor the blocks go from the
+#' factor with the largest share of `W %*% H` at theta* to the smallest,
+#' which keeps the estimate stable when the rank exceeds what the data
+#' support. Each of the `2K` factor blocks is estimated by a
 #' Rao-Blackwellised average over a Gibbs run of the posterior with the
 #' earlier blocks held at theta*: the average over the run's draws of the
 #' block's full conditional density at theta*. That conditional is a product
@@ -138,6 +141,17 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
                 alpha = fit$noise$shape, beta = fit$noise$rate,
                 ard = if (ard) fit$prior$ard else numeric())
   theta <- chib_point(fit, X, data, prior, point)
+  # The blocks of the strongest factors first: a weakly determined factor
+  # varies most from draw to draw, and its blocks are better estimated with
+  # the others held fixed (measured on Schmidt et al.'s toy data at rank 4:
+  # weakest first makes the first block's log densities vary with an sd of
+  # 44 instead of 8).
+  ord <- order(colSums(theta$W) * rowSums(theta$H), decreasing = TRUE)
+  theta$W <- theta$W[, ord, drop = FALSE]
+  theta$H <- theta$H[ord, , drop = FALSE]
+  if (ard) theta$lambda <- theta$lambda[ord]
+  prior$lamW <- prior$lamW[, ord, drop = FALSE]
+  prior$lamH <- prior$lamH[ord, , drop = FALSE]
   num <- chib_log_joint(X, data, prior, theta)
   sym <- ard || labels_exchangeable(prior$lamW, prior$lamH)
 
