@@ -25,7 +25,11 @@
 #'   `"gibbs"`, `"vb"`, `"icm"`, `"np"`) of the remaining entries predicts
 #'   them ([predict.bnmf()]: the posterior mean, or the point estimate), and
 #'   the mean squared error on the held-out entries is recorded for every fold
-#'   and rank. The chosen rank has the smallest mean held-out error.
+#'   and rank. The chosen rank has the smallest mean held-out error
+#'   (`rule = "min"`), or is the smallest rank whose mean error is within one
+#'   standard error (over the folds) of the smallest (`rule = "1se"`: the
+#'   one-standard-error rule, which prefers the simpler model when the
+#'   errors of larger ranks are no better than noise).
 #'   With `nested = TRUE` (Brouwer et al. 2017, section 4.3) each outer
 #'   fold's training entries are split again into `inner_folds` folds; the
 #'   inner cross-validation, which never sees the outer fold's test entries,
@@ -63,7 +67,9 @@
 #' one after the other in this process; with `cores > 1` they run on that
 #' many background R sessions ([future::multisession], set up for the call
 #' and closed afterwards: the session's [future::plan()] is restored); with
-#' `cores = NULL` they run under the current [future::plan()].
+#' `cores = NULL` they run under the current [future::plan()]. The single fit
+#' of `"ard"` runs in this process (its `chains`, if several, under the
+#' current plan).
 #'
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix`; `NA` entries are missing.
@@ -79,6 +85,9 @@
 #' @param nested Nested cross-validation (`"cv"` only): choose the rank
 #'   within each outer fold by an inner cross-validation.
 #' @param inner_folds Number of inner folds for `nested = TRUE`.
+#' @param rule For `"cv"` (and the inner cross-validation of `nested =
+#'   TRUE`): `"min"`, the rank with the smallest mean held-out error, or
+#'   `"1se"`, the smallest rank within one standard error of it.
 #' @param cores Number of R processes to run the tasks on (1: this process);
 #'   `NULL` uses the current [future::plan()].
 #' @param samples For `"chib"`: Gibbs sweeps per parameter block of
@@ -90,7 +99,8 @@
 #'   `nested = TRUE` those of the outer folds only). The single ARD fit is
 #'   always kept (`$fit`).
 #' @param ... Further arguments of [bnmf()] for every fit, such as `prior`,
-#'   `noise`, `iter`, `burnin`, `chains` or `tol` (not `X`, `rank`, `method`).
+#'   `noise`, `iter`, `burnin`, `chains` or `tol` (not `X`, `rank`, `method`,
+#'   `data`; `progress` is `FALSE` unless given).
 #' @return An object of class `bnmf_rank`: a list with `criterion`,
 #'   `method`, `ranks`, `best` (the chosen rank, also given by [best()]),
 #'   `table` (a data frame with one row per rank: for `"chib"` `logml` and
@@ -132,10 +142,21 @@
 #' ard <- suppressWarnings(select_rank(X, ranks = 6, criterion = "ard",
 #'                                     method = "vb"))
 #' best(ard)
+#'
+#' \donttest{
+#' # Chib's method: a Gibbs fit and 2 * rank further Gibbs runs per rank
+#' if (exists("marginal_likelihood", asNamespace("bnmf"))) {
+#'   chib <- suppressWarnings(select_rank(X, ranks = 2:4, criterion = "chib",
+#'                                        samples = 1000, iter = 1000,
+#'                                        prior = exponential(rate = 1)))
+#'   plot(chib)
+#' }
+#' }
 #' @export
 select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"),
                         method = c("gibbs", "vb", "icm", "np"), folds = 5,
-                        nested = FALSE, inner_folds = folds, cores = 1,
+                        nested = FALSE, inner_folds = folds,
+                        rule = c("min", "1se"), cores = 1,
                         samples = 20000, marglik_args = list(),
                         keep_fits = FALSE, ...) {
   call <- match.call()
@@ -145,14 +166,16 @@ select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"
     if (!missing(folds)) abort_input(sprintf("`folds` applies to criterion \"cv\" only, not \"%s\".", criterion))
     if (!missing(nested)) abort_input(sprintf("`nested` applies to criterion \"cv\" only, not \"%s\".", criterion))
     if (!missing(inner_folds)) abort_input(sprintf("`inner_folds` applies to criterion \"cv\" only, not \"%s\".", criterion))
+    if (!missing(rule)) abort_input(sprintf("`rule` applies to criterion \"cv\" only, not \"%s\".", criterion))
   }
+  rule <- check_choice(rule, c("min", "1se"), "rule")
   if (criterion != "chib") {
     if (!missing(samples)) abort_input(sprintf("`samples` applies to criterion \"chib\" only, not \"%s\".", criterion))
     if (!missing(marglik_args)) abort_input(sprintf("`marglik_args` applies to criterion \"chib\" only, not \"%s\".", criterion))
   }
   ml_fun <- if (criterion == "chib") find_marglik() else NULL
   rank_select(X, ranks, criterion, method, folds, nested, inner_folds, cores,
-              samples, marglik_args, keep_fits, list(...), ml_fun, call)
+              samples, marglik_args, keep_fits, list(...), ml_fun, call, rule)
 }
 
 # The function of Chib's estimator (another part of the package).
@@ -185,7 +208,7 @@ rank_method <- function(criterion, method, default) {
 # estimator (an argument, so the tests can stand in for it).
 rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
                         cores, samples, marglik_args, keep_fits, args, ml_fun,
-                        call = NULL) {
+                        call = NULL, rule = "min") {
   X <- check_data_matrix(X)
   I <- nrow(X)
   J <- ncol(X)
@@ -213,7 +236,7 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
       folds <- check_count(folds, "folds", min = 2)
       nested <- check_flag(nested, "nested")
       inner_folds <- check_count(inner_folds, "inner_folds", min = 2)
-      rank_cv(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits)
+      rank_cv(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits, rule)
     }
   )
   out <- c(list(criterion = criterion, method = method, ranks = ranks), out)
@@ -452,7 +475,19 @@ cv_train <- function(X, split) {
   X
 }
 
-rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits) {
+# The rank chosen from held-out errors (ranks x folds): the smallest mean
+# error, or (rule "1se") the smallest rank whose mean error is within one
+# standard error (over the folds) of the smallest.
+cv_choose <- function(mse, ranks, rule) {
+  m <- rowMeans(mse)
+  b <- which.min(m)
+  if (rule == "min") return(ranks[b])
+  se <- stats::sd(mse[b, ]) / sqrt(ncol(mse))
+  ranks[which(m <= m[b] + se)[1L]]
+}
+
+rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits,
+                    rule = "min") {
   design <- cv_design(X, folds, nested, inner_folds)
   grid <- expand.grid(rank = ranks, outer = seq_len(folds), inner = 0L)
   if (nested) {
@@ -477,13 +512,17 @@ rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, cores, k
   s <- apply(fold_mse, 1L, stats::sd)
   tab <- data.frame(rank = ranks, mse = unname(m), sd = unname(s),
                     se = unname(s) / sqrt(folds))
-  out <- list(best = ranks[which.min(m)], table = tab, fold_mse = fold_mse,
+  out <- list(best = cv_choose(fold_mse, ranks, rule), rule = rule, table = tab,
+              fold_mse = fold_mse,
               folds = design$fold, obs = design$obs, n_test = tabulate(design$fold, folds))
   if (nested) {
     inner <- grid[grid$inner > 0L, ]
-    inner_mse <- tapply(inner$mse, list(inner$rank, inner$outer), mean)
+    inner_arr <- array(inner$mse, c(length(ranks), folds, inner_folds))
+    inner_mse <- apply(inner_arr, c(1L, 2L), mean)
     dimnames(inner_mse) <- list(rank = ranks, fold = seq_len(folds))
-    chosen <- ranks[apply(inner_mse, 2L, which.min)]
+    chosen <- vapply(seq_len(folds), function(f) {
+      cv_choose(matrix(inner_arr[, f, ], length(ranks)), ranks, rule)
+    }, integer(1))
     err <- fold_mse[cbind(match(chosen, ranks), seq_len(folds))]
     counts <- tabulate(match(chosen, ranks), length(ranks))
     out$nested <- list(inner_mse = inner_mse,
@@ -541,8 +580,9 @@ rank_rule <- function(x) {
   switch(x$criterion,
     chib = "largest log marginal likelihood",
     bic = "smallest BIC, i.e. largest -BIC/2",
-    cv = if (is.null(x$nested)) "smallest mean held-out MSE" else
-      "chosen most often by the inner cross-validations",
+    cv = if (!is.null(x$nested)) "chosen most often by the inner cross-validations" else
+      if (identical(x$rule, "1se")) "smallest rank within one standard error of the smallest mean held-out MSE" else
+      "smallest mean held-out MSE",
     ard = "number of active factors")
 }
 
