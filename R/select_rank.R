@@ -392,7 +392,7 @@ observed_index <- function(X) {
 # Assign the observed entries `obs` (linear indices in an I x J matrix) to k
 # folds; see the section Folds of ?select_rank. Returns an integer vector
 # aligned with `obs`: the fold, or 0 for entries never held out.
-make_folds <- function(obs, I, J, k) {
+make_folds <- function(obs, I, J, k, arg = "folds") {
   n <- length(obs)
   r <- as.integer((obs - 1) %% I) + 1L
   cc <- as.integer((obs - 1) %/% I) + 1L
@@ -401,8 +401,8 @@ make_folds <- function(obs, I, J, k) {
   fold <- integer(n)
   hold <- which(nr[r] >= 2L & nc[cc] >= 2L)
   if (length(hold) < k) {
-    abort_input(sprintf("`folds` (%d) is larger than the number of observed entries that can be held out (%d).",
-                        k, length(hold)))
+    abort_input(sprintf("`%s` (%d) is larger than the number of observed entries that can be held out (%d).",
+                        arg, k, length(hold)))
   }
   # Stratified by row: shuffle within rows, deal in turn from a random fold.
   o <- hold[order(r[hold], stats::runif(length(hold)))]
@@ -453,7 +453,7 @@ cv_design <- function(X, folds, nested, inner_folds) {
   if (nested) {
     design$inner <- lapply(seq_len(folds), function(f) {
       pos <- which(fold != f)
-      list(pos = pos, fold = make_folds(obs[pos], I, J, inner_folds))
+      list(pos = pos, fold = make_folds(obs[pos], I, J, inner_folds, "inner_folds"))
     })
     design$inner_folds <- inner_folds
   }
