@@ -175,7 +175,8 @@ select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"
   }
   ml_fun <- if (criterion == "chib") find_marglik() else NULL
   rank_select(X, ranks, criterion, method, folds, nested, inner_folds, cores,
-              samples, marglik_args, keep_fits, list(...), ml_fun, call, rule)
+              samples, marglik_args, keep_fits, list(...), ml_fun, call, rule,
+              missing(inner_folds))
 }
 
 # The function of Chib's estimator (another part of the package).
@@ -208,7 +209,7 @@ rank_method <- function(criterion, method, default) {
 # estimator (an argument, so the tests can stand in for it).
 rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
                         cores, samples, marglik_args, keep_fits, args, ml_fun,
-                        call = NULL, rule = "min") {
+                        call = NULL, rule = "min", inner_missing = TRUE) {
   X <- check_data_matrix(X)
   I <- nrow(X)
   J <- ncol(X)
@@ -235,6 +236,9 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
     cv = {
       folds <- check_count(folds, "folds", min = 2)
       nested <- check_flag(nested, "nested")
+      if (!nested && !inner_missing) {
+        abort_input("`inner_folds` applies with `nested = TRUE` only.")
+      }
       inner_folds <- check_count(inner_folds, "inner_folds", min = 2)
       rank_cv(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits, rule)
     }

@@ -359,6 +359,7 @@ test_that("bad inputs give clear errors", {
     select_rank(X, criterion = "cv", folds = 1)
     select_rank(X, criterion = "cv", folds = 100)
     select_rank(X, criterion = "cv", inner_folds = 1, nested = TRUE)
+    select_rank(X, criterion = "cv", inner_folds = 3)
     select_rank(X, criterion = "bic", folds = 3)
     select_rank(X, criterion = "cv", nested = NA)
     select_rank(X, criterion = "bic", method = "vb")
