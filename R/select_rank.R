@@ -145,12 +145,10 @@
 #'
 #' \donttest{
 #' # Chib's method: a Gibbs fit and 2 * rank further Gibbs runs per rank
-#' if (exists("marginal_likelihood", asNamespace("bnmf"))) {
-#'   chib <- suppressWarnings(select_rank(X, ranks = 2:4, criterion = "chib",
-#'                                        samples = 1000, iter = 1000,
-#'                                        prior = exponential(rate = 1)))
-#'   plot(chib)
-#' }
+#' chib <- suppressWarnings(select_rank(X, ranks = 2:4, criterion = "chib",
+#'                                      samples = 1000, iter = 1000,
+#'                                      prior = exponential(rate = 1)))
+#' plot(chib)
 #' }
 #' @export
 select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"),
@@ -173,19 +171,10 @@ select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"
     if (!missing(samples)) abort_input(sprintf("`samples` applies to criterion \"chib\" only, not \"%s\".", criterion))
     if (!missing(marglik_args)) abort_input(sprintf("`marglik_args` applies to criterion \"chib\" only, not \"%s\".", criterion))
   }
-  ml_fun <- if (criterion == "chib") find_marglik() else NULL
+  ml_fun <- if (criterion == "chib") marginal_likelihood else NULL
   rank_select(X, ranks, criterion, method, folds, nested, inner_folds, cores,
               samples, marglik_args, keep_fits, list(...), ml_fun, call, rule,
               missing(inner_folds))
-}
-
-# The function of Chib's estimator (another part of the package).
-find_marglik <- function() {
-  f <- get0("marginal_likelihood", envir = topenv(environment()), mode = "function")
-  if (is.null(f)) {
-    abort_input("`criterion = \"chib\"` needs `marginal_likelihood()`, which this version of bnmf does not have; use criterion \"bic\", \"cv\" or \"ard\".")
-  }
-  f
 }
 
 rank_method <- function(criterion, method, default) {

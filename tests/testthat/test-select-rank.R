@@ -289,8 +289,6 @@ test_that("chib: marginal likelihoods per rank through marginal_likelihood()", {
 })
 
 test_that("chib with the package's marginal_likelihood()", {
-  skip_if_not(exists("marginal_likelihood", asNamespace("bnmf")),
-              "marginal_likelihood() is not in this version")
   skip_on_cran()
   X <- schmidt_toy()
   set.seed(6)
@@ -300,12 +298,6 @@ test_that("chib with the package's marginal_likelihood()", {
   expect_true(all(is.finite(s$table$logml)))
   expect_true(all(s$table$se >= 0))
   expect_s3_class(s$marglik[[1]], "bnmf_marglik")
-})
-
-test_that("chib errors clearly when marginal_likelihood() is not available", {
-  skip_if(exists("marginal_likelihood", asNamespace("bnmf")))
-  expect_error(select_rank(schmidt_toy(), 1:2, criterion = "chib"),
-               "needs `marginal_likelihood\\(\\)`", class = "bnmf_error_input")
 })
 
 test_that("print, summary and plot run for every criterion", {
