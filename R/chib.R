@@ -10,22 +10,29 @@
 #' with the posterior density in the last term estimated from Gibbs runs
 #' (Chib 1995; Schmidt, Winther and Hansen 2009, section 3.2).
 #'
-#' The parameters are split into blocks: the `K` columns of `W`, the `K`
-#' rows of `H`, and `tau` (with an [ard()] prior also the rates `lambda`).
-#' By the chain rule the posterior density at theta* is the product of the
-#' blocks' densities, each given the blocks before it: first the `K` rows of
-#' `H` (when `ncol(X) < nrow(X)`; otherwise the columns of `W`), then the other
-#' factor, then \eqn{p(\tau^*, \lambda^* \mid W^*, H^*, X)}, a product of Gamma
-#' densities known exactly. Within each factor the blocks go from the
-#' factor with the largest share of `W %*% H` at theta* to the smallest,
-#' which keeps the estimate stable when the rank exceeds what the data
-#' support. Each of the `2K` factor blocks is estimated by a
+#' The parameters are split into blocks: the `K` rows of `H`, then `tau`
+#' (with an [ard()] prior together with the rates `lambda`), then the `K`
+#' columns of `W` (when `ncol(X) >= nrow(X)` the roles of `W` and `H` are
+#' swapped: the first factor is the one with fewer entries per block). By the
+#' chain rule the posterior density at theta* is the product of the blocks'
+#' densities, each given the blocks before it, and each is estimated by a
 #' Rao-Blackwellised average over a Gibbs run of the posterior with the
 #' earlier blocks held at theta*: the average over the run's draws of the
-#' block's full conditional density at theta*. That conditional is a product
-#' of truncated normals (the entries of a row of `H`, or of a column of `W`,
-#' are conditionally independent), evaluated in log space and exactly in the
-#' tails. Missing entries are left out of the likelihood (masked).
+#' block's full conditional density at theta*.
+#'
+#' * A row of `H` given everything else is a product of truncated normals
+#'   (its entries are conditionally independent), evaluated in log space and
+#'   exactly in the tails.
+#' * `(tau, lambda)` given `W` and `H` is a product of Gamma densities.
+#' * Once `H`, `tau` and `lambda` are fixed the rows of `W` are independent,
+#'   and so are the Gibbs sampler's chains for them, so the density of a
+#'   column of `W` is estimated entry by entry, as a product of per-entry
+#'   averages (same expectation, far smaller variance).
+#'
+#' Within each factor the blocks go from the factor with the largest share of
+#' `W %*% H` at theta* to the smallest, which keeps the estimate stable when
+#' the rank exceeds what the data support. Missing entries are left out of
+#' the likelihood (masked).
 #'
 #' **Scale.** A factor can be scaled, `W[, k] * c` and `H[k, ] / c`, without
 #' changing `W %*% H`: only the prior sets its scale, so the posterior is wide
@@ -86,8 +93,9 @@
 #'   `loglik` and `logprior` (the two terms at theta*), `logpost` (the
 #'   estimated log posterior density at theta*), `blocks` (a data frame of
 #'   the blocks' log densities and standard errors), `point` (theta*:
-#'   `W`, `H`, `tau` and with ARD `lambda`), `logdens` (the per-draw log
-#'   conditional densities, one column per sampled block), and the settings.
+#'   `W`, `H`, `tau` and with ARD `lambda`), `logdens` (a list with a matrix
+#'   per block: the per-draw log conditional densities, one column per entry
+#'   for the blocks estimated entry by entry), and the settings.
 #'   `plot()` shows the estimate against the number of samples used.
 #' @references Chib, S. (1995). Marginal likelihood from the Gibbs output.
 #'   *Journal of the American Statistical Association* 90, 1313-1321.
@@ -160,8 +168,10 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   # varies least from draw to draw. The C code always starts with the columns
   # of its W, so it sees the transposed problem X' = H' W' when J < I.
   flip <- J < I
-  blocks <- if (flip) c(sprintf("H[%d,]", seq_len(K)), sprintf("W[,%d]", seq_len(K))) else
-    c(sprintf("W[,%d]", seq_len(K)), sprintf("H[%d,]", seq_len(K)))
+  fa <- if (flip) "H[%d,]" else "W[,%d]"
+  fb <- if (flip) "W[,%d]" else "H[%d,]"
+  blocks <- c(sprintf(fa, seq_len(K)), if (ard) "tau, lambda" else "tau",
+              sprintf(fb, seq_len(K)))
   run <- if (flip) {
     Xt <- if (inherits(X, "Matrix")) Matrix::t(X) else t(X)
     list(X = Xt, data = prepare_data(Xt, K),
@@ -171,33 +181,37 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   } else {
     list(X = X, data = data, prior = prior, W = theta$W, H = theta$H)
   }
-  target <- list(W = run$W, H = run$H)
-  logdens <- matrix(0, samples, 2L * K, dimnames = list(NULL, blocks))
-  pb <- progress_start(progress, 2L * K, "Chib's reduced runs")
-  for (b in seq_len(2L * K)) {
+  target <- list(W = run$W, H = run$H, tau = theta$tau)
+  if (ard) target$lambda <- as.double(theta$lambda)
+  # block 0: the first factor's K blocks; 2: (tau, lambda); 1: the other
+  # factor's K blocks, each a matrix of per-entry log densities
+  types <- c(rep(0, K), 2, rep(1, K))
+  index <- c(seq_len(K) - 1L, 0L, seq_len(K) - 1L)
+  logdens <- vector("list", length(blocks))
+  names(logdens) <- blocks
+  pb <- progress_start(progress, length(blocks), "Chib's reduced runs")
+  for (b in seq_along(blocks)) {
     st <- new_state(run$X, run$data, run$W, run$H, theta$tau,
                     numeric(length(run$data$miss_pos)), FALSE)
     if (ard) st$lambda <- as.double(theta$lambda) + 0
-    first <- b <= K
-    ctrl <- c(burnin, samples, if (first) 0 else 1, (b - 1L) %% K, sym && first,
-              orbit)
-    logdens[, b] <- .Call(C_chib_run, st, run$data, run$prior, target, ctrl)
+    ctrl <- c(burnin, samples, types[b], index[b], sym && types[b] == 0, orbit)
+    logdens[[b]] <- as.matrix(.Call(C_chib_run, st, run$data, run$prior, target, ctrl))
     progress_update(pb, b)
   }
   progress_done(pb)
-  est <- apply(logdens, 2L, log_mean_exp_se, batches = batches)
-  exact <- chib_exact_blocks(data, prior, theta, num$sse, I, J)
-  blk <- data.frame(block = c(blocks, names(exact)),
-                    log_density = c(est[1L, ], exact),
-                    se = c(est[2L, ], numeric(length(exact))),
-                    method = c(rep("Rao-Blackwell", 2L * K), rep("exact", length(exact))))
+  est <- vapply(logdens, function(m) {
+    e <- apply(m, 2L, log_mean_exp_se, batches = batches)
+    c(sum(e[1L, ]), sqrt(sum(e[2L, ]^2)))
+  }, numeric(2))
+  blk <- data.frame(block = blocks, log_density = est[1L, ], se = est[2L, ],
+                    row.names = NULL)
   logpost <- sum(blk$log_density)
   structure(list(
     logml = num$loglik + num$logprior - logpost,
     se = sqrt(sum(blk$se^2)),
     loglik = num$loglik, logprior = num$logprior, logpost = logpost,
     blocks = blk, point = theta, point_type = point, logdens = logdens,
-    exact = exact, samples = samples, burnin = burnin, batches = batches,
+    samples = samples, burnin = burnin, batches = batches,
     symmetrised = sym, rank = K, dims = fit$dims, prior_type = fit$prior$type
   ), class = "bnmf_marglik")
 }
@@ -234,19 +248,6 @@ chib_log_joint <- function(X, data, prior, theta) {
       sum(log(prior$lamH) - prior$lamH * H)
   }
   list(loglik = loglik, logprior = logprior, sse = sse)
-}
-
-# The blocks whose conditional is known exactly given W* and H*: tau, and
-# with ARD the rates lambda_k (independent given the factors).
-chib_exact_blocks <- function(data, prior, theta, sse, I, J) {
-  out <- c(tau = stats::dgamma(theta$tau, prior$alpha + data$n_obs / 2,
-                               prior$beta + sse / 2, log = TRUE))
-  if (length(prior$ard) == 2L) {
-    mass <- colSums(theta$W) + rowSums(theta$H)
-    out <- c(out, lambda = sum(stats::dgamma(theta$lambda, prior$ard[1L] + I + J,
-                                             prior$ard[2L] + mass, log = TRUE)))
-  }
-  out
 }
 
 # Sum of squared errors of W H over the observed entries of X.
@@ -286,7 +287,7 @@ print.bnmf_marglik <- function(x, digits = 4, ...) {
               if (x$point_type == "map") "mode" else "mean (fit's estimate)",
               format(round(x$loglik, 2), nsmall = 2), format(round(x$logprior, 2), nsmall = 2)))
   cat(sprintf("  log p(theta* | X) %s from %d blocks x %s samples (burn-in %s)%s\n",
-              format(round(x$logpost, 2), nsmall = 2), 2L * x$rank,
+              format(round(x$logpost, 2), nsmall = 2), nrow(x$blocks),
               format(x$samples, big.mark = ","), format(x$burnin, big.mark = ","),
               if (x$symmetrised) ", symmetrised over labels" else ""))
   invisible(x)
@@ -298,15 +299,16 @@ print.bnmf_marglik <- function(x, digits = 4, ...) {
 #'   first draws of every block's run).
 #' @export
 plot.bnmf_marglik <- function(x, n = NULL, ...) {
-  N <- nrow(x$logdens)
+  N <- nrow(x$logdens[[1L]])
   n <- n %||% unique(round(exp(seq(log(min(100, N)), log(N), length.out = 30))))
   n <- n[n >= 2 & n <= N]
   est <- vapply(n, function(m) {
-    x$loglik + x$logprior - sum(x$exact) -
-      sum(apply(x$logdens[seq_len(m), , drop = FALSE], 2L, function(v) {
+    x$loglik + x$logprior - sum(vapply(x$logdens, function(ld) {
+      sum(apply(ld[seq_len(m), , drop = FALSE], 2L, function(v) {
         mx <- max(v)
         mx + log(mean(exp(v - mx)))
       }))
+    }, numeric(1)))
   }, numeric(1))
   graphics::plot(n, est, type = "b", log = "x", pch = 19, cex = 0.6,
                  xlab = "samples per block", ylab = "log p(X) estimate",

@@ -325,7 +325,8 @@ static double exp_log_kernel(const double *z, const double *lam, size_t n)
  * so they are taken there, for the state before the row is updated: that is
  * the previous sweep's draw, whatever row comes first.
  *
- * Rows of H: acc[b] sums the log densities directly.
+ * Rows of H: each[j] receives the log density of H*[b, j] (the columns of
+ * H are independent given W, tau and lambda, see chib_run).
  * Columns of W: for each label k in first..last-1 (see chib_run) the kernel
  * stores the conditional of W*[i, b] as entry k of row i in the form
  *   mu_i(c) = c a_i - c^2 e_i,  sd_i(c) = c d_i,
@@ -341,6 +342,7 @@ typedef struct {
     int wblock;           /* 1: a column of W (store a, e, d); 0: a row of H */
     double *acc;          /* K accumulators of log densities */
     double *a, *e, *dd;   /* I x K: the conditionals of the W column */
+    double *each;         /* rows of H: the log density of each column j */
 } chib_hook;
 
 static void chib_eval_row(const chib_hook *hk, int i, int I, double xstar,
@@ -362,13 +364,17 @@ static void chib_eval_row(const chib_hook *hk, int i, int I, double xstar,
                 hk->e[t] = lk / (tau * gkk);
                 hk->dd[t] = sd;
             } else {
-                hk->acc[k] += bnmf_tn_pos_logdens(xstar, (s - lk / tau) / gkk, sd);
+                hk->each[i] = bnmf_tn_pos_logdens(xstar, (s - lk / tau) / gkk, sd);
             }
         } else {
             /* No data on this coordinate: the conditional is the prior
              * Exp(lk), the same for every scale c. */
-            hk->acc[k] += log(lk) - lk * xstar;
-            if (hk->wblock) hk->dd[t] = 0.0;
+            if (hk->wblock) {
+                hk->acc[k] += log(lk) - lk * xstar;
+                hk->dd[t] = 0.0;
+            } else {
+                hk->each[i] = log(lk) - lk * xstar;
+            }
         }
     }
 }
@@ -1282,17 +1288,25 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
 
 /*
  * One run of Chib's (1995) estimator of log p(X) (R/chib.R): the Gibbs
- * sampler of the posterior with the leading blocks of the factors held at a
- * point theta* (W*, H*), returning the full conditional log density of the
- * next block at theta*, once per draw. The blocks are the columns of W, then
- * the rows of H:
- *   block 0, index b: W[, 1..b-1] = W*[, 1..b-1] fixed, everything else free
- *     (W[, b..K], H, tau, lambda); the target is W[, b] at W*[, b];
- *   block 1, index b: W = W* and H[1..b-1, ] = H*[1..b-1, ] fixed; the
- *     target is H[b, ] at H*[b, ].
- * The sampler is the Gibbs sweep restricted to the free coordinates, with
- * the scale move for the factors whose W column and H row are both free,
- * and with missing entries masked (x must hold 0 there).
+ * sampler of the posterior with some blocks held at a point theta*
+ * (W*, H*, tau*, lambda*), returning, once per draw, the full conditional
+ * log density of the next block at theta*. The chain rule goes
+ *   p(theta* | X) = prod_b p(W*[, b] | W*[, <b], X)          block 0
+ *                 x p(tau*, lambda* | W*, X)                 block 2
+ *                 x prod_b p(H*[b, ] | H*[<b, ], W*, tau*, lambda*, X)  block 1
+ * block 0, index b: W[, <b] fixed; W[, b..K], H, tau, lambda free. Target
+ *   W[, b]; the sweep is restricted to the free coordinates and keeps the
+ *   scale move for the factors whose W column and H row are both free.
+ * block 2: W fixed; H, tau, lambda free. Target (tau, lambda), whose
+ *   conditional given W and H is a product of Gamma densities.
+ * block 1, index b: W, tau, lambda and H[<b, ] fixed. Given them the
+ *   columns of H are independent Markov chains (each column's update reads
+ *   only itself), so p(H*[b, ] | ...) is the product over j of
+ *   p(H*[b, j] | ...), each of which is estimated by its own average; the
+ *   routine returns the per-column log densities (n_samples x J), and the
+ *   product of the averages has a far smaller variance than the average of
+ *   the products.
+ * Missing entries are masked (x must hold 0 there).
  *
  * Labels. The posterior is invariant under permuting the factors when their
  * priors are exchangeable, and a chain rarely visits all K! relabellings.
@@ -1301,17 +1315,16 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
  * labels b..K, which the chain only needs to sample up to labelling. For a
  * column of W that symmetrisation is the mean over k in b..K of the density
  * of W*[, b] as column k of the draw (given the draw's other factors and the
- * rate of label k), so with sym = 1 the routine returns
- * log mean_k exp(acc_k). Once W is fixed the labels are no longer
- * exchangeable and the rows of H need no symmetrisation.
+ * rate of label k), so with sym = 1 block 0 returns log mean_k exp(acc_k).
+ * Once W is fixed the labels are no longer exchangeable.
  *
  * state:  list(W, H, tau, x, sumsq[, lambda]) at the start (theta* with the
  *         free blocks anywhere), modified in place;
  * data, prior: as for bnmf_nmf_sweeps_call;
- * target: list(W = W*, H = H*);
+ * target: list(W = W*, H = H*, tau = tau*[, lambda = lambda*]);
  * ctrl:   c(n_burnin, n_samples, block, index (0-based), sym, orbit); with
- *         orbit, the density of a column of W is averaged over the scale of
- *         its factor (chib_orbit).
+ *         orbit, block 0 averages each draw's density over the scale of the
+ *         factor (chib_orbit).
  */
 SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctrl)
 {
@@ -1327,9 +1340,11 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
     const int n_burn = (int) c[0], n_samp = (int) c[1];
     const int block = (int) c[2], index = (int) c[3], sym = c[4] != 0;
     const int orbit = c[5] != 0;
-    if ((block != 0 && block != 1) || c[2] != block || c[3] != index ||
+    if ((block != 0 && block != 1 && block != 2) || c[2] != block || c[3] != index ||
         index < 0 || index >= K)
         Rf_error("bnmf internal error: bad block %g or index %g", c[2], c[3]);
+    if (block == 1 && (double) n_samp * J > R_XLEN_T_MAX)
+        Rf_error("bnmf internal error: too many samples");
     nmf_prior pr;
     read_prior(prior, 1, &d, &pr);
     for (R_xlen_t t = 0; !pr.ard && t < (R_xlen_t) I * K; t++)
@@ -1345,7 +1360,8 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
     const double sumsq = *bnmf_real_elt(state, "sumsq", 1);
     const double *Wstar = bnmf_real_elt(target, "W", (R_xlen_t) I * K);
     const double *Hstar = bnmf_real_elt(target, "H", (R_xlen_t) K * J);
-    if (!(*tau > 0.0) || !R_FINITE(*tau))
+    const double tau_star = *bnmf_real_elt(target, "tau", 1);
+    if (!(*tau > 0.0) || !R_FINITE(*tau) || !(tau_star > 0.0) || !R_FINITE(tau_star))
         Rf_error("bnmf internal error: tau must be positive and finite");
     bnmf_check_factors(W, H, I, J, K);
     bnmf_check_factors(Wstar, Hstar, I, J, K);
@@ -1353,10 +1369,13 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
         if (x[d.miss_pos[m]] != 0.0)
             Rf_error("bnmf internal error: missing entries must be masked (zero) here");
     double *lambda = NULL;
+    const double *lambda_star = NULL;
     if (pr.ard) {
         lambda = bnmf_real_elt(state, "lambda", K);
+        lambda_star = bnmf_real_elt(target, "lambda", K);
         for (int k = 0; k < K; k++)
-            if (!(lambda[k] > 0.0) || !R_FINITE(lambda[k]))
+            if (!(lambda[k] > 0.0) || !R_FINITE(lambda[k]) || !(lambda_star[k] > 0.0) ||
+                !R_FINITE(lambda_star[k]))
                 Rf_error("bnmf internal error: lambda must be positive and finite");
         fill_ard_rates(&d, &pr, lambda);
     }
@@ -1364,31 +1383,48 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
     alloc_work(&d, &ws);
     chib_hook hk;
     hk.acc = (double *) R_alloc(K, sizeof(double));
-    hk.a = hk.e = hk.dd = NULL;
+    hk.a = hk.e = hk.dd = hk.each = NULL;
+    hk.target = NULL;
+    hk.tstride = 0;
+    hk.wblock = block == 0;
+    hk.last = index + 1;
     double *scaleA = NULL, *scaleB = NULL;
+    SEXP out;
     if (block == 0) {
         hk.target = Wstar + (size_t) index * I;
         hk.tstride = 1;
         hk.last = sym ? K : index + 1;
-        hk.wblock = 1;
         hk.a = (double *) R_alloc((size_t) I * K, sizeof(double));
         hk.e = (double *) R_alloc((size_t) I * K, sizeof(double));
         hk.dd = (double *) R_alloc((size_t) I * K, sizeof(double));
         scaleA = (double *) R_alloc(K, sizeof(double));
         scaleB = (double *) R_alloc(K, sizeof(double));
-    } else {
+        out = PROTECT(Rf_allocVector(REALSXP, n_samp));
+    } else if (block == 1) {
         hk.target = Hstar + index;
         hk.tstride = (size_t) K;
-        hk.last = index + 1;
-        hk.wblock = 0;
+        out = PROTECT(Rf_allocMatrix(REALSXP, n_samp, J));
+    } else {
+        out = PROTECT(Rf_allocVector(REALSXP, n_samp));
     }
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, n_samp));
     double *po = REAL(out);
+    double *each = block == 1 ? (double *) R_alloc(J, sizeof(double)) : NULL;
+    hk.each = each;
     const double tau_shape = pr.alpha + 0.5 * d.n_obs;
+    const double lam_shape = pr.alpha0 + I + J;
+    /* block 1 holds tau and lambda at theta* */
+    if (block == 1) {
+        *tau = tau_star;
+        if (pr.ard) {
+            for (int k = 0; k < K; k++) lambda[k] = lambda_star[k];
+            fill_ard_rates(&d, &pr, lambda);
+        }
+    }
 
     GetRNGstate();
     for (int s = 0; s < n_burn + n_samp; s++) {
         const int eval = s >= n_burn;
+        const R_xlen_t row = s - n_burn;
         for (int k = 0; k < K; k++) hk.acc[k] = 0.0;
         double lin, quad;
         if (block == 0) {
@@ -1411,28 +1447,41 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
                      &lin, &quad);
             scale_move(&d, &pr, W, H, index);
         } else {
-            update_H(&d, &pr, x, W, H, *tau, RULE_DRAW, 1, 1, index, &ws, NULL,
-                     eval ? &hk : NULL, &lin, &quad);
+            update_H(&d, &pr, x, W, H, *tau, RULE_DRAW, 1, 1, block == 1 ? index : 0,
+                     &ws, NULL, block == 1 && eval ? &hk : NULL, &lin, &quad);
         }
         double sse = sumsq - 2.0 * lin + quad;
         if (sse < 0.0) sse = 0.0;
-        *tau = rgamma(tau_shape, 1.0 / (pr.beta + 0.5 * sse));
-        if (!(*tau > 0.0) || !R_FINITE(*tau)) {
-            PutRNGstate();
-            Rf_error("the noise precision tau became %g in Chib's reduced run", *tau);
+        if (block == 2 && eval) {
+            /* p(tau*, lambda* | W*, H): Gamma densities */
+            double v = dgamma(tau_star, tau_shape, 1.0 / (pr.beta + 0.5 * sse), 1);
+            if (pr.ard)
+                for (int k = 0; k < K; k++)
+                    v += dgamma(lambda_star[k], lam_shape,
+                                1.0 / (pr.beta0 + factor_mass(&d, W, H, k)), 1);
+            po[row] = v;
         }
-        if (pr.ard) {
-            update_ard(&d, &pr, RULE_DRAW, lambda, NULL, W, H);
-            fill_ard_rates(&d, &pr, lambda);
+        if (block != 1) {
+            *tau = rgamma(tau_shape, 1.0 / (pr.beta + 0.5 * sse));
+            if (!(*tau > 0.0) || !R_FINITE(*tau)) {
+                PutRNGstate();
+                Rf_error("the noise precision tau became %g in Chib's reduced run", *tau);
+            }
+            if (pr.ard) {
+                update_ard(&d, &pr, RULE_DRAW, lambda, NULL, W, H);
+                fill_ard_rates(&d, &pr, lambda);
+            }
         }
-        if (eval) {
+        if (eval && block == 0) {
             /* log of the mean of exp(acc_k) over the labels evaluated */
             double mx = R_NegInf;
             for (int k = index; k < hk.last; k++) if (hk.acc[k] > mx) mx = hk.acc[k];
             double se = 0.0;
             if (R_FINITE(mx))
                 for (int k = index; k < hk.last; k++) se += exp(hk.acc[k] - mx);
-            po[s - n_burn] = R_FINITE(mx) ? mx + log(se / (hk.last - index)) : mx;
+            po[row] = R_FINITE(mx) ? mx + log(se / (hk.last - index)) : mx;
+        } else if (eval && block == 1) {
+            for (int j = 0; j < J; j++) po[row + (R_xlen_t) j * n_samp] = each[j];
         }
         if ((s & 63) == 63) {
             PutRNGstate();

@@ -50,7 +50,7 @@ fuzz_chib_args <- function(block = 0) {
   st$sumsq <- a$data$sumsq_obs + 0
   state <- st[c("W", "H", "tau", "x", "sumsq")]
   structure(list(state = state, data = a$data, prior = a$prior,
-                 target = list(W = st$W + 0, H = st$H + 0),
+                 target = list(W = st$W + 0, H = st$H + 0, tau = 1),
                  ctrl = c(2, 3, block, 1, 1, 1)),
             optional = c("sum_obs", "xi", "xp"))
 }
@@ -66,7 +66,7 @@ fuzz_templates <- function(name, nargs) {
     wh_entries = list(list(matrix(1, 2, 2), matrix(1, 2, 3), c(0L, 1L), c(2L, 0L))),
     nmf_sweeps = list(fuzz_nmf_args(), fuzz_nmf_args(sparse = TRUE),
                       fuzz_nmf_args(masked = TRUE)),
-    chib_run = list(fuzz_chib_args(0), fuzz_chib_args(1)),
+    chib_run = list(fuzz_chib_args(0), fuzz_chib_args(1), fuzz_chib_args(2)),
     if (nargs == 4L && grepl("^nmf", name)) {
       list(fuzz_nmf_args(), fuzz_nmf_args(sparse = TRUE))
     } else {
