@@ -11,5 +11,6 @@ SEXP bnmf_wh_entries_call(SEXP W, SEXP H, SEXP i, SEXP j);
 SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl);
 SEXP bnmf_stein_kernel_call(SEXP theta, SEXP score, SEXP par);
 SEXP bnmf_simplex_qp_call(SEXP K, SEXP tol, SEXP maxit);
+SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctrl);
 
 #endif

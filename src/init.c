@@ -13,6 +13,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(nmf_kl, 3),
     CALLDEF(stein_kernel, 3),
     CALLDEF(simplex_qp, 3),
+    CALLDEF(chib_run, 5),
     { NULL, NULL, 0 }
 };
 

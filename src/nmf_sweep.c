@@ -92,13 +92,14 @@ static void tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent
  * @param b    K values: the data projected on the other factor
  * @param lam  K exponential rates (stride ls)
  * @param tau  noise precision (VB: its expectation)
+ * @param first coordinates k < first are held fixed (Chib's reduced runs)
  * @param rule RULE_DRAW (Gibbs), RULE_MODE (ICM), RULE_MOMENT (VB: z holds
  *             the means of q, v receives the variances and ent the entropies),
  *             RULE_MULT (Lee-Seung multiplicative update, all K at once)
  */
 static double update_row_once(double *z, const double *G, const double *b,
                               const double *lam, int ls, double tau, int K,
-                              nmf_rule rule, double *v, double *ent)
+                              int first, nmf_rule rule, double *v, double *ent)
 {
     double change = 0.0;
     if (rule == RULE_MULT) {
@@ -119,7 +120,7 @@ static double update_row_once(double *z, const double *G, const double *b,
         }
         return change;
     }
-    for (int k = 0; k < K; k++) {
+    for (int k = first; k < K; k++) {
         const double *gk = G + (size_t) k * K;
         const double gkk = gk[k];
         const double lk = lam[(size_t) k * ls];
@@ -167,15 +168,15 @@ static double update_row_once(double *z, const double *G, const double *b,
 
 static void update_row(double *z, const double *G, const double *b,
                        const double *lam, int ls, double tau, int K,
-                       nmf_rule rule, double *v, double *ent)
+                       int first, nmf_rule rule, double *v, double *ent)
 {
-    double change = update_row_once(z, G, b, lam, ls, tau, K, rule, v, ent);
+    double change = update_row_once(z, G, b, lam, ls, tau, K, first, rule, v, ent);
     if (rule != RULE_MODE) return;
     for (int pass = 1; pass < ICM_MAX_PASSES; pass++) {
         double size = 0.0;
         for (int k = 0; k < K; k++) size += z[k];
         if (change <= 1e-8 * size) break;
-        change = update_row_once(z, G, b, lam, ls, tau, K, rule, v, ent);
+        change = update_row_once(z, G, b, lam, ls, tau, K, first, rule, v, ent);
     }
 }
 
@@ -315,6 +316,69 @@ static double exp_log_kernel(const double *z, const double *lam, size_t n)
     return s;
 }
 
+/*
+ * Chib's method (chib_run below) needs the full conditional density of one
+ * block of the factors at a fixed point: a column b of W at W*[, b] (the rows
+ * of W are conditionally independent, so it is a product over the rows of
+ * the coordinate conditionals N+(mu_ib, 1/p_ib)) or a row b of H at H*[b, ]
+ * (a product over the columns). The row kernel computes these conditionals,
+ * so they are taken there, for the state before the row is updated: that is
+ * the previous sweep's draw, whatever row comes first.
+ *
+ * Rows of H: each[j] receives the log density of H*[b, j] (the columns of
+ * H are independent given W, tau and lambda, see chib_run).
+ * Columns of W: for each label k in first..last-1 (see chib_run) the kernel
+ * stores the conditional of W*[i, b] as entry k of row i in the form
+ *   mu_i(c) = c a_i - c^2 e_i,  sd_i(c) = c d_i,
+ * where c = 1 is the draw itself and c is the scale move of factor k
+ * (W[, k] c, H[k, ] / c): with H[k, ] / c the row's Gram entries and data
+ * projections scale as G_kk / c^2, G_kl / c and b_k / c, while W[i, l] H[l, ]
+ * (l != k) do not move. chib_orbit() then integrates over c.
+ */
+typedef struct {
+    const double *target; /* the block's fixed values, stride tstride */
+    size_t tstride;
+    int last;             /* labels first..last-1 */
+    int wblock;           /* 1: a column of W (store a, e, d); 0: a row of H */
+    double *acc;          /* K accumulators of log densities */
+    double *a, *e, *dd;   /* I x K: the conditionals of the W column */
+    double *each;         /* rows of H: the log density of each column j */
+} chib_hook;
+
+static void chib_eval_row(const chib_hook *hk, int i, int I, double xstar,
+                          const double *z, const double *G, const double *b,
+                          const double *lam, int ls, double tau, int K, int first)
+{
+    for (int k = first; k < hk->last; k++) {
+        const double *gk = G + (size_t) k * K;
+        const double gkk = gk[k];
+        const double lk = lam[(size_t) k * ls];
+        const size_t t = (size_t) i + (size_t) k * I;
+        if (gkk > 0.0) {
+            double s = b[k];
+            for (int l = 0; l < K; l++) s -= gk[l] * z[l];
+            s += gkk * z[k];
+            const double sd = 1.0 / sqrt(tau * gkk);
+            if (hk->wblock) {
+                hk->a[t] = s / gkk;
+                hk->e[t] = lk / (tau * gkk);
+                hk->dd[t] = sd;
+            } else {
+                hk->each[i] = bnmf_tn_pos_logdens(xstar, (s - lk / tau) / gkk, sd);
+            }
+        } else {
+            /* No data on this coordinate: the conditional is the prior
+             * Exp(lk), the same for every scale c. */
+            if (hk->wblock) {
+                hk->acc[k] += log(lk) - lk * xstar;
+                hk->dd[t] = 0.0;
+            } else {
+                hk->each[i] = log(lk) - lk * xstar;
+            }
+        }
+    }
+}
+
 /* Scratch space of a sweep, from R_alloc. */
 typedef struct {
     double *D, *F, *G, *Gi, *zrow, *brow, *vrow, *erow;
@@ -335,7 +399,8 @@ typedef struct {
  */
 static void update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                      double *W, const double *H, double tau, nmf_rule rule,
-                     int masked, sweep_work *ws, const vb_part *vb)
+                     int masked, int first, sweep_work *ws, const vb_part *vb,
+                     const chib_hook *hk)
 {
     const int I = d->I, J = d->J, K = d->K;
     bnmf_x_ht(d, x, H, ws->D, ws->Ht);
@@ -354,7 +419,10 @@ static void update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
             ws->zrow[k] = W[i + (size_t) k * I];
             ws->brow[k] = ws->D[i + (size_t) k * I];
         }
-        update_row(ws->zrow, G, ws->brow, pr->lamW + i, I, tau, K, rule,
+        if (hk)
+            chib_eval_row(hk, i, I, hk->target[i * hk->tstride], ws->zrow, G,
+                          ws->brow, pr->lamW + i, I, tau, K, first);
+        update_row(ws->zrow, G, ws->brow, pr->lamW + i, I, tau, K, first, rule,
                    ws->vrow, ws->erow);
         for (int k = 0; k < K; k++) W[i + (size_t) k * I] = ws->zrow[k];
         if (vb) {
@@ -374,8 +442,9 @@ static void update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
  */
 static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                      const double *W, double *H, double tau, nmf_rule rule,
-                     int masked, int update, sweep_work *ws, const vb_part *vb,
-                     double *lin, double *quad)
+                     int masked, int update, int first, sweep_work *ws,
+                     const vb_part *vb, const chib_hook *hk, double *lin,
+                     double *quad)
 {
     const int I = d->I, J = d->J, K = d->K;
     bnmf_wt_x(d, x, W, ws->F, ws->Wt);
@@ -396,8 +465,11 @@ static void update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                      vb ? vb->Wvar : NULL, 1, (size_t) I);
         double *hj = H + (size_t) j * K;
         const double *fj = ws->F + (size_t) j * K;
+        if (hk)
+            chib_eval_row(hk, j, J, hk->target[j * hk->tstride], hj, G, fj,
+                          pr->lamH + (size_t) j * K, 1, tau, K, first);
         if (update) {
-            update_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
+            update_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, first, rule,
                        vb ? vb->Hvar + (size_t) j * K : ws->vrow,
                        vb ? vb->Hent + (size_t) j * K : ws->erow);
         }
@@ -468,10 +540,10 @@ static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
  * ergodic and accepts nearly always.
  */
 static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
-                       double *H)
+                       double *H, int first)
 {
     const double p = (double) d->I - (double) d->J;
-    for (int k = 0; k < d->K; k++) {
+    for (int k = first; k < d->K; k++) {
         double A, B;
         scale_sums(d, pr, W, H, k, &A, &B);
         if (!(A > 0.0) || !(B > 0.0)) continue;
@@ -486,6 +558,134 @@ static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
         if (log(unif_rand()) >= log_ratio) continue;
         rescale_factor(d, W, H, k, exp(u));
     }
+}
+
+/*
+ * Chib's average over the scale of a factor. A draw theta of the posterior
+ * moved along the scale path of factor k, (W[, k] c, H[k, ] / c), with c drawn
+ * from its conditional
+ *   g(c | theta) propto exp(-A_k c - B_k / c) c^(I - J)   (u = log c)
+ * (the scale move above) is again a draw of the posterior, so Chib's average
+ * of the conditional density f of the target column may average, for each
+ * draw, f(c) over g(c | theta) instead of taking f(1). This is exact, and it
+ * matters: along the scale path the posterior is wide (the prior alone sets
+ * a factor's scale) while the column's conditional is narrow, so f(1) varies
+ * over many orders of magnitude between draws and its plain average is
+ * dominated by a few of them. The scale of the other factors does not change
+ * f. The integral over u is taken by the trapezoidal rule on a grid placed
+ * around the maximum of the integrand with a step below its width, which for
+ * smooth, unimodal, rapidly decaying integrands converges geometrically.
+ */
+typedef struct {
+    const double *x, *a, *e, *dd;
+    int I;
+    double A, B, p;
+    int with_f, with_g;
+} orbit_fn;
+
+static double orbit_eval(const orbit_fn *o, double u)
+{
+    const double c = exp(u);
+    double s = 0.0;
+    if (o->with_g) s += -o->A * c - o->B / c + o->p * u;
+    if (!o->with_f) return s;
+    for (int i = 0; i < o->I; i++) {
+        if (!(o->dd[i] > 0.0)) continue;
+        const double sd = c * o->dd[i], mu = c * o->a[i] - c * c * o->e[i];
+        if (mu > 8.0 * sd) {
+            /* log Phi(mu / sd) > -7e-16: a plain normal density */
+            const double z = (o->x[i] - mu) / sd;
+            s += -0.5 * z * z - log(sd) - M_LN_SQRT_2PI;
+        } else {
+            s += bnmf_tn_pos_logdens(o->x[i], mu, sd);
+        }
+    }
+    return s;
+}
+
+/* log of the integral of exp(orbit_eval(u)) du, for an integrand with one
+ * maximum near m and width about h: a few parabolic (Newton) steps find the
+ * maximum u* and the curvature there, then the trapezoidal rule with a step
+ * of 0.8 / sqrt(curvature) walks out from u* on both sides until the
+ * integrand is exp(-40) below its maximum. */
+static double orbit_integral(const orbit_fn *o, double m, double h)
+{
+    double v0 = orbit_eval(o, m), curv = 0.0;
+    for (int it = 0; it < 60; it++) {
+        const double vp = orbit_eval(o, m + h), vm = orbit_eval(o, m - h);
+        if (!R_FINITE(v0) && !R_FINITE(vp) && !R_FINITE(vm)) return R_NegInf;
+        curv = (vp - 2.0 * v0 + vm) / (h * h);
+        const double grad = (vp - vm) / (2.0 * h);
+        double step;
+        if (R_FINITE(curv) && curv < 0.0) {
+            step = -grad / curv;
+            if (step > 4.0 * h) step = 4.0 * h;
+            if (step < -4.0 * h) step = -4.0 * h;
+        } else {
+            step = grad > 0.0 ? 4.0 * h : -4.0 * h; /* not concave here: climb */
+        }
+        if (fabs(step) < 0.05 * h && R_FINITE(curv) && curv < 0.0) {
+            /* converged; keep h near the width for the last curvature */
+            const double w = 1.0 / sqrt(-curv);
+            if (h < 2.0 * w && h > 0.1 * w) break;
+            h = 0.5 * w;
+            continue;
+        }
+        m += step;
+        v0 = orbit_eval(o, m);
+        if (fabs(step) >= 4.0 * h) h *= 1.5; /* far away: larger probes */
+    }
+    if (!(curv < 0.0) || !R_FINITE(curv))
+        Rf_error("bnmf internal error: the scale integral of Chib's method has no maximum");
+    const double s = 0.8 / sqrt(-curv);
+    double vmax = v0, sum = 1.0; /* sum of exp(v - vmax) */
+    for (int dir = -1; dir <= 1; dir += 2) {
+        for (int t = 1; t <= 400; t++) {
+            const double v = orbit_eval(o, m + dir * t * s);
+            if (v > vmax) {
+                sum = sum * exp(vmax - v) + 1.0;
+                vmax = v;
+            } else {
+                sum += exp(v - vmax);
+            }
+            if (v < vmax - 40.0) break;
+            if (t == 400)
+                Rf_error("bnmf internal error: the scale integral of Chib's method did not settle");
+        }
+    }
+    return vmax + log(sum * s);
+}
+
+/* log of the average of the target column's conditional density over the
+ * scale of factor k (a, e, dd: its conditionals; A, B: the draw's scale
+ * sums). */
+static double chib_orbit(const double *x, const double *a, const double *e,
+                         const double *dd, int I, double A, double B, double p)
+{
+    orbit_fn o = {x, a, e, dd, I, A, B, p, 1, 0};
+    if (!(A > 0.0) || !(B > 0.0)) return orbit_eval(&o, 0.0);
+    /* g: its mode, width and normalising constant */
+    const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
+    const double ug = log(y), kg = A * y + B / y;
+    orbit_fn og = {x, a, e, dd, I, A, B, p, 0, 1};
+    const double logZ = orbit_integral(&og, ug, 1.0 / sqrt(kg));
+    /* f: with v = 1/c its Gaussian part is quadratic in v,
+     * sum_i (x_i v - a_i)^2 / (2 d_i^2), smallest at v* = Sxa / Sxx. */
+    double sxa = 0.0, sxx = 0.0;
+    for (int i = 0; i < I; i++) {
+        if (!(dd[i] > 0.0)) continue;
+        const double w = 1.0 / (dd[i] * dd[i]);
+        sxa += x[i] * a[i] * w;
+        sxx += x[i] * x[i] * w;
+    }
+    double m = ug, prec = kg;
+    if (sxa > 0.0 && sxx > 0.0) {
+        const double vs = sxa / sxx, kf = vs * vs * sxx;
+        m = (-log(vs) * kf + ug * kg) / (kf + kg);
+        prec = kf + kg;
+    }
+    o.with_g = 1;
+    return orbit_integral(&o, m, 1.0 / sqrt(prec)) - logZ;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -761,6 +961,64 @@ static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
     return e;
 }
 
+/* Read and check the prior list (see bnmf_nmf_sweeps_call). With ARD (and
+ * use_ard) the entry-wise rates are scratch copies that the sweeps refresh
+ * from lambda. */
+static void read_prior(SEXP prior, int use_ard, const nmf_data *d, nmf_prior *pr)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    pr->lamW = bnmf_real_elt(prior, "lamW", (R_xlen_t) I * K);
+    pr->lamH = bnmf_real_elt(prior, "lamH", (R_xlen_t) K * J);
+    pr->alpha = *bnmf_real_elt(prior, "alpha", 1);
+    pr->beta = *bnmf_real_elt(prior, "beta", 1);
+    if (!(pr->alpha > 0.0) || !(pr->beta > 0.0) || !R_FINITE(pr->alpha) || !R_FINITE(pr->beta))
+        Rf_error("bnmf internal error: the noise prior needs shape > 0 and rate > 0");
+    SEXP ard = list_get_opt(prior, "ard");
+    pr->ard = 0;
+    pr->alpha0 = pr->beta0 = 0.0;
+    if (ard != R_NilValue &&
+        (TYPEOF(ard) != REALSXP || (XLENGTH(ard) != 0 && XLENGTH(ard) != 2)))
+        Rf_error("bnmf internal error: prior$ard must be numeric(0) or c(alpha0, beta0)");
+    if (ard != R_NilValue && XLENGTH(ard) == 2 && use_ard) {
+        pr->ard = 1;
+        pr->alpha0 = REAL(ard)[0];
+        pr->beta0 = REAL(ard)[1];
+        if (!(pr->alpha0 > 0.0) || !(pr->beta0 > 0.0) || !R_FINITE(pr->alpha0) ||
+            !R_FINITE(pr->beta0))
+            Rf_error("bnmf internal error: ARD needs alpha0 > 0 and beta0 > 0");
+        /* The rates are refreshed from lambda: work on copies. */
+        double *lw = (double *) R_alloc((size_t) I * K, sizeof(double));
+        double *lh = (double *) R_alloc((size_t) K * J, sizeof(double));
+        pr->lamW = lw;
+        pr->lamH = lh;
+    }
+    if (!pr->ard) {
+        for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
+            if (!(pr->lamW[t] >= 0.0) || !R_FINITE(pr->lamW[t]))
+                Rf_error("bnmf internal error: rates must be finite and >= 0");
+        for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
+            if (!(pr->lamH[t] >= 0.0) || !R_FINITE(pr->lamH[t]))
+                Rf_error("bnmf internal error: rates must be finite and >= 0");
+    }
+}
+
+/* The scratch space of a sweep, from R_alloc. */
+static void alloc_work(const nmf_data *d, sweep_work *ws)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    ws->D = (double *) R_alloc((size_t) I * K, sizeof(double));
+    ws->F = (double *) R_alloc((size_t) K * J, sizeof(double));
+    ws->G = (double *) R_alloc((size_t) K * K, sizeof(double));
+    ws->Gi = (double *) R_alloc((size_t) K * K, sizeof(double));
+    ws->zrow = (double *) R_alloc(K, sizeof(double));
+    ws->brow = (double *) R_alloc(K, sizeof(double));
+    ws->vrow = (double *) R_alloc(K, sizeof(double));
+    ws->erow = (double *) R_alloc(K, sizeof(double));
+    ws->Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
+    ws->Ht = (double *) R_alloc((size_t) J * K, sizeof(double));
+    ws->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
+}
+
 /*
  * Advance a fit's state by ctrl[0] sweeps, in place.
  *
@@ -806,41 +1064,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     const int I = d.I, J = d.J, K = d.K;
     const R_xlen_t nx = d.nx;
 
-    /* prior */
     nmf_prior pr;
-    pr.lamW = bnmf_real_elt(prior, "lamW", (R_xlen_t) I * K);
-    pr.lamH = bnmf_real_elt(prior, "lamH", (R_xlen_t) K * J);
-    pr.alpha = *bnmf_real_elt(prior, "alpha", 1);
-    pr.beta = *bnmf_real_elt(prior, "beta", 1);
-    if (!(pr.alpha > 0.0) || !(pr.beta > 0.0) || !R_FINITE(pr.alpha) || !R_FINITE(pr.beta))
-        Rf_error("bnmf internal error: the noise prior needs shape > 0 and rate > 0");
-    SEXP ard = list_get_opt(prior, "ard");
-    pr.ard = 0;
-    pr.alpha0 = pr.beta0 = 0.0;
-    if (ard != R_NilValue &&
-        (TYPEOF(ard) != REALSXP || (XLENGTH(ard) != 0 && XLENGTH(ard) != 2)))
-        Rf_error("bnmf internal error: prior$ard must be numeric(0) or c(alpha0, beta0)");
-    if (ard != R_NilValue && XLENGTH(ard) == 2 && rule != RULE_MULT) {
-        pr.ard = 1;
-        pr.alpha0 = REAL(ard)[0];
-        pr.beta0 = REAL(ard)[1];
-        if (!(pr.alpha0 > 0.0) || !(pr.beta0 > 0.0) || !R_FINITE(pr.alpha0) ||
-            !R_FINITE(pr.beta0))
-            Rf_error("bnmf internal error: ARD needs alpha0 > 0 and beta0 > 0");
-        /* The rates are refreshed from lambda: work on copies. */
-        double *lw = (double *) R_alloc((size_t) I * K, sizeof(double));
-        double *lh = (double *) R_alloc((size_t) K * J, sizeof(double));
-        pr.lamW = lw;
-        pr.lamH = lh;
-    }
-    if (!pr.ard) {
-        for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-            if (!(pr.lamW[t] >= 0.0) || !R_FINITE(pr.lamW[t]))
-                Rf_error("bnmf internal error: rates must be finite and >= 0");
-        for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-            if (!(pr.lamH[t] >= 0.0) || !R_FINITE(pr.lamH[t]))
-                Rf_error("bnmf internal error: rates must be finite and >= 0");
-    }
+    read_prior(prior, rule != RULE_MULT, &d, &pr);
 
     /* state */
     double *W = bnmf_real_elt(state, "W", (R_xlen_t) I * K);
@@ -912,17 +1137,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     double *tr = REAL(trace);
 
     sweep_work ws;
-    ws.D = (double *) R_alloc((size_t) I * K, sizeof(double));
-    ws.F = (double *) R_alloc((size_t) K * J, sizeof(double));
-    ws.G = (double *) R_alloc((size_t) K * K, sizeof(double));
-    ws.Gi = (double *) R_alloc((size_t) K * K, sizeof(double));
-    ws.zrow = (double *) R_alloc(K, sizeof(double));
-    ws.brow = (double *) R_alloc(K, sizeof(double));
-    ws.vrow = (double *) R_alloc(K, sizeof(double));
-    ws.erow = (double *) R_alloc(K, sizeof(double));
-    ws.Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
-    ws.Ht = (double *) R_alloc((size_t) J * K, sizeof(double));
-    ws.obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
+    alloc_work(&d, &ws);
     double *wh_miss = augmented ? (double *) R_alloc(d.nmiss, sizeof(double)) : NULL;
     const double log2pi = log(2.0 * M_PI);
     const double lgamma_alpha = lgammafn(pr.alpha);
@@ -934,14 +1149,15 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     int s, kept = 0, converged = 0;
     for (s = 0; s < n_sweeps; s++) {
         if (upd_W)
-            update_W(&d, &pr, x, W, H, *tau, rule, masked, &ws, vb);
+            update_W(&d, &pr, x, W, H, *tau, rule, masked, 0, &ws, vb, NULL);
         double lin, quad;
-        update_H(&d, &pr, x, W, H, *tau, rule, masked, upd_H, &ws, vb, &lin, &quad);
+        update_H(&d, &pr, x, W, H, *tau, rule, masked, upd_H, 0, &ws, vb, NULL, &lin,
+                 &quad);
         if (upd_W && upd_H) {
             if (rule == RULE_MODE)
                 balance_scales(&d, &pr, W, H);
             else if (rule == RULE_DRAW)
-                scale_move(&d, &pr, W, H);
+                scale_move(&d, &pr, W, H, 0);
         }
         double sse = *sumsq - 2.0 * lin + quad;
         if (augmented) {
@@ -1067,5 +1283,213 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     }
     Rf_setAttrib(out, R_NamesSymbol, nms);
     UNPROTECT(nprotect);
+    return out;
+}
+
+/*
+ * One run of Chib's (1995) estimator of log p(X) (R/chib.R): the Gibbs
+ * sampler of the posterior with some blocks held at a point theta*
+ * (W*, H*, tau*, lambda*), returning, once per draw, the full conditional
+ * log density of the next block at theta*. The chain rule goes
+ *   p(theta* | X) = prod_b p(W*[, b] | W*[, <b], X)          block 0
+ *                 x p(tau*, lambda* | W*, X)                 block 2
+ *                 x prod_b p(H*[b, ] | H*[<b, ], W*, tau*, lambda*, X)  block 1
+ * block 0, index b: W[, <b] fixed; W[, b..K], H, tau, lambda free. Target
+ *   W[, b]; the sweep is restricted to the free coordinates and keeps the
+ *   scale move for the factors whose W column and H row are both free.
+ * block 2: W fixed; H, tau, lambda free. Target (tau, lambda), whose
+ *   conditional given W and H is a product of Gamma densities.
+ * block 1, index b: W, tau, lambda and H[<b, ] fixed. Given them the
+ *   columns of H are independent Markov chains (each column's update reads
+ *   only itself), so p(H*[b, ] | ...) is the product over j of
+ *   p(H*[b, j] | ...), each of which is estimated by its own average; the
+ *   routine returns the per-column log densities (n_samples x J), and the
+ *   product of the averages has a far smaller variance than the average of
+ *   the products.
+ * Missing entries are masked (x must hold 0 there).
+ *
+ * Labels. The posterior is invariant under permuting the factors when their
+ * priors are exchangeable, and a chain rarely visits all K! relabellings.
+ * Chib's average E[p(W[, b] = W*[, b] | rest)] over the reduced posterior
+ * equals the average of its symmetrisation over the permutations of the free
+ * labels b..K, which the chain only needs to sample up to labelling. For a
+ * column of W that symmetrisation is the mean over k in b..K of the density
+ * of W*[, b] as column k of the draw (given the draw's other factors and the
+ * rate of label k), so with sym = 1 block 0 returns log mean_k exp(acc_k).
+ * Once W is fixed the labels are no longer exchangeable.
+ *
+ * state:  list(W, H, tau, x, sumsq[, lambda]) at the start (theta* with the
+ *         free blocks anywhere), modified in place;
+ * data, prior: as for bnmf_nmf_sweeps_call;
+ * target: list(W = W*, H = H*, tau = tau*[, lambda = lambda*]);
+ * ctrl:   c(n_burnin, n_samples, block, index (0-based), sym, orbit); with
+ *         orbit, block 0 averages each draw's density over the scale of the
+ *         factor (chib_orbit).
+ */
+SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctrl)
+{
+    if (TYPEOF(state) != VECSXP || TYPEOF(data) != VECSXP ||
+        TYPEOF(prior) != VECSXP || TYPEOF(target) != VECSXP)
+        Rf_error("bnmf internal error: state, data, prior and target must be lists");
+    const double *c = bnmf_read_ctrl(ctrl, 6);
+    if (c[1] < 1 || c[1] > INT_MAX || c[0] + c[1] > INT_MAX)
+        Rf_error("bnmf internal error: need n_samples >= 1 and n_burnin + n_samples < 2^31");
+    nmf_data d;
+    bnmf_read_data(data, 1, &d);
+    const int I = d.I, J = d.J, K = d.K;
+    const int n_burn = (int) c[0], n_samp = (int) c[1];
+    const int block = (int) c[2], index = (int) c[3], sym = c[4] != 0;
+    const int orbit = c[5] != 0;
+    if ((block != 0 && block != 1 && block != 2) || c[2] != block || c[3] != index ||
+        index < 0 || index >= K)
+        Rf_error("bnmf internal error: bad block %g or index %g", c[2], c[3]);
+    if (block == 1 && (double) n_samp * J > R_XLEN_T_MAX)
+        Rf_error("bnmf internal error: too many samples");
+    nmf_prior pr;
+    read_prior(prior, 1, &d, &pr);
+    for (R_xlen_t t = 0; !pr.ard && t < (R_xlen_t) I * K; t++)
+        if (!(pr.lamW[t] > 0.0))
+            Rf_error("bnmf internal error: Chib's method needs rates > 0");
+    for (R_xlen_t t = 0; !pr.ard && t < (R_xlen_t) K * J; t++)
+        if (!(pr.lamH[t] > 0.0))
+            Rf_error("bnmf internal error: Chib's method needs rates > 0");
+    double *W = bnmf_real_elt(state, "W", (R_xlen_t) I * K);
+    double *H = bnmf_real_elt(state, "H", (R_xlen_t) K * J);
+    double *tau = bnmf_real_elt(state, "tau", 1);
+    const double *x = bnmf_real_elt(state, "x", d.nx);
+    const double sumsq = *bnmf_real_elt(state, "sumsq", 1);
+    const double *Wstar = bnmf_real_elt(target, "W", (R_xlen_t) I * K);
+    const double *Hstar = bnmf_real_elt(target, "H", (R_xlen_t) K * J);
+    const double tau_star = *bnmf_real_elt(target, "tau", 1);
+    if (!(*tau > 0.0) || !R_FINITE(*tau) || !(tau_star > 0.0) || !R_FINITE(tau_star))
+        Rf_error("bnmf internal error: tau must be positive and finite");
+    bnmf_check_factors(W, H, I, J, K);
+    bnmf_check_factors(Wstar, Hstar, I, J, K);
+    for (int m = 0; m < d.nmiss; m++)
+        if (x[d.miss_pos[m]] != 0.0)
+            Rf_error("bnmf internal error: missing entries must be masked (zero) here");
+    double *lambda = NULL;
+    const double *lambda_star = NULL;
+    if (pr.ard) {
+        lambda = bnmf_real_elt(state, "lambda", K);
+        lambda_star = bnmf_real_elt(target, "lambda", K);
+        for (int k = 0; k < K; k++)
+            if (!(lambda[k] > 0.0) || !R_FINITE(lambda[k]) || !(lambda_star[k] > 0.0) ||
+                !R_FINITE(lambda_star[k]))
+                Rf_error("bnmf internal error: lambda must be positive and finite");
+        fill_ard_rates(&d, &pr, lambda);
+    }
+    sweep_work ws;
+    alloc_work(&d, &ws);
+    chib_hook hk;
+    hk.acc = (double *) R_alloc(K, sizeof(double));
+    hk.a = hk.e = hk.dd = hk.each = NULL;
+    hk.target = NULL;
+    hk.tstride = 0;
+    hk.wblock = block == 0;
+    hk.last = index + 1;
+    double *scaleA = NULL, *scaleB = NULL;
+    SEXP out;
+    if (block == 0) {
+        hk.target = Wstar + (size_t) index * I;
+        hk.tstride = 1;
+        hk.last = sym ? K : index + 1;
+        hk.a = (double *) R_alloc((size_t) I * K, sizeof(double));
+        hk.e = (double *) R_alloc((size_t) I * K, sizeof(double));
+        hk.dd = (double *) R_alloc((size_t) I * K, sizeof(double));
+        scaleA = (double *) R_alloc(K, sizeof(double));
+        scaleB = (double *) R_alloc(K, sizeof(double));
+        out = PROTECT(Rf_allocVector(REALSXP, n_samp));
+    } else if (block == 1) {
+        hk.target = Hstar + index;
+        hk.tstride = (size_t) K;
+        out = PROTECT(Rf_allocMatrix(REALSXP, n_samp, J));
+    } else {
+        out = PROTECT(Rf_allocVector(REALSXP, n_samp));
+    }
+    double *po = REAL(out);
+    double *each = block == 1 ? (double *) R_alloc(J, sizeof(double)) : NULL;
+    hk.each = each;
+    const double tau_shape = pr.alpha + 0.5 * d.n_obs;
+    const double lam_shape = pr.alpha0 + I + J;
+    /* block 1 holds tau and lambda at theta* */
+    if (block == 1) {
+        *tau = tau_star;
+        if (pr.ard) {
+            for (int k = 0; k < K; k++) lambda[k] = lambda_star[k];
+            fill_ard_rates(&d, &pr, lambda);
+        }
+    }
+
+    GetRNGstate();
+    for (int s = 0; s < n_burn + n_samp; s++) {
+        const int eval = s >= n_burn;
+        const R_xlen_t row = s - n_burn;
+        for (int k = 0; k < K; k++) hk.acc[k] = 0.0;
+        double lin, quad;
+        if (block == 0) {
+            if (eval)
+                for (int k = index; k < hk.last; k++)
+                    scale_sums(&d, &pr, W, H, k, scaleA + k, scaleB + k);
+            update_W(&d, &pr, x, W, H, *tau, RULE_DRAW, 1, index, &ws, NULL,
+                     eval ? &hk : NULL);
+            if (eval) {
+                for (int k = index; k < hk.last; k++) {
+                    const size_t o = (size_t) k * I;
+                    hk.acc[k] += orbit ?
+                        chib_orbit(hk.target, hk.a + o, hk.e + o, hk.dd + o, I,
+                                   scaleA[k], scaleB[k], (double) I - J) :
+                        chib_orbit(hk.target, hk.a + o, hk.e + o, hk.dd + o, I,
+                                   0.0, 0.0, 0.0);
+                }
+            }
+            update_H(&d, &pr, x, W, H, *tau, RULE_DRAW, 1, 1, 0, &ws, NULL, NULL,
+                     &lin, &quad);
+            scale_move(&d, &pr, W, H, index);
+        } else {
+            update_H(&d, &pr, x, W, H, *tau, RULE_DRAW, 1, 1, block == 1 ? index : 0,
+                     &ws, NULL, block == 1 && eval ? &hk : NULL, &lin, &quad);
+        }
+        double sse = sumsq - 2.0 * lin + quad;
+        if (sse < 0.0) sse = 0.0;
+        if (block == 2 && eval) {
+            /* p(tau*, lambda* | W*, H): Gamma densities */
+            double v = dgamma(tau_star, tau_shape, 1.0 / (pr.beta + 0.5 * sse), 1);
+            if (pr.ard)
+                for (int k = 0; k < K; k++)
+                    v += dgamma(lambda_star[k], lam_shape,
+                                1.0 / (pr.beta0 + factor_mass(&d, W, H, k)), 1);
+            po[row] = v;
+        }
+        if (block != 1) {
+            *tau = rgamma(tau_shape, 1.0 / (pr.beta + 0.5 * sse));
+            if (!(*tau > 0.0) || !R_FINITE(*tau)) {
+                PutRNGstate();
+                Rf_error("the noise precision tau became %g in Chib's reduced run", *tau);
+            }
+            if (pr.ard) {
+                update_ard(&d, &pr, RULE_DRAW, lambda, NULL, W, H);
+                fill_ard_rates(&d, &pr, lambda);
+            }
+        }
+        if (eval && block == 0) {
+            /* log of the mean of exp(acc_k) over the labels evaluated */
+            double mx = R_NegInf;
+            for (int k = index; k < hk.last; k++) if (hk.acc[k] > mx) mx = hk.acc[k];
+            double se = 0.0;
+            if (R_FINITE(mx))
+                for (int k = index; k < hk.last; k++) se += exp(hk.acc[k] - mx);
+            po[row] = R_FINITE(mx) ? mx + log(se / (hk.last - index)) : mx;
+        } else if (eval && block == 1) {
+            for (int j = 0; j < J; j++) po[row + (R_xlen_t) j * n_samp] = each[j];
+        }
+        if ((s & 63) == 63) {
+            PutRNGstate();
+            R_CheckUserInterrupt();
+            GetRNGstate();
+        }
+    }
+    PutRNGstate();
+    UNPROTECT(1);
     return out;
 }

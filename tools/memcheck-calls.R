@@ -61,6 +61,16 @@ for (data in list(Xp, Xpm, Xps)) {
 # Stein-weighted particles (the Stein kernel and the simplex QP)
 pf <- bnmf(Xp, rank = 2, method = "particles", particles = 6, progress = FALSE)
 invisible(list(weights(pf), fitted(pf), summary(pf), stein_discrepancy(pf)))
+# Chib's marginal likelihood: both block orders (I > J and I < J), missing
+# entries, sparse data, ARD, the plain and the scale-averaged estimator
+for (data in list(Xpm, t(Xpm), Xps)) {
+  for (prior in list(exponential(1), ard())) {
+    fit <- bnmf(data, rank = 2, prior = prior, iter = 40, progress = FALSE)
+    invisible(marginal_likelihood(fit, samples = 60, burnin = 5, batches = 5))
+  }
+}
+invisible(marginal_likelihood(fit, samples = 60, burnin = 5, batches = 5, orbit = FALSE,
+                              point = "map"))
 invisible(rtnorm(1000, mean = c(-50, 0, 3), sd = c(1, 2), lower = c(0, -Inf, 1),
                  upper = c(Inf, 5, 1.1)))
 invisible(bnmf:::tn_moments(c(-100, -1, 0, 5), 1))

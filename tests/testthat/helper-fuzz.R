@@ -40,6 +40,21 @@ fuzz_nmf_args <- function(sparse = FALSE, masked = FALSE) {
             optional = c("sum_obs", if (!sparse) c("xi", "xp")))
 }
 
+# A small valid problem for Chib's reduced runs: list(state, data, prior,
+# target, ctrl), missing entry masked (zero in x).
+fuzz_chib_args <- function(block = 0) {
+  a <- fuzz_nmf_args()
+  st <- a$state
+  st$x[is.na(st$x)] <- 0
+  st$x[a$data$miss_pos + 1L] <- 0
+  st$sumsq <- a$data$sumsq_obs + 0
+  state <- st[c("W", "H", "tau", "x", "sumsq")]
+  structure(list(state = state, data = a$data, prior = a$prior,
+                 target = list(W = st$W + 0, H = st$H + 0, tau = 1),
+                 ctrl = c(2, 3, block, 1, 1, 1)),
+            optional = c("sum_obs", "xi", "xp"))
+}
+
 # Valid arguments of each routine, by name. A routine not listed here is
 # called with bad values in every position (and, if it takes the four
 # arguments of an NMF sweep routine, with the NMF templates as a base).
@@ -51,6 +66,7 @@ fuzz_templates <- function(name, nargs) {
     wh_entries = list(list(matrix(1, 2, 2), matrix(1, 2, 3), c(0L, 1L), c(2L, 0L))),
     nmf_sweeps = list(fuzz_nmf_args(), fuzz_nmf_args(sparse = TRUE),
                       fuzz_nmf_args(masked = TRUE)),
+    chib_run = list(fuzz_chib_args(0), fuzz_chib_args(1), fuzz_chib_args(2)),
     if (nargs == 4L && grepl("^nmf", name)) {
       list(fuzz_nmf_args(), fuzz_nmf_args(sparse = TRUE))
     } else {

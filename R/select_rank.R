@@ -1,0 +1,721 @@
+#' Choose the number of factors
+#'
+#' Compares factorisations of `X` over a range of ranks by one of four
+#' criteria and returns the chosen rank with the evidence for it.
+#'
+#' @section Criteria:
+#' * `"chib"`: a Gibbs fit ([bnmf()], `method = "gibbs"`) per rank, then
+#'   its log marginal likelihood \eqn{\log p(X)} by Chib's method
+#'   (`marginal_likelihood()`, Schmidt et al. 2009, section 2.2), with
+#'   `samples` Gibbs sweeps per parameter block. The chosen rank has the
+#'   largest estimate; the table also gives its Monte Carlo standard error.
+#' * `"bic"`: an ICM fit (the posterior mode, `method = "icm"`) per rank and
+#'   the Bayesian information criterion
+#'   \eqn{BIC = -2 \log p(X | \hat\theta) + d \log n}, where \eqn{n} is the
+#'   number of observed entries and \eqn{d} the number of effective
+#'   parameters: as in Schmidt et al. (2009, section 3.2) the non-zero
+#'   entries of the MAP estimates of `W` and `H`, plus one for the noise
+#'   precision (the `df` of [logLik.bnmf()] for ICM fits). The table reports
+#'   `-BIC / 2` as `value`, an approximation of the log marginal likelihood,
+#'   so that larger is better as for `"chib"`. The MAP estimate is a local
+#'   mode: pass `chains` (restarts, the best of which is kept) through `...`
+#'   to make it more reliable.
+#' * `"cv"`: `folds`-fold cross-validation over the observed entries. Each
+#'   fold's entries are set to `NA` (missing), a fit by `method` (any of
+#'   `"gibbs"`, `"vb"`, `"icm"`, `"np"`) of the remaining entries predicts
+#'   them ([predict.bnmf()]: the posterior mean, or the point estimate), and
+#'   the mean squared error on the held-out entries is recorded for every fold
+#'   and rank. The chosen rank has the smallest mean held-out error
+#'   (`rule = "min"`), or is the smallest rank whose mean error is within one
+#'   standard error (over the folds) of the smallest (`rule = "1se"`: the
+#'   one-standard-error rule, which prefers the simpler model when the
+#'   errors of larger ranks are no better than noise).
+#'   With `nested = TRUE` (Brouwer et al. 2017, section 4.3) each outer
+#'   fold's training entries are split again into `inner_folds` folds; the
+#'   inner cross-validation, which never sees the outer fold's test entries,
+#'   chooses the rank for that outer fold, and the outer test error of that
+#'   rank is reported: an honest estimate of the prediction error of the
+#'   whole procedure (rank selection included). The chosen rank is then the
+#'   one most often chosen by the outer folds (the smaller one on a tie); the
+#'   table still shows the plain (non-nested) cross-validation error of every
+#'   rank on the outer folds.
+#' * `"ard"`: one fit with an automatic relevance determination prior
+#'   ([ard()]) at the largest rank `max(ranks)`; the chosen rank is the number
+#'   of factors that remain active (`summary(fit)$factors$active`, see
+#'   [summary.bnmf()]).
+#'
+#' @section Folds:
+#' The folds partition the observed entries. To keep every row and column of
+#' `X` observed in every training set, the assignment is stratified by row:
+#' the observed entries of each row are shuffled and dealt to the folds in
+#' turn from a random starting fold, so every row with at least two observed
+#' entries has entries in at least two folds, and the folds are balanced
+#' within each row. A column whose observed entries all fell into one fold
+#' is then repaired by swapping the fold of one of its entries with that of
+#' another entry of the same row (which keeps the rows balanced). An entry
+#' that is the only observed entry of its row or column cannot be held out
+#' without leaving its row or column empty: such entries (and, as a last
+#' resort, entries for which no swap exists) are kept in every training set
+#' and never tested (fold 0 in `$folds`). With the usual complete or mostly
+#' complete data every observed entry is held out exactly once.
+#'
+#' @section Reproducibility and parallel computing:
+#' The folds and one L'Ecuyer-CMRG random number stream per task (a rank,
+#' or a rank and a fold) are drawn in this R process from the session's
+#' random numbers before any fit starts, so `set.seed()` before the call
+#' reproduces the result, whatever `cores`. With `cores = 1` the tasks run
+#' one after the other in this process; with `cores > 1` they run on that
+#' many background R sessions ([future::multisession], set up for the call
+#' and closed afterwards: the session's [future::plan()] is restored); with
+#' `cores = NULL` they run under the current [future::plan()]. The single fit
+#' of `"ard"` runs in this process (its `chains`, if several, under the
+#' current plan).
+#'
+#' @param X A numeric matrix (features in rows, samples in columns), a
+#'   numeric data frame, or a `Matrix::dgCMatrix`; `NA` entries are missing.
+#' @param ranks The ranks to compare: distinct whole numbers between 1 and
+#'   `min(nrow(X), ncol(X))`. For `criterion = "ard"` only the largest is
+#'   used.
+#' @param criterion `"chib"`, `"bic"`, `"cv"` or `"ard"`; see the section
+#'   Criteria.
+#' @param method The fitting method: for `"cv"` any of `"gibbs"` (default),
+#'   `"vb"`, `"icm"`, `"np"`; for `"ard"` `"gibbs"` (default), `"vb"` or
+#'   `"icm"`. `"chib"` needs `"gibbs"` and `"bic"` needs `"icm"`.
+#' @param folds Number of cross-validation folds (`"cv"` only), at least 2.
+#' @param nested Nested cross-validation (`"cv"` only): choose the rank
+#'   within each outer fold by an inner cross-validation.
+#' @param inner_folds Number of inner folds for `nested = TRUE`.
+#' @param rule For `"cv"` (and the inner cross-validation of `nested =
+#'   TRUE`): `"min"`, the rank with the smallest mean held-out error, or
+#'   `"1se"`, the smallest rank within one standard error of it.
+#' @param cores Number of R processes to run the tasks on (1: this process);
+#'   `NULL` uses the current [future::plan()].
+#' @param samples For `"chib"`: Gibbs sweeps per parameter block of
+#'   `marginal_likelihood()`.
+#' @param marglik_args For `"chib"`: a named list of further arguments of
+#'   `marginal_likelihood()` (for example `burnin`).
+#' @param keep_fits Keep the fits in the result (`$fits`: one per rank; for
+#'   `"cv"` one per rank and fold, `$fits[[rank]][[fold]]`, and with
+#'   `nested = TRUE` those of the outer folds only). The single ARD fit is
+#'   always kept (`$fit`).
+#' @param ... Further arguments of [bnmf()] for every fit, such as `prior`,
+#'   `noise`, `iter`, `burnin`, `chains` or `tol` (not `X`, `rank`, `method`,
+#'   `data`; `progress` is `FALSE` unless given).
+#' @return An object of class `bnmf_rank`: a list with `criterion`,
+#'   `method`, `ranks`, `best` (the chosen rank, also given by [best()]),
+#'   `table` (a data frame with one row per rank: for `"chib"` `logml` and
+#'   `se`; for `"bic"` `loglik`, `df`, `bic` and `value = -bic / 2`; for
+#'   `"cv"` the mean held-out `mse` over the folds, its `sd` and `se =
+#'   sd / sqrt(folds)`; for `"ard"` one row per factor of the ARD fit with its
+#'   `signal` and whether it is `active`), and criterion-specific elements:
+#'   `fold_mse` (ranks x folds), `folds` (the fold of each observed entry, in
+#'   the order of `obs`, their linear indices in `X`) and for `nested = TRUE`
+#'   `nested` (per outer fold: the inner mean errors of every rank, the chosen
+#'   rank and its outer test error); `marglik` (the `bnmf_marglik` objects);
+#'   `fit` (ARD); `fits` (with `keep_fits = TRUE`); `elapsed` (seconds).
+#' @seealso [best()], [plot.bnmf_rank()], [bnmf()], [logLik.bnmf()].
+#' @references
+#' Schmidt, M. N., Winther, O. and Hansen, L. K. (2009). Bayesian non-negative
+#' matrix factorization. *Independent Component Analysis and Signal
+#' Separation*, LNCS 5441, 540-547. \doi{10.1007/978-3-642-00599-2_68}
+#'
+#' Brouwer, T., Frellsen, J. and Lio, P. (2017). Comparative study of
+#' inference methods for Bayesian nonnegative matrix factorisation. *Machine
+#' Learning and Knowledge Discovery in Databases (ECML PKDD)*, LNCS 10534,
+#' 513-529. \doi{10.1007/978-3-319-71249-9_31}
+#' @examples
+#' # Schmidt et al.'s toy data: rank 3, unit-variance noise
+#' set.seed(1)
+#' X <- matrix(rexp(300), 100, 3) %*% matrix(rexp(60), 3, 20) +
+#'   matrix(rnorm(2000), 100, 20)
+#' bic <- suppressWarnings(select_rank(X, ranks = 1:5, criterion = "bic",
+#'                                     prior = exponential(rate = 1)))
+#' bic
+#' best(bic)
+#'
+#' cv <- suppressWarnings(select_rank(X, ranks = 1:5, criterion = "cv",
+#'                                    method = "vb", folds = 5,
+#'                                    prior = exponential(rate = 1)))
+#' summary(cv)
+#' plot(cv)
+#'
+#' ard <- suppressWarnings(select_rank(X, ranks = 6, criterion = "ard",
+#'                                     method = "vb"))
+#' best(ard)
+#'
+#' \donttest{
+#' # Chib's method: a Gibbs fit and 2 * rank further Gibbs runs per rank
+#' chib <- suppressWarnings(select_rank(X, ranks = 2:4, criterion = "chib",
+#'                                      samples = 1000, iter = 1000,
+#'                                      prior = exponential(rate = 1)))
+#' plot(chib)
+#' }
+#' @export
+select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"),
+                        method = c("gibbs", "vb", "icm", "np"), folds = 5,
+                        nested = FALSE, inner_folds = folds,
+                        rule = c("min", "1se"), cores = 1,
+                        samples = 20000, marglik_args = list(),
+                        keep_fits = FALSE, ...) {
+  call <- match.call()
+  criterion <- check_choice(criterion, c("chib", "bic", "cv", "ard"), "criterion")
+  method <- rank_method(criterion, method, missing(method))
+  if (criterion != "cv") {
+    if (!missing(folds)) abort_input(sprintf("`folds` applies to criterion \"cv\" only, not \"%s\".", criterion))
+    if (!missing(nested)) abort_input(sprintf("`nested` applies to criterion \"cv\" only, not \"%s\".", criterion))
+    if (!missing(inner_folds)) abort_input(sprintf("`inner_folds` applies to criterion \"cv\" only, not \"%s\".", criterion))
+    if (!missing(rule)) abort_input(sprintf("`rule` applies to criterion \"cv\" only, not \"%s\".", criterion))
+  }
+  rule <- check_choice(rule, c("min", "1se"), "rule")
+  if (criterion != "chib") {
+    if (!missing(samples)) abort_input(sprintf("`samples` applies to criterion \"chib\" only, not \"%s\".", criterion))
+    if (!missing(marglik_args)) abort_input(sprintf("`marglik_args` applies to criterion \"chib\" only, not \"%s\".", criterion))
+  }
+  ml_fun <- if (criterion == "chib") marginal_likelihood else NULL
+  rank_select(X, ranks, criterion, method, folds, nested, inner_folds, cores,
+              samples, marglik_args, keep_fits, list(...), ml_fun, call, rule,
+              missing(inner_folds))
+}
+
+rank_method <- function(criterion, method, default) {
+  methods <- c("gibbs", "vb", "icm", "np")
+  if (default) {
+    return(switch(criterion, bic = "icm", "gibbs"))
+  }
+  method <- check_choice(method, methods, "method")
+  need <- c(chib = "gibbs", bic = "icm")[criterion]
+  if (!is.na(need) && method != need) {
+    abort_input(sprintf("`method`: criterion \"%s\" needs method \"%s\", not \"%s\".",
+                        criterion, need, method))
+  }
+  if (criterion == "ard" && method == "np") {
+    abort_input("`method`: criterion \"ard\" needs a prior; use method \"gibbs\", \"vb\" or \"icm\", not \"np\".")
+  }
+  method
+}
+
+# The worker behind select_rank(); `ml_fun` is the marginal-likelihood
+# estimator (an argument, so the tests can stand in for it).
+rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
+                        cores, samples, marglik_args, keep_fits, args, ml_fun,
+                        call = NULL, rule = "min", inner_missing = TRUE) {
+  X <- check_data_matrix(X)
+  I <- nrow(X)
+  J <- ncol(X)
+  ranks <- check_ranks(ranks, min(I, J))
+  keep_fits <- check_flag(keep_fits, "keep_fits")
+  if (!is.null(cores)) cores <- check_count(cores, "cores", min = 1)
+  args <- check_fit_args(args, criterion, method)
+  check_signs(X, method)
+  if (criterion == "chib") {
+    samples <- check_count(samples, "samples", min = 1)
+    if (!is.list(marglik_args) || (length(marglik_args) &&
+        (is.null(names(marglik_args)) || any(names(marglik_args) == "")))) {
+      abort_input("`marglik_args` must be a named list of arguments of `marginal_likelihood()`.")
+    }
+    if (any(c("fit", "samples") %in% names(marglik_args))) {
+      abort_input("`marglik_args` must not contain `fit` or `samples` (give `samples` as an argument of `select_rank()`).")
+    }
+  }
+  t0 <- proc.time()[[3L]]
+  out <- switch(criterion,
+    ard = rank_ard(X, max(ranks), method, args),
+    chib = rank_chib(X, ranks, args, cores, samples, marglik_args, ml_fun, keep_fits),
+    bic = rank_bic(X, ranks, args, cores, keep_fits),
+    cv = {
+      folds <- check_count(folds, "folds", min = 2)
+      nested <- check_flag(nested, "nested")
+      if (!nested && !inner_missing) {
+        abort_input("`inner_folds` applies with `nested = TRUE` only.")
+      }
+      inner_folds <- check_count(inner_folds, "inner_folds", min = 2)
+      rank_cv(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits, rule)
+    }
+  )
+  out <- c(list(criterion = criterion, method = method, ranks = ranks), out)
+  out$dims <- c(I, J)
+  out$elapsed <- proc.time()[[3L]] - t0
+  out$call <- call
+  structure(out, class = "bnmf_rank")
+}
+
+check_ranks <- function(ranks, max_rank) {
+  if (!is.numeric(ranks) || !length(ranks) || anyNA(ranks) || any(!is.finite(ranks)) ||
+      any(ranks != round(ranks)) || any(ranks < 1)) {
+    abort_input("`ranks` must be a vector of whole numbers >= 1.")
+  }
+  if (anyDuplicated(ranks)) abort_input("`ranks` must not contain duplicates.")
+  if (any(ranks > max_rank)) {
+    abort_input(sprintf("`ranks` must be at most min(nrow(X), ncol(X)) = %d; %s %s larger.",
+                        max_rank, format_index(ranks[ranks > max_rank]),
+                        if (sum(ranks > max_rank) > 1) "are" else "is"))
+  }
+  sort(as.integer(ranks))
+}
+
+# Arguments of bnmf() passed through `...`.
+check_fit_args <- function(args, criterion, method) {
+  if (length(args) && (is.null(names(args)) || any(names(args) == ""))) {
+    abort_input("`...`: the arguments for `bnmf()` must be named (e.g. `iter = 500`).")
+  }
+  taken <- intersect(names(args), c("X", "rank", "method", "data"))
+  if (length(taken)) {
+    abort_input(sprintf("`...`: %s %s set by `select_rank()` and cannot be passed to `bnmf()`.",
+                        paste0("`", taken, "`", collapse = ", "),
+                        if (length(taken) > 1) "are" else "is"))
+  }
+  allowed <- setdiff(names(formals(bnmf)), c("X", "rank", "method", "data",
+                                             "particles", "likelihood"))
+  unknown <- setdiff(names(args), allowed)
+  if (length(unknown)) {
+    abort_input(sprintf("`...`: %s %s not %s of `bnmf()`.",
+                        paste0("`", unknown, "`", collapse = ", "),
+                        if (length(unknown) > 1) "are" else "is",
+                        if (length(unknown) > 1) "arguments" else "an argument"))
+  }
+  if (criterion == "ard") {
+    if (is.null(args$prior)) {
+      args$prior <- ard()
+    } else if (!inherits(args$prior, "bnmf_prior") || !identical(args$prior$type, "ard")) {
+      abort_input("`prior`: criterion \"ard\" needs an `ard()` prior.")
+    }
+  }
+  if (is.null(args$progress)) args$progress <- FALSE
+  args
+}
+
+# One bnmf fit, without repeating the warning about negative entries (given
+# once by select_rank()), and with a short call.
+fit_one <- function(X, rank, method, args) {
+  f <- function(...) bnmf(X, rank = rank, method = method, ...)
+  withCallingHandlers(
+    do.call(f, args),
+    warning = function(w) {
+      if (grepl("of the observed entries of `X` are negative", conditionMessage(w),
+                fixed = TRUE)) {
+        invokeRestart("muffleWarning")
+      }
+    }
+  )
+}
+
+# Run `fun(task)` for every task, each with its own L'Ecuyer-CMRG stream
+# drawn here (in this process) from the session's random numbers: the results
+# do not depend on `cores` or the future plan.
+run_rank_tasks <- function(tasks, fun, cores) {
+  seeds <- chain_streams(length(tasks))
+  use_futures <- if (is.null(cores)) !inherits(future::plan(), "sequential") else cores > 1L
+  if (use_futures) {
+    if (!is.null(cores)) {
+      old <- future::plan(future::multisession, workers = cores)
+      on.exit(future::plan(old), add = TRUE)
+    }
+    return(future.apply::future_lapply(tasks, fun, future.seed = seeds,
+                                       future.packages = "bnmf"))
+  }
+  genv <- globalenv()
+  old_seed <- if (exists(".Random.seed", envir = genv, inherits = FALSE)) genv$.Random.seed
+  on.exit(if (is.null(old_seed)) rm(".Random.seed", envir = genv) else
+    assign(".Random.seed", old_seed, envir = genv), add = TRUE)
+  lapply(seq_along(tasks), function(t) {
+    assign(".Random.seed", seeds[[t]], envir = genv)
+    fun(tasks[[t]])
+  })
+}
+
+rank_ard <- function(X, K, method, args) {
+  fit <- fit_one(X, K, method, args)
+  tab <- summary(fit)$factors
+  keep <- intersect(c("factor", "share", "lambda", "signal", "active"), names(tab))
+  tab <- tab[, keep, drop = FALSE]
+  rownames(tab) <- NULL
+  list(best = sum(tab$active), table = tab, fit = fit)
+}
+
+rank_chib <- function(X, ranks, args, cores, samples, marglik_args, ml_fun, keep_fits) {
+  one <- function(r) {
+    fit <- fit_one(X, r, "gibbs", args)
+    ml <- do.call(ml_fun, c(list(fit, samples = samples), marglik_args))
+    if (!inherits(ml, "bnmf_marglik") || !is.numeric(ml$logml) || !is.numeric(ml$se)) {
+      stop("`marginal_likelihood()` did not return a `bnmf_marglik` object with `logml` and `se`.",
+           call. = FALSE)
+    }
+    list(ml = ml, fit = if (keep_fits) fit)
+  }
+  res <- run_rank_tasks(as.list(ranks), one, cores)
+  tab <- data.frame(rank = ranks,
+                    logml = vapply(res, function(x) as.numeric(x$ml$logml)[1L], numeric(1)),
+                    se = vapply(res, function(x) as.numeric(x$ml$se)[1L], numeric(1)))
+  out <- list(best = ranks[which.max(tab$logml)], table = tab,
+              marglik = stats::setNames(lapply(res, `[[`, "ml"), ranks))
+  if (keep_fits) out$fits <- stats::setNames(lapply(res, `[[`, "fit"), ranks)
+  out
+}
+
+rank_bic <- function(X, ranks, args, cores, keep_fits) {
+  one <- function(r) {
+    fit <- fit_one(X, r, "icm", args)
+    ll <- logLik(fit)
+    list(loglik = as.numeric(ll), df = attr(ll, "df"), nobs = attr(ll, "nobs"),
+         fit = if (keep_fits) fit)
+  }
+  res <- run_rank_tasks(as.list(ranks), one, cores)
+  loglik <- vapply(res, `[[`, numeric(1), "loglik")
+  df <- vapply(res, function(x) as.numeric(x$df), numeric(1))
+  n <- res[[1L]]$nobs
+  bic <- -2 * loglik + df * log(n)
+  tab <- data.frame(rank = ranks, loglik = loglik, df = df, bic = bic, value = -bic / 2)
+  out <- list(best = ranks[which.min(bic)], table = tab, nobs = n)
+  if (keep_fits) out$fits <- stats::setNames(lapply(res, `[[`, "fit"), ranks)
+  out
+}
+
+# Linear indices of the observed entries of X (dense or dgCMatrix).
+observed_index <- function(X) {
+  if (inherits(X, "dgCMatrix")) {
+    nas <- which(is.na(X@x))
+    if (!length(nas)) return(seq_len(prod(dim(X))))
+    cols <- rep.int(seq_len(ncol(X)), diff(X@p))
+    na_lin <- X@i[nas] + 1 + (cols[nas] - 1) * nrow(X)
+    return(setdiff(seq_len(prod(dim(X))), na_lin))
+  }
+  which(!is.na(X))
+}
+
+# Assign the observed entries `obs` (linear indices in an I x J matrix) to k
+# folds; see the section Folds of ?select_rank. Returns an integer vector
+# aligned with `obs`: the fold, or 0 for entries never held out.
+make_folds <- function(obs, I, J, k, arg = "folds") {
+  n <- length(obs)
+  r <- as.integer((obs - 1) %% I) + 1L
+  cc <- as.integer((obs - 1) %/% I) + 1L
+  nr <- tabulate(r, I)
+  nc <- tabulate(cc, J)
+  fold <- integer(n)
+  hold <- which(nr[r] >= 2L & nc[cc] >= 2L)
+  if (length(hold) < k) {
+    abort_input(sprintf("`%s` (%d) is larger than the number of observed entries that can be held out (%d).",
+                        arg, k, length(hold)))
+  }
+  # Stratified by row: shuffle within rows, deal in turn from a random fold.
+  o <- hold[order(r[hold], stats::runif(length(hold)))]
+  ro <- r[o]
+  pos <- seq_along(o) - match(ro, ro)
+  offset <- sample.int(k, I, replace = TRUE) - 1L
+  fold[o] <- as.integer((pos + offset[ro]) %% k) + 1L
+  # Repair the columns whose observed entries all lie in one fold by swapping
+  # folds within a row (one pass: a swap never creates a new such column).
+  held <- fold > 0L
+  cnt <- matrix(tabulate(cc[held] + J * (fold[held] - 1L), J * k), J, k)
+  bad <- which(cnt == nc & cnt > 0L, arr.ind = TRUE)
+  for (b in seq_len(nrow(bad))) {
+    j <- bad[b, 1L]
+    f <- bad[b, 2L]
+    if (cnt[j, f] < nc[j]) next
+    cand <- which(cc == j & fold == f)
+    e <- cand[sample.int(length(cand), 1L)]
+    partners <- which(r == r[e] & fold > 0L & fold != f)
+    partners <- partners[nc[cc[partners]] - cnt[cbind(cc[partners], f)] >= 2L]
+    if (length(partners)) {
+      p <- partners[sample.int(length(partners), 1L)]
+      g <- fold[p]
+      cnt[j, f] <- cnt[j, f] - 1L
+      cnt[j, g] <- cnt[j, g] + 1L
+      cnt[cc[p], g] <- cnt[cc[p], g] - 1L
+      cnt[cc[p], f] <- cnt[cc[p], f] + 1L
+      fold[p] <- f
+      fold[e] <- g
+    } else {
+      cnt[j, f] <- cnt[j, f] - 1L
+      fold[e] <- 0L
+    }
+  }
+  fold
+}
+
+# The cross-validation design: outer folds over the observed entries of X
+# and, for nested CV, inner folds over each outer fold's training entries
+# (the observed entries of X outside the outer fold: the inner design never
+# sees the outer test entries).
+cv_design <- function(X, folds, nested, inner_folds) {
+  obs <- observed_index(X)
+  I <- nrow(X)
+  J <- ncol(X)
+  fold <- make_folds(obs, I, J, folds)
+  design <- list(obs = obs, fold = fold, folds = folds, nested = nested)
+  if (nested) {
+    design$inner <- lapply(seq_len(folds), function(f) {
+      pos <- which(fold != f)
+      list(pos = pos, fold = make_folds(obs[pos], I, J, inner_folds, "inner_folds"))
+    })
+    design$inner_folds <- inner_folds
+  }
+  design
+}
+
+# The entries to hide (set to NA) and to test for outer fold f and inner fold
+# g (g = 0: the outer fold itself).
+cv_split <- function(design, f, g = 0L) {
+  outer_test <- design$obs[design$fold == f]
+  if (g == 0L) return(list(hide = outer_test, test = outer_test))
+  inn <- design$inner[[f]]
+  inner_test <- design$obs[inn$pos[inn$fold == g]]
+  list(hide = c(outer_test, inner_test), test = inner_test)
+}
+
+cv_train <- function(X, split) {
+  X[split$hide] <- NA
+  X
+}
+
+# The rank chosen from held-out errors (ranks x folds): the smallest mean
+# error, or (rule "1se") the smallest rank whose mean error is within one
+# standard error (over the folds) of the smallest.
+cv_choose <- function(mse, ranks, rule) {
+  m <- rowMeans(mse)
+  b <- which.min(m)
+  if (rule == "min") return(ranks[b])
+  se <- stats::sd(mse[b, ]) / sqrt(ncol(mse))
+  ranks[which(m <= m[b] + se)[1L]]
+}
+
+rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits,
+                    rule = "min") {
+  design <- cv_design(X, folds, nested, inner_folds)
+  grid <- expand.grid(rank = ranks, outer = seq_len(folds), inner = 0L)
+  if (nested) {
+    grid <- rbind(grid, expand.grid(rank = ranks, outer = seq_len(folds),
+                                    inner = seq_len(inner_folds)))
+  }
+  tasks <- lapply(seq_len(nrow(grid)), function(t) as.list(grid[t, ]))
+  one <- function(task) {
+    split <- cv_split(design, task$outer, task$inner)
+    fit <- fit_one(cv_train(X, split), task$rank, method, args)
+    pred <- predict(fit)
+    truth <- X[split$test]
+    list(mse = mean((truth - pred[split$test])^2), n = length(split$test),
+         fit = if (keep_fits && task$inner == 0L) fit)
+  }
+  res <- run_rank_tasks(tasks, one, cores)
+  grid$mse <- vapply(res, `[[`, numeric(1), "mse")
+  outer <- grid[grid$inner == 0L, ]
+  fold_mse <- matrix(outer$mse, length(ranks), folds,
+                     dimnames = list(rank = ranks, fold = seq_len(folds)))
+  m <- rowMeans(fold_mse)
+  s <- apply(fold_mse, 1L, stats::sd)
+  tab <- data.frame(rank = ranks, mse = unname(m), sd = unname(s),
+                    se = unname(s) / sqrt(folds))
+  out <- list(best = cv_choose(fold_mse, ranks, rule), rule = rule, table = tab,
+              fold_mse = fold_mse,
+              folds = design$fold, obs = design$obs, n_test = tabulate(design$fold, folds))
+  if (nested) {
+    inner <- grid[grid$inner > 0L, ]
+    inner_arr <- array(inner$mse, c(length(ranks), folds, inner_folds))
+    inner_mse <- apply(inner_arr, c(1L, 2L), mean)
+    dimnames(inner_mse) <- list(rank = ranks, fold = seq_len(folds))
+    chosen <- vapply(seq_len(folds), function(f) {
+      cv_choose(matrix(inner_arr[, f, ], length(ranks)), ranks, rule)
+    }, integer(1))
+    err <- fold_mse[cbind(match(chosen, ranks), seq_len(folds))]
+    counts <- tabulate(match(chosen, ranks), length(ranks))
+    out$nested <- list(inner_mse = inner_mse,
+                       outer = data.frame(fold = seq_len(folds), rank = chosen, mse = err),
+                       mse = mean(err), se = stats::sd(err) / sqrt(folds),
+                       inner_folds = inner_folds)
+    out$best <- ranks[which.max(counts)]
+  }
+  if (keep_fits) {
+    idx <- which(grid$inner == 0L)
+    out$fits <- lapply(ranks, function(r) {
+      lapply(idx[grid$rank[idx] == r], function(t) res[[t]]$fit)
+    })
+    names(out$fits) <- ranks
+  }
+  out
+}
+
+#' The chosen rank
+#'
+#' @param object A `bnmf_rank` object made by [select_rank()].
+#' @param ... Not used.
+#' @return The chosen number of factors, an integer.
+#' @examples
+#' set.seed(1)
+#' X <- matrix(rexp(120), 40, 3) %*% matrix(rexp(45), 3, 15) +
+#'   matrix(rnorm(600, sd = 0.3), 40, 15)
+#' sel <- suppressWarnings(select_rank(X, ranks = 1:4, criterion = "bic"))
+#' best(sel)
+#' @export
+best <- function(object, ...) UseMethod("best")
+
+#' @rdname best
+#' @export
+best.bnmf_rank <- function(object, ...) object$best
+
+#' @rdname best
+#' @export
+best.default <- function(object, ...) {
+  abort_input(sprintf("`object` must be made by `select_rank()`, not an object of class %s.",
+                      class(object)[1L]))
+}
+
+rank_title <- function(x) {
+  switch(x$criterion,
+    chib = "Rank selection by Chib's marginal likelihood (Gibbs fits)",
+    bic = "Rank selection by BIC (ICM fits; df = non-zeros of the MAP estimate + 1)",
+    cv = sprintf("Rank selection by %s%d-fold cross-validation (method \"%s\")",
+                 if (!is.null(x$nested)) sprintf("nested (%d inner folds) ", x$nested$inner_folds) else "",
+                 ncol(x$fold_mse), x$method),
+    ard = sprintf("Rank selection by ARD (method \"%s\", rank %d)", x$method, max(x$ranks)))
+}
+
+rank_rule <- function(x) {
+  switch(x$criterion,
+    chib = "largest log marginal likelihood",
+    bic = "smallest BIC, i.e. largest -BIC/2",
+    cv = if (!is.null(x$nested)) "chosen most often by the inner cross-validations" else
+      if (identical(x$rule, "1se")) "smallest rank within one standard error of the smallest mean held-out MSE" else
+      "smallest mean held-out MSE",
+    ard = "number of active factors")
+}
+
+#' @export
+print.bnmf_rank <- function(x, digits = 4, ...) {
+  cat(rank_title(x), "\n", sep = "")
+  cat(sprintf("  X: %d x %d; ranks %s\n", x$dims[1L], x$dims[2L],
+              paste(x$ranks, collapse = ", ")))
+  tab <- x$table
+  num <- vapply(tab, is.double, logical(1))
+  tab[num] <- lapply(tab[num], signif, digits = digits)
+  print(tab, row.names = FALSE)
+  if (!is.null(x$nested)) {
+    cat(sprintf("Nested CV: ranks chosen by the outer folds %s; outer test MSE %s (se %s)\n",
+                paste(x$nested$outer$rank, collapse = ", "),
+                format(signif(x$nested$mse, digits)), format(signif(x$nested$se, digits))))
+  }
+  cat(sprintf("Chosen rank: %d (%s)\n", x$best, rank_rule(x)))
+  invisible(x)
+}
+
+#' Summarise and plot a rank selection
+#'
+#' `summary()` collects the table of the criterion by rank, the chosen rank
+#' and the details of the criterion (per-fold errors for cross-validation,
+#' the outer folds of nested cross-validation, the factors of the ARD fit).
+#' `plot()` shows the criterion against the rank with error bars (for
+#' `"chib"` +/- 2 Monte Carlo standard errors; for `"cv"` the mean held-out
+#' error +/- 1 standard error over the folds, with the error of each fold in
+#' grey) and marks the chosen rank; for `"ard"` it shows each factor's
+#' contribution to `W %*% H` in units of the noise sd, with the line at 0.1
+#' below which a factor counts as switched off.
+#'
+#' @param object,x A `bnmf_rank` object made by [select_rank()].
+#' @param digits Significant digits to print.
+#' @param ... Passed to [graphics::plot()] (or [graphics::barplot()] for
+#'   `"ard"`); not used by `summary()`.
+#' @return `summary()`: an object of class `summary.bnmf_rank`; `plot()`:
+#'   `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' X <- matrix(rexp(120), 40, 3) %*% matrix(rexp(45), 3, 15) +
+#'   matrix(rnorm(600, sd = 0.3), 40, 15)
+#' sel <- suppressWarnings(select_rank(X, ranks = 1:4, criterion = "cv",
+#'                                     method = "vb", folds = 3))
+#' summary(sel)
+#' plot(sel)
+#' @export
+summary.bnmf_rank <- function(object, ...) {
+  out <- list(title = rank_title(object), rule = rank_rule(object),
+              criterion = object$criterion, method = object$method,
+              dims = object$dims, ranks = object$ranks, best = object$best,
+              table = object$table, elapsed = object$elapsed)
+  if (object$criterion == "cv") {
+    out$fold_mse <- object$fold_mse
+    out$n_test <- object$n_test
+    out$never_tested <- sum(object$folds == 0L)
+    out$nested <- object$nested
+  }
+  if (object$criterion == "bic") out$nobs <- object$nobs
+  structure(out, class = "summary.bnmf_rank")
+}
+
+#' @rdname summary.bnmf_rank
+#' @export
+print.summary.bnmf_rank <- function(x, digits = 4, ...) {
+  digits <- check_count(digits, "digits", min = 1)
+  cat(x$title, "\n", sep = "")
+  cat(sprintf("  X: %d x %d; ranks %s; %.1f s\n\n", x$dims[1L], x$dims[2L],
+              paste(x$ranks, collapse = ", "), x$elapsed))
+  tab <- x$table
+  num <- vapply(tab, is.double, logical(1))
+  tab[num] <- lapply(tab[num], signif, digits = digits)
+  print(tab, row.names = FALSE)
+  if (x$criterion == "bic") {
+    cat(sprintf("\nBIC = -2 loglik + df log(n), n = %d observed entries\n", x$nobs))
+  }
+  if (x$criterion == "cv") {
+    cat(sprintf("\nHeld-out MSE by rank (rows) and fold (columns); test entries per fold %s%s:\n",
+                paste(x$n_test, collapse = ", "),
+                if (x$never_tested) sprintf(", %d never tested", x$never_tested) else ""))
+    print(signif(x$fold_mse, digits))
+    if (!is.null(x$nested)) {
+      cat(sprintf("\nNested CV (%d inner folds): inner mean MSE by rank (rows) and outer fold (columns):\n",
+                  x$nested$inner_folds))
+      print(signif(x$nested$inner_mse, digits))
+      cat("Rank chosen by each outer fold and its outer test MSE:\n")
+      o <- x$nested$outer
+      o$mse <- signif(o$mse, digits)
+      print(o, row.names = FALSE)
+      cat(sprintf("Nested CV estimate of the prediction error: %s (se %s)\n",
+                  format(signif(x$nested$mse, digits)), format(signif(x$nested$se, digits))))
+    }
+  }
+  cat(sprintf("\nChosen rank: %d (%s)\n", x$best, x$rule))
+  invisible(x)
+}
+
+#' @rdname summary.bnmf_rank
+#' @export
+plot.bnmf_rank <- function(x, ...) {
+  if (x$criterion == "ard") {
+    tab <- x$table
+    sig <- pmax(tab$signal, 1e-6)
+    graphics::barplot(sig, names.arg = tab$factor, log = "y",
+                      col = ifelse(tab$active, "grey30", "grey80"), border = NA,
+                      ylab = "mean contribution / noise sd",
+                      ylim = c(min(sig, 1e-2) / 2, max(sig, 1) * 2),
+                      main = sprintf("ARD: %d of %d factors active", x$best, nrow(tab)), ...)
+    graphics::abline(h = 0.1, lty = 2)
+    return(invisible(x))
+  }
+  tab <- x$table
+  r <- tab$rank
+  spec <- switch(x$criterion,
+    chib = list(y = tab$logml, lo = tab$logml - 2 * tab$se, hi = tab$logml + 2 * tab$se,
+                lab = "log marginal likelihood (+/- 2 se)"),
+    bic = list(y = tab$value, lo = NULL, hi = NULL, lab = "-BIC / 2"),
+    cv = list(y = tab$mse, lo = tab$mse - tab$se, hi = tab$mse + tab$se,
+              lab = "held-out MSE (+/- 1 se)"))
+  yr <- range(c(spec$y, spec$lo, spec$hi, if (x$criterion == "cv") x$fold_mse),
+              finite = TRUE)
+  graphics::plot(r, spec$y, type = "b", pch = 19, ylim = yr, xaxt = "n",
+                 xlab = "rank", ylab = spec$lab, ...)
+  graphics::axis(1, at = r)
+  if (x$criterion == "cv") {
+    graphics::matlines(r, x$fold_mse, lty = 1, col = "grey75")
+    graphics::lines(r, spec$y, type = "b", pch = 19)
+  }
+  if (!is.null(spec$lo)) {
+    ok <- is.finite(spec$lo) & is.finite(spec$hi) & spec$hi > spec$lo
+    if (any(ok)) {
+      graphics::arrows(r[ok], spec$lo[ok], r[ok], spec$hi[ok], angle = 90, code = 3,
+                       length = 0.05)
+    }
+  }
+  b <- match(x$best, r)
+  graphics::abline(v = x$best, lty = 2, col = "red")
+  graphics::points(x$best, spec$y[b], pch = 21, cex = 2, col = "red", lwd = 2)
+  graphics::legend("topright", legend = sprintf("chosen: %d", x$best), bty = "n",
+                   text.col = "red")
+  invisible(x)
+}

@@ -1,0 +1,155 @@
+# Chib's estimator of log p(X) against exact answers.
+
+tiny_fit <- function(X, lw, lh, alpha, beta, prior = NULL, seed = 1) {
+  set.seed(seed)
+  prior <- prior %||% exponential(rate = list(W = matrix(lw, nrow(X), 1),
+                                              H = matrix(lh, 1, ncol(X))))
+  bnmf(X, rank = 1, prior = prior, noise = gamma_prior(alpha, beta), iter = 1000,
+       progress = FALSE)
+}
+
+test_that("Chib's estimate matches the exact log p(X) of tiny problems", {
+  skip_on_cran()
+  # I = 1, J = 2, K = 1: tau integrated analytically, w and h by quadrature
+  # (helper-exact.R). The transposed problems (I = 2, J = 1) have the same
+  # evidence with the rates of w and h swapped and go through the other
+  # block order (rows of H first).
+  cases <- list(
+    list(x = c(1, 2), lw = 1, lh = 1, a = 1, b = 1),
+    list(x = c(3, 0.5), lw = 2, lh = 0.5, a = 2, b = 1),
+    list(x = c(10, 12), lw = 1, lh = 1, a = 3, b = 2),
+    list(x = c(0.1, 0.2), lw = 1, lh = 1, a = 1, b = 1),
+    list(x = c(0.4, 0.05), lw = 0.5, lh = 3, a = 4, b = 0.5)
+  )
+  z <- numeric()
+  for (cs in cases) {
+    ex <- exact_tiny_nmf(cs$x, cs$lw, cs$lh, cs$a, cs$b)$log_evidence
+    for (transpose in c(FALSE, TRUE)) {
+      X <- if (transpose) matrix(cs$x, 2, 1) else matrix(cs$x, 1, 2)
+      fit <- if (transpose) tiny_fit(X, cs$lh, cs$lw, cs$a, cs$b) else
+        tiny_fit(X, cs$lw, cs$lh, cs$a, cs$b)
+      set.seed(length(z) + 10)
+      ml <- marginal_likelihood(fit, samples = 20000)
+      expect_lt(abs(ml$logml - ex), 0.05)
+      expect_equal(ml$blocks$block[1], if (transpose) "H[1,]" else "W[,1]")
+      z <- c(z, (ml$logml - ex) / ml$se)
+    }
+  }
+  # The standard errors are honest: the z-scores are a sample of N(0, 1).
+  expect_lt(sum(z^2), qchisq(0.999, length(z)))
+  expect_lt(max(abs(z)), 4)
+})
+
+test_that("Chib's estimate with an ARD prior matches quadrature over lambda", {
+  skip_on_cran()
+  # p(x) = int p(x | lambda) Gamma(lambda; a0, b0) d lambda, with p(x | lambda)
+  # exact given lambda (the rate of w, h1 and h2).
+  x <- c(1.2, 0.8)
+  a0 <- 3; b0 <- 2; alpha <- 2; beta <- 1
+  # (the trapezoidal rule in log lambda converges geometrically: steps 0.5
+  # and 0.25 agree to 1e-5)
+  u <- seq(-6, 4, by = 0.5)
+  lam <- exp(u)
+  lp <- vapply(lam, function(l) exact_tiny_nmf(x, l, l, alpha, beta)$log_evidence, 0) +
+    dgamma(lam, a0, b0, log = TRUE) + u
+  expect_lt(max(lp[c(1, length(lp))]) - max(lp), -25) # the grid holds the mass
+  m <- max(lp)
+  ex <- m + log(sum(exp(lp - m)) * 0.5)
+  z <- numeric()
+  for (transpose in c(FALSE, TRUE)) {
+    X <- if (transpose) matrix(x, 2, 1) else matrix(x, 1, 2)
+    fit <- tiny_fit(X, prior = ard(a0, b0), alpha = alpha, beta = beta, seed = 2)
+    set.seed(5 + transpose)
+    ml <- marginal_likelihood(fit, samples = 20000)
+    expect_true("tau, lambda" %in% ml$blocks$block)
+    expect_lt(abs(ml$logml - ex), 0.05)
+    z <- c(z, (ml$logml - ex) / ml$se)
+  }
+  expect_lt(max(abs(z)), 4)
+})
+
+# log p(X) by simple Monte Carlo over the prior, with tau integrated
+# analytically: p(X | W, H) = beta^a Gamma(a + n/2) /
+# (Gamma(a) (2 pi)^(n/2) (beta + SSE/2)^(a + n/2)). Unbiased, and accurate
+# when the data are too few to concentrate the posterior far from the prior.
+prior_mc_evidence <- function(X, K, rate, a, b, n, chunk = 250000) {
+  I <- nrow(X); J <- ncol(X)
+  obs <- which(!is.na(X))
+  nobs <- length(obs)
+  lv <- unlist(lapply(seq_len(n / chunk), function(r) {
+    W <- matrix(rexp(chunk * I * K, rate), chunk) # columns: (i, k), i fastest
+    H <- matrix(rexp(chunk * K * J, rate), chunk) # columns: (k, j), k fastest
+    sse <- 0
+    for (o in obs) {
+      i <- (o - 1L) %% I + 1L
+      j <- (o - 1L) %/% I + 1L
+      wh <- 0
+      for (k in seq_len(K)) wh <- wh + W[, i + (k - 1L) * I] * H[, k + (j - 1L) * K]
+      sse <- sse + (X[o] - wh)^2
+    }
+    a * log(b) + lgamma(a + nobs / 2) - lgamma(a) - nobs / 2 * log(2 * pi) -
+      (a + nobs / 2) * log(b + sse / 2)
+  }))
+  m <- max(lv)
+  e <- exp(lv - m)
+  c(est = m + log(mean(e)), se = stats::sd(e) / sqrt(length(e)) / mean(e))
+}
+
+test_that("Chib's estimate for K = 2 (exchangeable labels) matches Monte Carlo over the prior", {
+  skip_on_cran()
+  # K = 2 on 2 x 2 data, complete and with a missing entry: the label
+  # symmetrisation is in use (the two factors have the same prior).
+  X <- matrix(c(2.2, 1.1, 0.2, 0.6), 2, 2)
+  Xm <- X
+  Xm[2, 1] <- NA
+  for (data in list(X, Xm)) {
+    set.seed(3)
+    ref <- prior_mc_evidence(data, 2, 1, 2, 1, n = 2e6)
+    set.seed(4)
+    fit <- bnmf(data, rank = 2, prior = exponential(1), noise = gamma_prior(2, 1),
+                iter = 1000, progress = FALSE)
+    ml <- marginal_likelihood(fit, samples = 20000)
+    expect_true(ml$symmetrised)
+    d <- ml$logml - ref[["est"]]
+    expect_lt(abs(d), 4 * sqrt(ml$se^2 + ref[["se"]]^2))
+    expect_lt(abs(d), 0.1)
+  }
+})
+
+test_that("averaging over the scale changes the variance, not the answer", {
+  skip_on_cran()
+  X <- matrix(c(3, 0.5), 1, 2)
+  fit <- tiny_fit(X, 2, 0.5, 2, 1)
+  ex <- exact_tiny_nmf(c(3, 0.5), 2, 0.5, 2, 1)$log_evidence
+  set.seed(9)
+  plain <- marginal_likelihood(fit, samples = 20000, orbit = FALSE)
+  expect_lt(abs(plain$logml - ex), 4 * plain$se)
+  # the MAP as theta*: still the same quantity
+  set.seed(10)
+  map <- marginal_likelihood(fit, samples = 20000, point = "map")
+  expect_equal(map$point_type, "map")
+  expect_lt(abs(map$logml - ex), max(4 * map$se, 0.01))
+})
+
+test_that("marginal_likelihood() checks its input and prints", {
+  set.seed(1)
+  X <- matrix(rexp(60), 10, 6)
+  fit <- bnmf(X, rank = 2, iter = 60, progress = FALSE)
+  ml <- marginal_likelihood(fit, samples = 200, burnin = 20)
+  expect_s3_class(ml, "bnmf_marglik")
+  expect_equal(vapply(ml$logdens, nrow, 1L), rep(200L, 5L), ignore_attr = TRUE)
+  expect_equal(ml$blocks$block, c("H[1,]", "H[2,]", "tau", "W[,1]", "W[,2]"))
+  expect_equal(ncol(ml$logdens[["W[,1]"]]), 10L)
+  expect_equal(ml$logml, ml$loglik + ml$logprior - ml$logpost)
+  expect_equal(ml$logpost, sum(ml$blocks$log_density))
+  expect_output(print(ml), "Chib")
+  pdf(NULL)
+  on.exit(grDevices::dev.off())
+  est <- plot(ml)
+  expect_equal(est$logml[nrow(est)], ml$logml)
+  icm <- bnmf(X, rank = 2, method = "icm", progress = FALSE)
+  expect_error(marginal_likelihood(icm), "gibbs", class = "bnmf_error_input")
+  expect_error(marginal_likelihood(list()), "bnmf fit", class = "bnmf_error_input")
+  expect_error(marginal_likelihood(fit, samples = 10), "samples", class = "bnmf_error_input")
+  expect_error(marginal_likelihood(fit, point = "median"), "point", class = "bnmf_error_input")
+})

@@ -1,0 +1,373 @@
+# Schmidt et al.'s toy data (section 3.2): I = 100, J = 20, rank 3,
+# unit-mean exponential factors, unit-variance noise.
+schmidt_toy <- function(seed = 1) {
+  set.seed(seed)
+  matrix(rexp(300), 100, 3) %*% matrix(rexp(60), 3, 20) + matrix(rnorm(2000), 100, 20)
+}
+toy_prior <- exponential(rate = 1)
+
+sr <- function(...) suppressWarnings(select_rank(...))
+
+# Rows and columns with no observed entry in the training set of a fold.
+empty_in_training <- function(obs, fold, I, J) {
+  r <- (obs - 1) %% I + 1
+  cc <- (obs - 1) %/% I + 1
+  bad <- 0
+  for (f in setdiff(unique(fold), 0)) {
+    tr <- fold != f
+    bad <- bad + sum(tabulate(r[tr], I) == 0) + sum(tabulate(cc[tr], J) == 0)
+  }
+  bad
+}
+
+test_that("folds partition the observed entries, balanced within rows", {
+  X <- schmidt_toy()
+  X[sample(length(X), 300)] <- NA
+  set.seed(3)
+  d <- bnmf:::cv_design(X, folds = 5, nested = FALSE)
+  expect_identical(d$obs, which(!is.na(X)))
+  # Every observed entry is held out exactly once (no entry is the only one
+  # of its row or column here).
+  expect_true(all(d$fold %in% 1:5))
+  held <- unlist(lapply(1:5, function(f) bnmf:::cv_split(d, f)$test))
+  expect_identical(sort(held), d$obs)
+  # Within each row the folds differ in size by at most one.
+  r <- (d$obs - 1) %% nrow(X) + 1
+  counts <- table(r, d$fold)
+  expect_true(all(apply(counts, 1, function(x) diff(range(x))) <= 1))
+  expect_equal(empty_in_training(d$obs, d$fold, nrow(X), ncol(X)), 0)
+  # The training matrix hides exactly the fold's entries.
+  s <- bnmf:::cv_split(d, 2)
+  tr <- bnmf:::cv_train(X, s)
+  expect_identical(which(is.na(tr)), sort(c(which(is.na(X)), s$test)))
+})
+
+test_that("sparse patterns keep every row and column in every training set", {
+  set.seed(11)
+  I <- 60; J <- 40
+  X <- matrix(rexp(I * J), I, J)
+  X[matrix(runif(I * J) < 0.9, I, J)] <- NA
+  X[1, ] <- NA; X[1, 3] <- 1          # row 1: a single observed entry
+  X[, 2] <- NA; X[5:6, 2] <- 1        # column 2: two observed entries
+  X <- X[rowSums(!is.na(X)) > 0, colSums(!is.na(X)) > 0]
+  for (k in c(2, 5, 10)) {
+    d <- bnmf:::cv_design(X, folds = k, nested = FALSE)
+    expect_equal(empty_in_training(d$obs, d$fold, nrow(X), ncol(X)), 0)
+    # Folds 1..k and 0 partition the observed entries; 0 only where needed
+    # or as the last resort of the column repair.
+    expect_identical(length(d$fold), sum(!is.na(X)))
+    expect_true(all(d$fold %in% 0:k))
+    expect_true(all(1:k %in% d$fold))
+    expect_lt(mean(d$fold == 0), 0.1)
+  }
+  # The only entry of a row is never held out.
+  d <- bnmf:::cv_design(X, folds = 5, nested = FALSE)
+  single <- which(rowSums(!is.na(X)) == 1)
+  expect_gt(length(single), 0)
+  r <- (d$obs - 1) %% nrow(X) + 1
+  expect_true(all(d$fold[r %in% single] == 0))
+  # Every column observed twice, every row four times: dealing by rows alone
+  # leaves many columns with both entries in one fold; the repair fixes them.
+  B <- matrix(NA_real_, 20, 40)
+  j <- 1:40
+  B[cbind(j %% 20 + 1, j)] <- 1
+  B[cbind((j + 7) %% 20 + 1, j)] <- 2
+  for (k in 2:4) {
+    d <- bnmf:::cv_design(B, folds = k, nested = FALSE)
+    expect_equal(empty_in_training(d$obs, d$fold, 20, 40), 0)
+    expect_lte(sum(d$fold == 0), 8)
+  }
+})
+
+test_that("nested CV: inner folds never touch the outer test entries", {
+  X <- schmidt_toy(2)
+  set.seed(4)
+  d <- bnmf:::cv_design(X, folds = 4, nested = TRUE, inner_folds = 3)
+  for (f in 1:4) {
+    outer_test <- bnmf:::cv_split(d, f)$test
+    inner_tests <- NULL
+    for (g in 1:3) {
+      s <- bnmf:::cv_split(d, f, g)
+      expect_length(intersect(s$test, outer_test), 0)
+      expect_true(all(outer_test %in% s$hide))
+      expect_true(all(is.na(bnmf:::cv_train(X, s)[outer_test])))
+      inner_tests <- c(inner_tests, s$test)
+    }
+    # The inner folds partition the outer training entries.
+    expect_identical(sort(inner_tests), setdiff(d$obs, outer_test))
+  }
+  # End to end: changing the values of outer fold 1's test entries cannot
+  # change the inner cross-validation of outer fold 1 (same seed, same folds).
+  set.seed(5)
+  a <- sr(X, ranks = 2:4, criterion = "cv", method = "vb", folds = 4, nested = TRUE,
+          inner_folds = 3, prior = toy_prior)
+  X2 <- X
+  test1 <- a$obs[a$folds == 1]
+  X2[test1] <- X2[test1] + 50
+  set.seed(5)
+  b <- sr(X2, ranks = 2:4, criterion = "cv", method = "vb", folds = 4, nested = TRUE,
+          inner_folds = 3, prior = toy_prior)
+  expect_identical(b$folds, a$folds)
+  expect_identical(b$nested$inner_mse[, 1], a$nested$inner_mse[, 1])
+  expect_false(isTRUE(all.equal(b$nested$inner_mse[, 2], a$nested$inner_mse[, 2])))
+  expect_gt(min(b$fold_mse[, 1]), 100)
+})
+
+test_that("BIC with df = non-zeros of the MAP estimate; it never overshoots the toy rank", {
+  X <- schmidt_toy()
+  set.seed(1)
+  s <- sr(X, ranks = 1:5, criterion = "bic", prior = toy_prior, keep_fits = TRUE)
+  tab <- s$table
+  for (k in 1:5) {
+    fit <- s$fits[[k]]
+    expect_identical(fit$method, "icm")
+    expect_equal(tab$df[k], sum(fit$W > 0) + sum(fit$H > 0) + 1)
+    expect_equal(tab$loglik[k], as.numeric(logLik(fit)))
+  }
+  expect_equal(tab$bic, -2 * tab$loglik + tab$df * log(2000))
+  expect_equal(tab$value, -tab$bic / 2)
+  expect_true(all(diff(tab$loglik) > 0))
+  # BIC charges 0.5 log(2000) = 3.8 per non-zero parameter, about 430 per
+  # factor (I + J = 120 entries, a few of them zero at the mode), while a
+  # spurious fourth factor gains only ~100 in log-likelihood: BIC never
+  # chooses more than the true rank here. Whether it keeps the weaker factors
+  # depends on their strength: on this replicate it prefers the simpler model
+  # N = 2, as in Schmidt et al. (2009, section 3.2); on other replicates it
+  # finds 3, or even 1.
+  expect_identical(best(s), 2L)
+  expect_identical(s$best, 2L)
+  expect_lt(tab$bic[2], min(tab$bic[-2]))
+  expect_true(all(diff(tab$bic[3:5]) > 0))
+  expect_gt(tab$df[4] - tab$df[3], 80)
+  expect_lt(tab$loglik[4] - tab$loglik[3], 0.5 * log(2000) * (tab$df[4] - tab$df[3]))
+  # The third factor still improves the fit a lot: BIC's failure is its
+  # penalty, not the likelihood.
+  expect_gt(tab$loglik[3] - tab$loglik[2], 3 * (tab$loglik[4] - tab$loglik[3]))
+  picks <- vapply(2:6, function(seed) {
+    set.seed(seed)
+    best(sr(schmidt_toy(seed), ranks = 1:5, criterion = "bic", prior = toy_prior))
+  }, integer(1))
+  expect_true(all(picks <= 3))
+})
+
+test_that("cross-validation picks the true rank of the toy data", {
+  X <- schmidt_toy()
+  set.seed(2)
+  vb <- sr(X, ranks = 1:5, criterion = "cv", method = "vb", folds = 5, prior = toy_prior)
+  expect_identical(best(vb), 3L)
+  expect_equal(dim(vb$fold_mse), c(5L, 5L))
+  expect_equal(vb$table$mse, unname(rowMeans(vb$fold_mse)))
+  expect_equal(vb$n_test, rep(400L, 5))
+  # Held-out error near the noise level at the true rank, far above below it.
+  expect_lt(vb$table$mse[3], 1.6)
+  expect_gt(vb$table$mse[2], 1.2 * vb$table$mse[3])
+  # The held-out MSE of a fold is that of predict() on the hidden entries.
+  set.seed(2)
+  k <- sr(X, ranks = 3, criterion = "cv", method = "icm", folds = 5,
+          prior = toy_prior, keep_fits = TRUE)
+  f1 <- k$fits[["3"]][[1]]
+  test <- k$obs[k$folds == 1]
+  expect_true(all(is.na(f1$X[test])))
+  expect_equal(k$fold_mse[1, 1], mean((X[test] - predict(f1)[test])^2))
+})
+
+test_that("the one-standard-error rule takes the smallest rank close to the best", {
+  mse <- rbind(c(3, 3.2, 2.8), c(1.50, 1.40, 1.60), c(1.40, 1.45, 1.35), c(1.41, 1.39, 1.37))
+  # Means 3, 1.5, 1.4, 1.39; se of the best (rank 4) = sd(c(1.41, 1.39, 1.37)) / sqrt(3).
+  expect_identical(bnmf:::cv_choose(mse, 1:4, "min"), 4L)
+  expect_identical(bnmf:::cv_choose(mse, 1:4, "1se"), 3L)
+  expect_identical(bnmf:::cv_choose(mse, c(2L, 4L, 6L, 8L), "1se"), 6L)
+  X <- schmidt_toy()
+  set.seed(2)
+  a <- sr(X, ranks = 1:5, criterion = "cv", method = "vb", folds = 5, prior = toy_prior)
+  set.seed(2)
+  b <- sr(X, ranks = 1:5, criterion = "cv", method = "vb", folds = 5, prior = toy_prior,
+          rule = "1se")
+  expect_identical(b$fold_mse, a$fold_mse)
+  expect_identical(best(b), bnmf:::cv_choose(a$fold_mse, 1:5, "1se"))
+  expect_lte(best(b), best(a))
+  expect_output(print(b), "within one standard error")
+})
+
+test_that("Gibbs cross-validation and nested cross-validation pick the true rank", {
+  skip_on_cran()
+  X <- schmidt_toy()
+  set.seed(3)
+  g <- sr(X, ranks = 2:4, criterion = "cv", method = "gibbs", folds = 4,
+          prior = toy_prior, iter = 300)
+  expect_identical(best(g), 3L)
+  set.seed(3)
+  n <- sr(X, ranks = 2:4, criterion = "cv", method = "vb", folds = 4, nested = TRUE,
+          inner_folds = 3, prior = toy_prior)
+  expect_identical(best(n), 3L)
+  expect_equal(nrow(n$nested$outer), 4)
+  chosen <- n$nested$outer$rank
+  expect_true(all(chosen %in% 2:4))
+  expect_equal(n$nested$outer$mse, n$fold_mse[cbind(match(chosen, 2:4), 1:4)])
+  expect_equal(n$nested$mse, mean(n$nested$outer$mse))
+  # The inner errors of outer fold f choose its rank.
+  expect_equal(chosen, (2:4)[apply(n$nested$inner_mse, 2, which.min)])
+})
+
+test_that("ARD keeps the true number of factors active", {
+  X <- schmidt_toy()
+  set.seed(4)
+  a <- sr(X, ranks = 1:6, criterion = "ard", method = "vb")
+  expect_identical(best(a), 3L)
+  expect_identical(a$fit$rank, 6L)
+  expect_identical(a$fit$prior$type, "ard")
+  expect_equal(a$table$active, summary(a$fit)$factors$active)
+  skip_on_cran()
+  set.seed(4)
+  g <- sr(X, ranks = 6, criterion = "ard", method = "gibbs", iter = 600)
+  expect_identical(best(g), 3L)
+})
+
+test_that("results are the same with 1 and 2 cores, and the plan is restored", {
+  skip_on_cran()
+  skip_on_os("windows")
+  X <- schmidt_toy(3)[1:40, ]
+  old <- future::plan()
+  set.seed(8)
+  a <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3, iter = 60,
+          prior = toy_prior, cores = 1)
+  set.seed(8)
+  b <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3, iter = 60,
+          prior = toy_prior, cores = 2)
+  expect_identical(class(future::plan()), class(old))
+  expect_identical(a$folds, b$folds)
+  expect_identical(a$fold_mse, b$fold_mse)
+  expect_identical(a$best, b$best)
+  set.seed(8)
+  c1 <- sr(X, ranks = 1:3, criterion = "bic", chains = 2, cores = 1)
+  set.seed(8)
+  c2 <- sr(X, ranks = 1:3, criterion = "bic", chains = 2, cores = 2)
+  expect_identical(c1$table, c2$table)
+  # The same seed gives the same result; another seed other folds.
+  set.seed(8)
+  a2 <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3, iter = 60,
+           prior = toy_prior)
+  expect_identical(a2$fold_mse, a$fold_mse)
+  set.seed(9)
+  a3 <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3, iter = 60,
+           prior = toy_prior)
+  expect_false(identical(a3$folds, a$folds))
+})
+
+test_that("chib: marginal likelihoods per rank through marginal_likelihood()", {
+  X <- schmidt_toy()[1:30, ]
+  # A stand-in estimator checks the plumbing: a Gibbs fit per rank, the
+  # arguments passed on, the best rank the largest estimate.
+  seen <- list()
+  fake <- function(fit, samples, burnin = NULL, ...) {
+    seen[[length(seen) + 1]] <<- list(method = fit$method, rank = fit$rank,
+                                     samples = samples, burnin = burnin, iter = fit$settings$iter)
+    structure(list(logml = -abs(fit$rank - 2) * 10, se = fit$rank / 10),
+              class = "bnmf_marglik")
+  }
+  set.seed(1)
+  s <- suppressWarnings(bnmf:::rank_select(X, 1:3, "chib", "gibbs", 5, FALSE, 5, 1, 123,
+                                           list(burnin = 7), FALSE, list(iter = 40), fake))
+  expect_s3_class(s, "bnmf_rank")
+  expect_identical(best(s), 2L)
+  expect_equal(s$table$logml, c(-10, 0, -10))
+  expect_equal(s$table$se, c(0.1, 0.2, 0.3))
+  expect_identical(vapply(seen, `[[`, "", "method"), rep("gibbs", 3))
+  expect_identical(vapply(seen, `[[`, 1L, "rank"), 1:3)
+  expect_true(all(vapply(seen, `[[`, 1, "samples") == 123))
+  expect_true(all(vapply(seen, `[[`, 1, "burnin") == 7))
+  expect_true(all(vapply(seen, `[[`, 1L, "iter") == 40))
+  expect_output(print(s), "Chosen rank: 2")
+  expect_output(print(summary(s)), "marginal likelihood")
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_silent(plot(s))
+  bad <- function(fit, samples, ...) list(logml = 1)
+  expect_error(suppressWarnings(bnmf:::rank_select(X, 1:2, "chib", "gibbs", 5, FALSE, 5, 1,
+                                                   10, list(), FALSE, list(iter = 20), bad)),
+               "bnmf_marglik")
+})
+
+test_that("chib with the package's marginal_likelihood()", {
+  skip_on_cran()
+  X <- schmidt_toy()
+  set.seed(6)
+  s <- sr(X, ranks = 2:4, criterion = "chib", samples = 2000, prior = toy_prior,
+          iter = 1000)
+  expect_identical(best(s), 3L)
+  expect_true(all(is.finite(s$table$logml)))
+  expect_true(all(s$table$se >= 0))
+  expect_s3_class(s$marglik[[1]], "bnmf_marglik")
+})
+
+test_that("print, summary and plot run for every criterion", {
+  X <- schmidt_toy()[1:50, ]
+  set.seed(7)
+  runs <- list(
+    bic = sr(X, ranks = 1:4, criterion = "bic"),
+    cv = sr(X, ranks = 1:3, criterion = "cv", method = "icm", folds = 3),
+    nested = sr(pmax(X, 0), ranks = 1:3, criterion = "cv", method = "np", folds = 3,
+                nested = TRUE, inner_folds = 2),
+    ard = sr(X, ranks = 4, criterion = "ard", method = "icm")
+  )
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  for (s in runs) {
+    expect_s3_class(s, "bnmf_rank")
+    expect_output(print(s), sprintf("Chosen rank: %d", best(s)))
+    sm <- summary(s)
+    expect_s3_class(sm, "summary.bnmf_rank")
+    expect_output(print(sm), "Chosen rank")
+    expect_identical(plot(s), s)
+  }
+  expect_output(print(summary(runs$nested)), "Nested CV estimate")
+  expect_output(print(runs$bic), "-BIC|BIC")
+  expect_true(best(runs$ard) <= 4)
+})
+
+test_that("missing entries and sparse matrices", {
+  X <- schmidt_toy()[1:40, ]
+  X[sample(length(X), 50)] <- NA
+  set.seed(9)
+  d <- sr(X, ranks = 2:3, criterion = "cv", method = "icm", folds = 3)
+  expect_identical(d$obs, which(!is.na(X)))
+  expect_true(all(is.finite(d$fold_mse)))
+  S <- Matrix::Matrix(pmax(schmidt_toy()[1:40, ], 0), sparse = TRUE)
+  set.seed(9)
+  s <- sr(S, ranks = 2:3, criterion = "cv", method = "icm", folds = 3)
+  set.seed(9)
+  m <- sr(as.matrix(S), ranks = 2:3, criterion = "cv", method = "icm", folds = 3)
+  expect_identical(s$folds, m$folds)
+  expect_equal(s$fold_mse, m$fold_mse, tolerance = 1e-6)
+})
+
+test_that("bad inputs give clear errors", {
+  X <- schmidt_toy()[1:10, 1:6]
+  expect_snapshot(error = TRUE, {
+    select_rank(X, ranks = 1:7, criterion = "bic")
+    select_rank(X, ranks = c(1, 1), criterion = "bic")
+    select_rank(X, ranks = c(0, 2), criterion = "bic")
+    select_rank(X, ranks = 2.5, criterion = "bic")
+    select_rank(X, criterion = "cv", folds = 1)
+    select_rank(X, criterion = "cv", folds = 100)
+    select_rank(X, criterion = "cv", inner_folds = 1, nested = TRUE)
+    select_rank(X, criterion = "cv", inner_folds = 3)
+    select_rank(X, criterion = "bic", folds = 3)
+    select_rank(X, criterion = "cv", nested = NA)
+    select_rank(X, criterion = "bic", method = "vb")
+    select_rank(X, criterion = "chib", method = "icm")
+    select_rank(X, criterion = "ard", method = "np")
+    select_rank(X, criterion = "ard", prior = exponential())
+    select_rank(X, criterion = "aic")
+    select_rank(X, criterion = "bic", cores = 0)
+    select_rank(X, criterion = "bic", samples = 10)
+    select_rank(X, criterion = "bic", rule = "1se")
+    select_rank(X, criterion = "cv", rule = "2se")
+    select_rank(X, criterion = "bic", keep_fits = "yes")
+    select_rank(X, criterion = "bic", data = X)
+    select_rank(X, criterion = "bic", itre = 3)
+    select_rank("a", criterion = "bic")
+    best(1)
+  })
+  expect_error(select_rank(X, ranks = 1:7, criterion = "bic"), class = "bnmf_error_input")
+})
