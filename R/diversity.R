@@ -61,8 +61,9 @@ as_factorisation_set <- function(x, arg, use = "means", max_draws = 200L) {
   abort_input(sprintf("`%s` must be a list of fits, of lists with `W` and `H`, or of basis matrices; or a particle, Gibbs or HMC fit.", arg))
 }
 
-# The factorisations of a Gibbs fit: per chain its posterior mean (of the
-# kept draws, when keep = "draws"; else its last state), or every kept draw
+# The factorisations of a Gibbs or HMC fit: per chain its posterior mean
+# (stored by the Gibbs fit; else of the kept draws; fits made by older
+# versions without either: the last state), or every kept draw
 # (thinned to at most max_draws in all). Factors are in the pooled labelling.
 chain_factorisations <- function(fit, use = "means", max_draws = 200L) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
@@ -84,7 +85,9 @@ chain_factorisations <- function(fit, use = "means", max_draws = 200L) {
     return(out)
   }
   fs <- lapply(seq_len(C), function(c) {
-    if (!is.null(fit$draws)) {
+    if (!is.null(fit$chains[[c]]$W_mean)) {
+      list(W = fit$chains[[c]]$W_mean, H = fit$chains[[c]]$H_mean)
+    } else if (!is.null(fit$draws)) {
       list(W = matrix(rowMeans(fit$draws[[c]]$W), I, K),
            H = matrix(rowMeans(fit$draws[[c]]$H), K, J))
     } else {
@@ -403,9 +406,8 @@ greedy_cover <- function(D, eps) {
 #'   * a list of `bnmf` fits, of lists with matrices `W` and `H`, or of basis
 #'     matrices (all with the same rows and number of factors);
 #'   * a particle fit (`method = "particles"`): its particles;
-#'   * a Gibbs or HMC fit: with `use = "means"` one factorisation per chain, the
-#'     chain's posterior mean when the fit kept its draws (`keep = "draws"`),
-#'     else the chain's last state (the per-chain means are not stored);
+#'   * a Gibbs or HMC fit: with `use = "means"` one factorisation per chain,
+#'     the chain's posterior mean;
 #'     with `use = "draws"` the kept draws of all chains (at most
 #'     `max_draws`, evenly thinned per chain);
 #'   * or a `"dist"` object of distances already computed (e.g. by [wad()]).

@@ -53,6 +53,22 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
     for (c in seq_along(runs)) {
       chains[[c]]$perm <- perms[[c]]
       runs[[c]] <- permute_run(runs[[c]], perms[[c]], I, J, K)
+      # The chain's own posterior means (in the pooled labelling), for
+      # comparing chains (covering_number(), summary()).
+      st <- runs[[c]]$state
+      n_new <- st$n_kept[[1L]]
+      Wm <- st$W_mean
+      Hm <- st$H_mean
+      old <- if (!is.null(previous)) previous$chains[[c]] else NULL
+      if (!is.null(old$W_mean) && old$n_kept + n_new > 0) {
+        w <- old$n_kept / (old$n_kept + n_new)
+        Wm <- w * as.vector(old$W_mean) + (1 - w) * Wm
+        Hm <- w * as.vector(old$H_mean) + (1 - w) * Hm
+        n_new <- n_new + old$n_kept
+      }
+      chains[[c]]$W_mean <- matrix(Wm, I, K)
+      chains[[c]]$H_mean <- matrix(Hm, K, J)
+      chains[[c]]$n_kept <- n_new
     }
     fit$chains <- chains
     mom <- function(what) {

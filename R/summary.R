@@ -37,7 +37,7 @@
 #' ([covering_number()]) of the chains' bases under the weighted angular
 #' distance ([wad()]) at `wad_threshold` degrees: chains whose bases are
 #' farther apart than that count as different modes. The bases are the
-#' chains' posterior means when the draws were kept, else their last states.
+#' chains' posterior means.
 #'
 #' @param object A `bnmf` fit.
 #' @param wad_threshold For Gibbs fits with several chains: the WAD, in
@@ -241,9 +241,10 @@ factor_draw_diagnostics <- function(object,
   C <- length(object$draws)
   n <- min(vapply(object$draws, function(d) ncol(d$W), numeric(1)))
   if (n < 4L) return(NULL)
-  fs <- chain_factorisations(object, "means")
-  ref <- unit_columns(fs[[1L]]$W)
-  perms <- lapply(fs, function(f) match_factors_unit(ref, f$W))
+  # aligned by the means of the draws themselves
+  fs <- lapply(object$draws, function(d) matrix(rowMeans(d$W), I, K))
+  ref <- unit_columns(fs[[1L]])
+  perms <- lapply(fs, function(W) match_factors_unit(ref, W))
   wsum <- lapply(seq_len(C), function(c) {
     m <- matrix(colSums(array(object$draws[[c]]$W[, seq_len(n), drop = FALSE], c(I, K * n))), K, n)
     m[perms[[c]], , drop = FALSE]
@@ -279,8 +280,8 @@ match_factors_unit <- function(ref_unit, W) {
 }
 
 # How many distinct modes the chains of a Gibbs fit are in: the greedy
-# covering number of their bases (posterior means if the draws were kept,
-# else last states) under WAD at `threshold` degrees; each chain's mode is
+# covering number of their posterior-mean bases under WAD at `threshold`
+# degrees; each chain's mode is
 # its nearest centre. NULL with one chain.
 chain_modes <- function(object, threshold) {
   C <- length(object$chains)
@@ -292,5 +293,6 @@ chain_modes <- function(object, threshold) {
   mode <- apply(D[, centres, drop = FALSE], 1L, which.min)
   list(n_modes = cv$covering, chains = C, threshold = threshold, wad = cv$distance,
        mode = unname(mode),
-       basis = if (!is.null(object$draws)) "posterior-mean bases" else "last-state bases")
+       basis = if (!is.null(object$chains[[1L]]$W_mean) || !is.null(object$draws))
+         "posterior-mean bases" else "last-state bases")
 }

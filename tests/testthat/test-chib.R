@@ -72,13 +72,23 @@ test_that("Chib's estimate with an ARD prior matches quadrature over lambda", {
 # analytically: p(X | W, H) = beta^a Gamma(a + n/2) /
 # (Gamma(a) (2 pi)^(n/2) (beta + SSE/2)^(a + n/2)). Unbiased, and accurate
 # when the data are too few to concentrate the posterior far from the prior.
-prior_mc_evidence <- function(X, K, rate, a, b, n, chunk = 250000) {
+# With `ard = c(alpha0, beta0)` the rates are lambda_k ~ Gamma(alpha0, beta0),
+# one per factor, drawn too.
+prior_mc_evidence <- function(X, K, rate, a, b, n, chunk = 250000, ard = NULL) {
   I <- nrow(X); J <- ncol(X)
   obs <- which(!is.na(X))
   nobs <- length(obs)
   lv <- unlist(lapply(seq_len(n / chunk), function(r) {
-    W <- matrix(rexp(chunk * I * K, rate), chunk) # columns: (i, k), i fastest
-    H <- matrix(rexp(chunk * K * J, rate), chunk) # columns: (k, j), k fastest
+    W <- matrix(rexp(chunk * I * K), chunk) # columns: (i, k), i fastest
+    H <- matrix(rexp(chunk * K * J), chunk) # columns: (k, j), k fastest
+    if (is.null(ard)) {
+      W <- W / rate
+      H <- H / rate
+    } else {
+      lam <- matrix(rgamma(chunk * K, ard[1], ard[2]), chunk)
+      W <- W / lam[, rep(seq_len(K), each = I)]
+      H <- H / lam[, rep(seq_len(K), times = J)]
+    }
     sse <- 0
     for (o in obs) {
       i <- (o - 1L) %% I + 1L
@@ -114,6 +124,22 @@ test_that("Chib's estimate for K = 2 (exchangeable labels) matches Monte Carlo o
     expect_lt(abs(d), 4 * sqrt(ml$se^2 + ref[["se"]]^2))
     expect_lt(abs(d), 0.1)
   }
+})
+
+test_that("Chib's estimate for K = 2 with an ARD prior matches Monte Carlo over the prior", {
+  skip_on_cran()
+  # The rates lambda_k travel with their labels in the symmetrisation.
+  X <- matrix(c(2.2, 1.1, 0.2, 0.6), 2, 2)
+  set.seed(13)
+  ref <- prior_mc_evidence(X, 2, NULL, 2, 1, n = 2e6, ard = c(3, 2))
+  set.seed(14)
+  fit <- bnmf(X, rank = 2, prior = ard(3, 2), noise = gamma_prior(2, 1),
+              iter = 1000, progress = FALSE)
+  ml <- marginal_likelihood(fit, samples = 20000)
+  expect_true(ml$symmetrised)
+  d <- ml$logml - ref[["est"]]
+  expect_lt(abs(d), 4 * sqrt(ml$se^2 + ref[["se"]]^2))
+  expect_lt(abs(d), 0.1)
 })
 
 test_that("averaging over the scale changes the variance, not the answer", {

@@ -238,13 +238,14 @@ test_that("summary of a multi-chain Gibbs fit aligns the chains and counts modes
     bnmf:::split_rhat(raw(bad, k), rep(1:2, each = n))
   }, numeric(1))), 1.5)
 
-  # without draws: the chains' last states; no factor-level diagnostics
+  # without draws: the chains' stored posterior means; no factor-level
+  # diagnostics
   fit0 <- bnmf(X, rank = 3, iter = 60, burnin = 20, chains = 2,
                init = list(list(W = W, H = H), list(W = W[, p], H = H[p, ])))
   s0 <- summary(fit0)
   expect_null(s0$factor_diagnostics)
   expect_identical(s0$modes$n_modes, 1L)
-  expect_match(s0$modes$basis, "last-state")
+  expect_match(s0$modes$basis, "posterior-mean")
   expect_output(print(s0), "need the draws")
   expect_error(summary(fit0, wad_threshold = -1), "`wad_threshold`", class = "bnmf_error_input")
 })
@@ -277,4 +278,21 @@ test_that("covering_number() and wad() take the chains and draws of an HMC fit",
   # WAD is at most 90 degrees: one ball of that radius covers every draw
   expect_equal(cn$covering[2], 1L)
   expect_gte(cn$covering[1], 1L)
+})
+
+test_that("a Gibbs fit stores each chain's posterior means, also across update()", {
+  set.seed(8)
+  X <- matrix(rexp(20 * 3), 20, 3) %*% matrix(rexp(3 * 12), 3, 12) +
+    matrix(rnorm(240, sd = 0.2), 20, 12)
+  fit <- bnmf(X, rank = 3, iter = 50, burnin = 20, chains = 2, keep = "draws",
+              progress = FALSE)
+  check <- function(f) {
+    for (c in 1:2) {
+      expect_equal(f$chains[[c]]$W_mean, matrix(rowMeans(f$draws[[c]]$W), 20, 3))
+      expect_equal(f$chains[[c]]$H_mean, matrix(rowMeans(f$draws[[c]]$H), 3, 12))
+      expect_equal(f$chains[[c]]$n_kept, ncol(f$draws[[c]]$W))
+    }
+  }
+  check(fit)
+  check(update(fit, iter = 25, progress = FALSE))
 })
