@@ -577,7 +577,7 @@ static void scale_move(const nmf_data *d, const nmf_prior *pr, double *W,
  * smooth, unimodal, rapidly decaying integrands converges geometrically.
  */
 typedef struct {
-    const double *x, *a, *e, *dd;
+    const double *x, *a, *e, *dd, *ldd; /* ldd: log(dd) */
     int I;
     double A, B, p;
     int with_f, with_g;
@@ -595,7 +595,7 @@ static double orbit_eval(const orbit_fn *o, double u)
         if (mu > 8.0 * sd) {
             /* log Phi(mu / sd) > -7e-16: a plain normal density */
             const double z = (o->x[i] - mu) / sd;
-            s += -0.5 * z * z - log(sd) - M_LN_SQRT_2PI;
+            s += -0.5 * z * z - u - o->ldd[i] - M_LN_SQRT_2PI;
         } else {
             s += bnmf_tn_pos_logdens(o->x[i], mu, sd);
         }
@@ -660,14 +660,16 @@ static double orbit_integral(const orbit_fn *o, double m, double h)
  * scale of factor k (a, e, dd: its conditionals; A, B: the draw's scale
  * sums). */
 static double chib_orbit(const double *x, const double *a, const double *e,
-                         const double *dd, int I, double A, double B, double p)
+                         const double *dd, int I, double A, double B, double p,
+                         double *ldd)
 {
-    orbit_fn o = {x, a, e, dd, I, A, B, p, 1, 0};
+    for (int i = 0; i < I; i++) ldd[i] = dd[i] > 0.0 ? log(dd[i]) : 0.0;
+    orbit_fn o = {x, a, e, dd, ldd, I, A, B, p, 1, 0};
     if (!(A > 0.0) || !(B > 0.0)) return orbit_eval(&o, 0.0);
     /* g: its mode, width and normalising constant */
     const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
     const double ug = log(y), kg = A * y + B / y;
-    orbit_fn og = {x, a, e, dd, I, A, B, p, 0, 1};
+    orbit_fn og = {x, a, e, dd, ldd, I, A, B, p, 0, 1};
     const double logZ = orbit_integral(&og, ug, 1.0 / sqrt(kg));
     /* f: with v = 1/c its Gaussian part is quadratic in v,
      * sum_i (x_i v - a_i)^2 / (2 d_i^2), smallest at v* = Sxa / Sxx. */
@@ -1388,7 +1390,7 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
     hk.tstride = 0;
     hk.wblock = block == 0;
     hk.last = index + 1;
-    double *scaleA = NULL, *scaleB = NULL;
+    double *scaleA = NULL, *scaleB = NULL, *ldd = NULL;
     SEXP out;
     if (block == 0) {
         hk.target = Wstar + (size_t) index * I;
@@ -1399,6 +1401,7 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
         hk.dd = (double *) R_alloc((size_t) I * K, sizeof(double));
         scaleA = (double *) R_alloc(K, sizeof(double));
         scaleB = (double *) R_alloc(K, sizeof(double));
+        ldd = (double *) R_alloc(I, sizeof(double));
         out = PROTECT(Rf_allocVector(REALSXP, n_samp));
     } else if (block == 1) {
         hk.target = Hstar + index;
@@ -1438,9 +1441,9 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
                     const size_t o = (size_t) k * I;
                     hk.acc[k] += orbit ?
                         chib_orbit(hk.target, hk.a + o, hk.e + o, hk.dd + o, I,
-                                   scaleA[k], scaleB[k], (double) I - J) :
+                                   scaleA[k], scaleB[k], (double) I - J, ldd) :
                         chib_orbit(hk.target, hk.a + o, hk.e + o, hk.dd + o, I,
-                                   0.0, 0.0, 0.0);
+                                   0.0, 0.0, 0.0, ldd);
                 }
             }
             update_H(&d, &pr, x, W, H, *tau, RULE_DRAW, 1, 1, 0, &ws, NULL, NULL,
