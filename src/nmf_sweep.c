@@ -1305,7 +1305,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
  *   columns of H are independent Markov chains (each column's update reads
  *   only itself), so p(H*[b, ] | ...) is the product over j of
  *   p(H*[b, j] | ...), each of which is estimated by its own average; the
- *   routine returns the per-column log densities (n_samples x J), and the
+ *   routine returns the per-column log densities (n_samples x J; the other
+ *   blocks give an n_samples x 1 matrix), and the
  *   product of the averages has a far smaller variance than the average of
  *   the products.
  * Missing entries are masked (x must hold 0 there).
@@ -1391,7 +1392,6 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
     hk.wblock = block == 0;
     hk.last = index + 1;
     double *scaleA = NULL, *scaleB = NULL, *ldd = NULL;
-    SEXP out;
     if (block == 0) {
         hk.target = Wstar + (size_t) index * I;
         hk.tstride = 1;
@@ -1402,14 +1402,12 @@ SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctr
         scaleA = (double *) R_alloc(K, sizeof(double));
         scaleB = (double *) R_alloc(K, sizeof(double));
         ldd = (double *) R_alloc(I, sizeof(double));
-        out = PROTECT(Rf_allocVector(REALSXP, n_samp));
     } else if (block == 1) {
         hk.target = Hstar + index;
         hk.tstride = (size_t) K;
-        out = PROTECT(Rf_allocMatrix(REALSXP, n_samp, J));
-    } else {
-        out = PROTECT(Rf_allocVector(REALSXP, n_samp));
     }
+    /* n_samples x J per-column densities (block 1), else n_samples x 1 */
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n_samp, block == 1 ? J : 1));
     double *po = REAL(out);
     double *each = block == 1 ? (double *) R_alloc(J, sizeof(double)) : NULL;
     hk.each = each;
