@@ -259,7 +259,7 @@ factor_draw_diagnostics <- function(object,
     m <- vapply(sums, function(s) s[k, ], numeric(n))
     m <- matrix(m, n, C)
     if (use_posterior) {
-      c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m))
+      suppressMessages(c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m)))
     } else {
       c(ess = ess_chains(as.vector(m), chain), rhat = split_rhat(as.vector(m), chain))
     }
