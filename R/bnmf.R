@@ -324,8 +324,10 @@ check_signs <- function(X, method) {
     n <- if (inherits(X, "dgCMatrix")) prod(as.double(dim(X))) else sum(!is.na(vals))
     share <- neg / n
     if (share > 0.05) {
-      warning(sprintf("%.1f%% of the observed entries of `X` are negative; the Gaussian model allows them, but W %%*%% H can only fit non-negative values.",
-                      100 * share), call. = FALSE)
+      warning(structure(
+        class = c("bnmf_warning_negative", "warning", "condition"),
+        list(message = sprintf("%.1f%% of the observed entries of `X` are negative; the Gaussian model allows them, but W %%*%% H can only fit non-negative values.",
+                               100 * share), call = NULL)))
     }
   }
 }

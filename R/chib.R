@@ -92,7 +92,10 @@
 #'   estimate of `log p(X)`), `se` (its Monte Carlo standard error),
 #'   `loglik` and `logprior` (the two terms at theta*), `logpost` (the
 #'   estimated log posterior density at theta*), `blocks` (a data frame of
-#'   the blocks' log densities and standard errors), `point` (theta*:
+#'   the blocks' log densities, standard errors and `ess`, the effective
+#'   number of draws behind each average, `(sum w)^2 / sum(w^2)` for the
+#'   averaged densities `w`; for blocks estimated entry by entry the smallest
+#'   over the entries), `point` (theta*:
 #'   `W`, `H`, `tau` and with ARD `lambda`), `logdens` (a list with a matrix
 #'   per block: the per-draw log conditional densities, one column per entry
 #'   for the blocks estimated entry by entry), and the settings.
@@ -201,10 +204,10 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   progress_done(pb)
   est <- vapply(logdens, function(m) {
     e <- apply(m, 2L, log_mean_exp_se, batches = batches)
-    c(sum(e[1L, ]), sqrt(sum(e[2L, ]^2)))
-  }, numeric(2))
+    c(sum(e[1L, ]), sqrt(sum(e[2L, ]^2)), min(apply(m, 2L, weight_ess)))
+  }, numeric(3))
   blk <- data.frame(block = blocks, log_density = est[1L, ], se = est[2L, ],
-                    row.names = NULL)
+                    ess = est[3L, ], row.names = NULL)
   logpost <- sum(blk$log_density)
   structure(list(
     logml = num$loglik + num$logprior - logpost,
@@ -265,6 +268,12 @@ labels_exchangeable <- function(lamW, lamH) {
   all(lamW == lamW[, 1L]) && all(t(lamH) == lamH[1L, ])
 }
 
+# The effective sample size of an average of exp(v): (sum w)^2 / sum w^2.
+weight_ess <- function(v) {
+  w <- exp(v - max(v))
+  sum(w)^2 / sum(w^2)
+}
+
 # log(mean(exp(v))) and its standard error by batch means (delta method).
 log_mean_exp_se <- function(v, batches) {
   m <- max(v)
@@ -290,6 +299,13 @@ print.bnmf_marglik <- function(x, digits = 4, ...) {
               format(round(x$logpost, 2), nsmall = 2), nrow(x$blocks),
               format(x$samples, big.mark = ","), format(x$burnin, big.mark = ","),
               if (x$symmetrised) ", symmetrised over labels" else ""))
+  low <- which.min(x$blocks$ess)
+  cat(sprintf("  smallest effective sample size of a block's average: %s (%s)\n",
+              format(round(x$blocks$ess[low])), x$blocks$block[low]))
+  if (x$blocks$ess[low] < 100) {
+    cat("  (below 100 a few draws decide that block's average and the standard error\n",
+        "  may understate the error: use more samples, and check plot())\n", sep = "")
+  }
   invisible(x)
 }
 

@@ -154,7 +154,8 @@ test_that("negative data are accepted by the Gaussian methods, with a warning wh
   set.seed(1)
   expect_silent(bnmf(cbind(X, X + 1, X + 2, X + 3, X + 4, X + 5, X + 6, X + 7, X + 8, X + 9,
                            X + 10, X + 11), rank = 1, iter = 20, progress = FALSE))
-  expect_warning(bnmf(X, rank = 1, iter = 20, progress = FALSE), "negative")
+  expect_warning(bnmf(X, rank = 1, iter = 20, progress = FALSE), "negative",
+                 class = "bnmf_warning_negative")
 })
 
 test_that("a data frame of numbers and integer matrices are accepted", {
