@@ -215,7 +215,7 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
     loglik = num$loglik, logprior = num$logprior, logpost = logpost,
     blocks = blk, point = theta, point_type = point, logdens = logdens,
     samples = samples, burnin = burnin, batches = batches,
-    symmetrised = sym, rank = K, dims = fit$dims, prior_type = fit$prior$type
+    symmetrised = sym, rank = K, dims = fit$dims
   ), class = "bnmf_marglik")
 }
 
@@ -274,6 +274,13 @@ weight_ess <- function(v) {
   sum(w)^2 / sum(w^2)
 }
 
+# log(mean(exp(v))), without overflow.
+log_mean_exp <- function(v) {
+  m <- max(v)
+  if (!is.finite(m)) return(m)
+  m + log(mean(exp(v - m)))
+}
+
 # log(mean(exp(v))) and its standard error by batch means (delta method).
 log_mean_exp_se <- function(v, batches) {
   m <- max(v)
@@ -320,10 +327,7 @@ plot.bnmf_marglik <- function(x, n = NULL, ...) {
   n <- n[n >= 2 & n <= N]
   est <- vapply(n, function(m) {
     x$loglik + x$logprior - sum(vapply(x$logdens, function(ld) {
-      sum(apply(ld[seq_len(m), , drop = FALSE], 2L, function(v) {
-        mx <- max(v)
-        mx + log(mean(exp(v - mx)))
-      }))
+      sum(apply(ld[seq_len(m), , drop = FALSE], 2L, log_mean_exp))
     }, numeric(1)))
   }, numeric(1))
   graphics::plot(n, est, type = "b", log = "x", pch = 19, cex = 0.6,

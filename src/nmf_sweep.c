@@ -708,14 +708,10 @@ static SEXP list_get_opt(SEXP list, const char *name)
 
 SEXP bnmf_list_get(SEXP list, const char *name)
 {
-    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-    if (TYPEOF(names) != STRSXP || XLENGTH(names) != XLENGTH(list))
-        Rf_error("bnmf internal error: a named list is expected (looking for '%s')", name);
-    for (R_xlen_t t = 0; t < XLENGTH(list); t++)
-        if (strcmp(CHAR(STRING_ELT(names, t)), name) == 0)
-            return VECTOR_ELT(list, t);
-    Rf_error("bnmf internal error: component '%s' is missing", name);
-    return R_NilValue; /* not reached */
+    SEXP v = list_get_opt(list, name);
+    if (v == R_NilValue)
+        Rf_error("bnmf internal error: component '%s' is missing", name);
+    return v;
 }
 
 double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len)

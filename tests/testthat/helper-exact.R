@@ -439,3 +439,20 @@ expect_exact <- function(res, label = "") {
     collapse = "; ")))
   invisible(res)
 }
+
+# The tiny problem (I = 1, J = 2, K = 1) with an ARD rate lambda ~
+# Gamma(a0, b0) shared by w, h1 and h2: given lambda exact_tiny_nmf() applies,
+# and lambda is integrated on the log grid u (trapezoidal rule, which
+# converges geometrically for this smooth integrand). Returns the grid
+# (lambda, u, step), the exact results given each lambda (`given`), the log
+# joint density of (x, u) on the grid (`lp`: its posterior is exp(lp)
+# normalised) and the log evidence log p(x).
+exact_tiny_ard <- function(x, a0, b0, alpha, beta, u = seq(-6, 4, by = 0.5)) {
+  lam <- exp(u)
+  given <- lapply(lam, function(l) exact_tiny_nmf(x, lambda_w = l, lambda_h = l,
+                                                  alpha = alpha, beta = beta))
+  lp <- vapply(given, function(e) e$log_evidence, 0) + dgamma(lam, a0, b0, log = TRUE) + u
+  m <- max(lp)
+  list(lambda = lam, u = u, given = given, lp = lp,
+       log_evidence = m + log(sum(exp(lp - m)) * (u[2L] - u[1L])))
+}

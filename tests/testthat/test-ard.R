@@ -24,12 +24,10 @@ test_that("Gibbs with ARD matches exact quadrature of a tiny problem", {
   # p(lambda | x) propto Gamma(lambda; a0, b0) p(x | lambda).
   x <- c(1.2, 0.8)
   a0 <- 3; b0 <- 2; alpha <- 2; beta <- 1
-  u <- seq(-6, 4, by = 0.25)
-  lam <- exp(u)
-  ex <- lapply(lam, function(l) exact_tiny_nmf(x, lambda_w = l, lambda_h = l,
-                                               alpha = alpha, beta = beta))
-  lp <- vapply(ex, function(e) e$log_evidence, 0) + dgamma(lam, a0, b0, log = TRUE) + u
-  wt <- exp(lp - max(lp))
+  grid <- exact_tiny_ard(x, a0, b0, alpha, beta, u = seq(-6, 4, by = 0.25))
+  lam <- grid$lambda
+  ex <- grid$given
+  wt <- exp(grid$lp - max(grid$lp))
   expect_lt(max(wt[c(1, length(wt))]), 1e-10) # the grid holds the posterior
   wt <- wt / sum(wt)
   e_lam <- sum(wt * lam)
