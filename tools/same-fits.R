@@ -1,0 +1,109 @@
+# Same seed, same fits: runs a fixed set of fits with the bnmf installed in a
+# given library and saves them, or compares two such files entry by entry.
+# Used to show that a change of the internals leaves every result unchanged.
+#
+#   Rscript tools/same-fits.R run LIB OUT.rds      # fits with the bnmf in LIB
+#   Rscript tools/same-fits.R compare A.rds B.rds  # identical, entry by entry?
+#
+# Every case records the fit (timings and the call removed) and the session's
+# random number state after the call, so that a change in how many random
+# numbers a call consumes is seen too.
+args <- commandArgs(trailingOnly = TRUE)
+if (length(args) != 3L || !args[1L] %in% c("run", "compare")) {
+  stop("usage: same-fits.R run LIB OUT.rds | compare A.rds B.rds")
+}
+
+strip <- function(x) {
+  if (is.function(x) || is.environment(x)) return(NULL)
+  timing <- c("call", "init_time", "solve_time", "elapsed", "time", "timing")
+  if (is.data.frame(x)) return(x[setdiff(names(x), timing)])
+  if (is.list(x) && !is.data.frame(x)) {
+    drop <- names(x) %in% timing
+    if (any(drop)) x <- x[!drop]
+    cls <- class(x)
+    x <- lapply(x, strip)
+    if (!identical(cls, "list")) class(x) <- cls
+  }
+  x
+}
+
+if (args[1L] == "run") {
+  .libPaths(c(args[2L], .libPaths()))
+  suppressPackageStartupMessages({
+    library(bnmf, lib.loc = args[2L])
+    library(Matrix)
+  })
+  set.seed(42)
+  X <- leukemia[1:60, 1:40]
+  Xna <- X
+  Xna[sample(length(X), 200)] <- NA
+  Xs <- Matrix::rsparsematrix(50, 30, 0.3, rand.x = function(n) rexp(n))
+  Xsna <- Xs
+  Xsna@x[c(3, 10, 50)] <- NA
+  data_sets <- list(dense = X, na = Xna, sparse = Xs, sparse_na = Xsna)
+  cases <- list()
+  add <- function(name, expr) {
+    set.seed(1)
+    val <- tryCatch(expr, error = function(e) structure(conditionMessage(e), class = "failed"))
+    cases[[name]] <<- list(value = strip(val), seed = .Random.seed)
+  }
+  for (d in names(data_sets)) {
+    Y <- data_sets[[d]]
+    for (m in c("gibbs", "icm", "vb", "np")) {
+      it <- if (m == "gibbs") 200 else 100
+      add(paste(m, d), bnmf(Y, rank = 3, method = m, iter = it))
+      if (m != "np") {
+        add(paste(m, "ard", d), bnmf(Y, rank = 4, method = m, iter = it, prior = ard()))
+      }
+    }
+    add(paste("np kl", d), bnmf(Y, rank = 3, method = "np", loss = "kl", iter = 100))
+    add(paste("gibbs draws chains", d),
+        bnmf(Y, rank = 2, iter = 100, chains = 2, keep = "draws"))
+  }
+  add("gibbs update", update(bnmf(Xna, rank = 3, iter = 100), iter = 50))
+  add("vb update", update(bnmf(X, rank = 3, method = "vb", iter = 20), iter = 30))
+  add("gibbs formula", bnmf(X ~ nmf(2, prior = exponential(2)), iter = 100,
+                            noise = gamma_prior(2, 1)))
+  add("chib", marginal_likelihood(bnmf(X[1:20, 1:10], rank = 2, iter = 200),
+                                  samples = 300, progress = FALSE))
+  add("rank bic", select_rank(X, ranks = 1:3, criterion = "bic"))
+  add("rank cv", select_rank(Xna, ranks = 1:2, criterion = "cv", method = "vb", folds = 3))
+  add("rank ard", select_rank(X, ranks = 1:4, criterion = "ard", method = "vb"))
+  add("particles random", bnmf(X * 100, rank = 3, method = "particles", particles = 5,
+                               init = "random", iter = 200))
+  add("particles qtransform", bnmf(X * 100, rank = 3, method = "particles", particles = 5,
+                                   iter = 200))
+  add("hmc", bnmf(X[1:20, 1:10] * 100, rank = 2, method = "hmc", iter = 60, chains = 2))
+  future::plan(future::multisession, workers = 2)
+  for (d in c("dense", "sparse_na")) {
+    add(paste("gibbs chains multisession", d),
+        bnmf(data_sets[[d]], rank = 2, iter = 100, chains = 2, keep = "draws"))
+    add(paste("icm chains multisession", d),
+        bnmf(data_sets[[d]], rank = 2, method = "icm", iter = 50, chains = 2))
+  }
+  add("rank cv multisession", select_rank(Xna, ranks = 1:2, criterion = "cv", method = "vb",
+                                          folds = 3))
+  add("hmc multisession", bnmf(X[1:20, 1:10] * 100, rank = 2, method = "hmc", iter = 60,
+                               chains = 2))
+  future::plan(future::sequential)
+  saveRDS(cases, args[3L])
+  cat(sprintf("%d cases saved to %s\n", length(cases), args[3L]))
+} else {
+  a <- readRDS(args[2L])
+  b <- readRDS(args[3L])
+  for (nm in union(names(a), names(b))) {
+    if (is.null(a[[nm]]) || is.null(b[[nm]])) {
+      cat(sprintf("%-40s only in one file\n", nm))
+      next
+    }
+    fit_same <- isTRUE(all.equal(a[[nm]]$value, b[[nm]]$value, tolerance = 0,
+                                 check.attributes = TRUE))
+    seed_same <- identical(a[[nm]]$seed, b[[nm]]$seed)
+    note <- if (!fit_same) {
+      paste(utils::head(all.equal(a[[nm]]$value, b[[nm]]$value, tolerance = 0), 2),
+            collapse = "; ")
+    } else ""
+    cat(sprintf("%-40s fit %s  rng %s  %s\n", nm, if (fit_same) "same" else "DIFFERS",
+                if (seed_same) "same" else "DIFFERS", substr(note, 1, 80)))
+  }
+}
