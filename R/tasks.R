@@ -16,7 +16,11 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
   if (is.numeric(tasks) && length(tasks) == 1L) tasks <- seq_len(tasks)
   if (isTRUE(seeds)) seeds <- chain_streams(length(tasks))
   if (!tasks_in_process()) {
-    return(future.apply::future_lapply(tasks, fun, ..., future.seed = seeds,
+    # Tasks without streams draw no random numbers, but the C code brackets
+    # every call with GetRNGstate()/PutRNGstate(), which creates a seed in a
+    # fresh worker: not a use of random numbers for future's check.
+    return(future.apply::future_lapply(tasks, fun, ...,
+                                       future.seed = if (!isFALSE(seeds)) seeds,
                                        future.packages = "bnmf"))
   }
   run <- function(...) {
