@@ -46,13 +46,14 @@ particles_tasks <- function(job) {
   # drawing them still keeps what set.seed() reproduces after the fit.
   skip_streams(job$M)
   job$data <- prepare_data(job$X, job$rank)
+  job$flat <- nnls_prior(nrow(job$X), ncol(job$X), job$rank)
   if (job$progress) job$task_progress <- "Candidate factorisations"
   job
 }
 
 particle_candidate <- function(start, job) {
   t0 <- proc.time()[[3L]]
-  res <- nnls_solve(job$X, start$W, start$H, job$tol, job$iter, job$data)
+  res <- nnls_solve(job$X, start$W, start$H, job$tol, job$iter, job$data, job$flat)
   res$time <- proc.time()[[3L]] - t0
   res
 }
@@ -120,12 +121,12 @@ particles_engine <- function() {
 # from the start (W, H), by ICM with a flat prior (exact coordinate descent),
 # until the relative change of the objective is at most `tol` or `maxit`
 # sweeps. `X` is a dense double matrix; `data` its description for the C code
-# (prepare_data(), computed once by callers that solve many times). Uses no
-# random numbers.
-nnls_solve <- function(X, W, H, tol, maxit, data = prepare_data(X, ncol(W))) {
-  d <- data$dims
-  res <- run_chain(X, data, nnls_prior(d[1L], d[2L], d[3L]), "icm", maxit, 0L, 1L,
-                   "summary", tol, list(W = W, H = H), progress = FALSE, masked = TRUE)
+# and `prior` the flat prior (computed once by callers that solve many times).
+# Uses no random numbers.
+nnls_solve <- function(X, W, H, tol, maxit, data = prepare_data(X, ncol(W)),
+                       prior = nnls_prior(data$dims[1L], data$dims[2L], data$dims[3L])) {
+  res <- run_chain(X, data, prior, "icm", maxit, 0L, 1L, "summary", tol, list(W = W, H = H),
+                   progress = FALSE, masked = TRUE)
   list(W = res$state$W, H = res$state$H, iterations = nrow(res$trace),
        converged = res$converged)
 }
