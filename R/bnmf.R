@@ -85,9 +85,11 @@
 #' `X` exactly). The first `burnin` iterations (default `iter / 2`) adapt the
 #' step size (dual averaging towards `hmc_control()$target` acceptance) and,
 #' by default, a diagonal mass matrix; they are then frozen, and every
-#' `thin`-th later draw is kept. Chains run one after the other in this R
-#' process with the session's random numbers (`set.seed()` reproduces the
-#' fit). `X` must be dense, complete and non-negative. The SILF likelihood
+#' `thin`-th later draw is kept. The warm starts are drawn in this R process;
+#' the chains are independent tasks, each on its own random number stream
+#' (see the section Chains and reproducibility), so `set.seed()` reproduces
+#' the fit under any [future::plan()]. `X` must be dense, complete and
+#' non-negative. The SILF likelihood
 #' acts on the objective in the units of `X`: the posterior puts the
 #' objective some K(I + J) / (2C) or more above its minimum (the volume of
 #' the parameter space grows with it), which is negligible when `epsilon` is
@@ -97,7 +99,8 @@
 #'
 #' @section Chains and reproducibility:
 #' Chains (for ICM: restarts, of which the fit with the highest log posterior
-#' is kept) are independent tasks, each with its own L'Ecuyer-CMRG random
+#' is kept; for HMC: its chains; for particles: the candidates, which use no
+#' random numbers) are independent tasks, each with its own L'Ecuyer-CMRG random
 #' number stream derived from one draw of the session's random numbers, so
 #' `set.seed()` before the call reproduces the fit exactly. Under the default
 #' sequential [future::plan()] the chains run one after the other in this R
@@ -200,64 +203,125 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
                  progress = interactive(), data = NULL, particles = 20,
                  likelihood = silf(), control = hmc_control()) {
   call <- match.call()
+  # Check the call: the method picks the engine, which checks the arguments.
   method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"), "method")
-  if (method == "np" && (!missing(prior) || !missing(noise))) {
+  engine <- bnmf_engine(method)
+  given <- c(prior = !missing(prior), noise = !missing(noise), init = !missing(init),
+             keep = !missing(keep), loss = !missing(loss), particles = !missing(particles),
+             control = !missing(control))
+  check_method_args(method, given)
+  term <- parse_model(X, rank, prior, data, parent.frame())
+  job <- engine$check(list(
+    method = method, X = term$X, rank = term$rank, prior = term$prior, noise = noise,
+    iter = iter, burnin = burnin, thin = thin, chains = chains, init = init, tol = tol,
+    keep = keep, loss = loss, progress = progress, particles = particles,
+    likelihood = likelihood, control = control, given = given))
+  # Build the model, lay out its independent tasks, run them, build the fit.
+  job$model <- engine$model(job)
+  job <- engine$tasks(job)
+  runs <- run_tasks(job$tasks, engine$run_task, job = job, seeds = engine$seeds,
+                    progress = job$task_progress)
+  engine$build(runs, job, call)
+}
+
+# The engine of a method's family: a list of `check` (the arguments, into a
+# job), `model` (the model specification, nmf_spec()), `tasks` (the
+# independent units: chains, restarts, candidates, in `job$tasks`),
+# `run_task` (one unit, as run_tasks() calls it), `seeds` (whether the units
+# draw random numbers) and `build` (the fit object).
+bnmf_engine <- function(method) {
+  switch(method, particles = particles_engine(), hmc = hmc_engine(), gaussian_engine())
+}
+
+# Arguments that the method does not take, before the model term is read.
+check_method_args <- function(method, given) {
+  if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  if (method != "hmc" && !missing(control)) abort_input("`control` applies to method \"hmc\" only.")
-  spec <- parse_model(X, rank, prior, data, parent.frame())
-  if (method == "particles") {
-    return(fit_particles(spec, if (missing(init)) "qtransform" else init, particles,
-                         likelihood, tol, iter, progress, call))
+  if (method != "hmc" && given[["control"]]) abort_input("`control` applies to method \"hmc\" only.")
+}
+
+check_rank_bound <- function(K, X) {
+  if (K > min(dim(X))) {
+    abort_input(sprintf("`rank` must be at most min(nrow(X), ncol(X)) = %d, not %d.",
+                        min(dim(X)), K))
   }
-  if (method == "hmc") {
-    unused <- c(noise = !missing(noise), keep = !missing(keep), loss = !missing(loss),
-                particles = !missing(particles))
-    if (any(unused)) {
-      abort_input(sprintf("%s: not used by method \"hmc\".",
-                          paste0("`", names(unused)[unused], "`", collapse = ", ")))
-    }
-    return(fit_hmc(spec, init, likelihood, iter, burnin, thin, chains, tol, progress,
-                   control, call))
-  }
-  if (method != "np" && !missing(loss)) {
+}
+
+# ---- the Gaussian NMF engine: methods gibbs, icm, vb, np ---------------------
+
+gaussian_check <- function(job) {
+  method <- job$method
+  if (method != "np" && job$given[["loss"]]) {
     abort_input(sprintf("`loss` applies to method \"np\" only, not \"%s\" (the Bayesian methods have a Gaussian likelihood).", method))
   }
-  keep <- check_choice(keep, c("summary", "draws"), "keep")
-  loss <- check_choice(loss, c("euclidean", "kl"), "loss")
-  X <- check_data_matrix(spec$X)
-  I <- nrow(X)
-  J <- ncol(X)
-  K <- spec$rank
-  if (K > min(I, J)) {
-    abort_input(sprintf("`rank` must be at most min(nrow(X), ncol(X)) = %d, not %d.",
-                        min(I, J), K))
-  }
-  prior <- spec$prior
-  if (!inherits(prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()` or `ard()`.")
-  if (method == "np" && identical(prior$type, "ard")) {
+  keep <- check_choice(job$keep, c("summary", "draws"), "keep")
+  loss <- check_choice(job$loss, c("euclidean", "kl"), "loss")
+  job$X <- check_data_matrix(job$X)
+  check_rank_bound(job$rank, job$X)
+  if (!inherits(job$prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()` or `ard()`.")
+  if (method == "np" && identical(job$prior$type, "ard")) {
     abort_input("`prior`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\", \"vb\" or \"gibbs\" for ARD.")
   }
-  if (!inherits(noise, "bnmf_noise")) abort_input("`noise` must be made by `gamma_prior()`.")
-  settings <- check_settings(method, iter, burnin, thin, chains, tol, keep, progress)
-  settings$loss <- if (method == "np") loss else NULL
-  data_c <- prepare_data(X, K)
-  check_signs(X, method)
-  mean_x <- data_c$sum_obs / data_c$n_obs
-  rates <- if (method == "np") {
-    list(lamW = matrix(0, I, K), lamH = matrix(0, K, J), rate = 0, auto = FALSE,
-         ard = numeric())
-  } else {
-    resolve_rates(prior, I, J, K, mean_x, method)
-  }
-  prior_c <- list(lamW = rates$lamW, lamH = rates$lamH,
-                  alpha = noise$shape, beta = noise$rate, ard = rates$ard)
-  starts <- make_starts(init, settings$chains, I, J, K)
+  if (!inherits(job$noise, "bnmf_noise")) abort_input("`noise` must be made by `gamma_prior()`.")
+  job$settings <- check_settings(method, job$iter, job$burnin, job$thin, job$chains, job$tol,
+                                 keep, job$progress)
+  job$settings$loss <- if (method == "np") loss else NULL
+  job$data <- prepare_data(job$X, job$rank)
+  check_signs(job$X, method)
+  job
+}
 
-  runs <- run_chains(X, data_c, prior_c, method, settings, starts,
-                     seeds = TRUE)
-  fit <- new_bnmf_fit(runs, X, data_c, method, K, rates, noise, settings, call)
+gaussian_model <- function(job) {
+  I <- nrow(job$X)
+  J <- ncol(job$X)
+  mean_x <- job$data$sum_obs / job$data$n_obs
+  nmf_spec(I, J, job$rank, gaussian_prior(job$prior, I, J, job$rank, mean_x, job$method),
+           job$noise)
+}
+
+gaussian_tasks <- function(job) {
+  starts <- make_starts(job$init, job$settings$chains, nrow(job$X), ncol(job$X), job$rank)
+  chain_tasks(job, starts, job$settings$progress)
+}
+
+# One task per chain (or restart) from its start; the C view of the prior
+# and whether the chains show progress bars (only in this process) go with
+# the job.
+chain_tasks <- function(job, starts, progress) {
+  label <- c(gibbs = "Gibbs sampling", icm = "ICM", vb = "Variational Bayes",
+             np = "Multiplicative updates")[[job$method]]
+  n <- length(starts)
+  job$tasks <- lapply(seq_len(n), function(c) {
+    list(start = starts[[c]],
+         label = if (n > 1L) sprintf("%s, chain %d", label, c) else label)
+  })
+  job$prior_c <- c_prior(job$model)
+  job$chain_progress <- progress && tasks_in_process()
+  job
+}
+
+# Run one chain; its random number stream's final state is kept, so that
+# update() can continue it.
+gaussian_chain <- function(task, job) {
+  s <- job$settings
+  res <- run_chain(job$X, job$data, job$prior_c, job$method, s$iter, s$burnin, s$thin,
+                   s$keep, s$tol, task$start, progress = job$chain_progress,
+                   masked = job$method != "gibbs", loss = s$loss %||% "euclidean",
+                   label = task$label)
+  res$seed <- task_stream()
+  res
+}
+
+gaussian_build <- function(runs, job, call) {
+  fit <- new_bnmf_fit(runs, job$X, job$data, job$method, job$rank, job$model$prior,
+                      job$model$noise, job$settings, call)
   validate_bnmf_fit(fit)
+}
+
+gaussian_engine <- function() {
+  list(check = gaussian_check, model = gaussian_model, tasks = gaussian_tasks,
+       run_task = gaussian_chain, seeds = TRUE, build = gaussian_build)
 }
 
 # The formula interface: `X ~ nmf(rank, prior)`, read by bnmf itself.
@@ -345,54 +409,4 @@ make_starts <- function(init, chains, I, J, K) {
     return(lapply(init, check_init_list, I = I, J = J, K = K))
   }
   abort_input("`init` must be \"random\", a list with matrices `W` and `H`, or a list of such lists, one per chain.")
-}
-
-# Run the chains, each with its own L'Ecuyer-CMRG random number stream.
-# `seeds` is TRUE (new streams derived from the session's seed) or the list of
-# the streams' states saved at the end of a previous run (to continue them).
-# Under a sequential future plan (the default) the chains run in this process;
-# otherwise they are futures. The streams are the same either way, and so are
-# the results.
-run_chains <- function(X, data, prior, method, settings, starts, seeds) {
-  if (isTRUE(seeds)) seeds <- chain_streams(length(starts))
-  sequential <- inherits(future::plan(), "sequential")
-  progress <- settings$progress && sequential
-  label <- c(gibbs = "Gibbs sampling", icm = "ICM", vb = "Variational Bayes",
-             np = "Multiplicative updates")[[method]]
-  one_chain <- function(c) {
-    res <- run_chain(X, data, prior, method, settings$iter, settings$burnin,
-                     settings$thin, settings$keep, settings$tol, starts[[c]],
-                     progress = progress, masked = method != "gibbs",
-                     loss = settings$loss %||% "euclidean",
-                     label = if (length(starts) > 1L) sprintf("%s, chain %d", label, c) else label)
-    res$seed <- get(".Random.seed", envir = globalenv())
-    res
-  }
-  if (!sequential) {
-    return(future.apply::future_lapply(seq_along(starts), one_chain, future.seed = seeds,
-                                       future.packages = "bnmf"))
-  }
-  # In this process: switch to each chain's stream, then restore the session's.
-  genv <- globalenv()
-  old <- if (exists(".Random.seed", envir = genv, inherits = FALSE)) genv$.Random.seed
-  on.exit(if (is.null(old)) rm(".Random.seed", envir = genv) else assign(".Random.seed", old, envir = genv))
-  lapply(seq_along(starts), function(c) {
-    assign(".Random.seed", seeds[[c]], envir = genv)
-    one_chain(c)
-  })
-}
-
-# n consecutive L'Ecuyer-CMRG streams from one draw of the session's RNG, so
-# that set.seed() before a fit reproduces it.
-chain_streams <- function(n) {
-  base <- c(10407L, as.integer(stats::runif(6L) * 2147483646) + 1L)
-  # The first three seeds must be below m1 = 4294967087, the last three below
-  # m2 = 4294944443 (as unsigned 32-bit integers): any positive int is.
-  streams <- vector("list", n)
-  s <- base
-  for (c in seq_len(n)) {
-    s <- parallel::nextRNGStream(s)
-    streams[[c]] <- s
-  }
-  streams
 }

@@ -148,9 +148,7 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   }
   data <- prepare_data(X, K)
   ard <- identical(fit$prior$type, "ard")
-  prior <- list(lamW = fit$prior$lamW, lamH = fit$prior$lamH,
-                alpha = fit$noise$shape, beta = fit$noise$rate,
-                ard = if (ard) fit$prior$ard else numeric())
+  prior <- c_prior(fit)
   theta <- chib_point(fit, X, data, prior, point)
   # The blocks of the strongest factors first: a weakly determined factor
   # varies most from draw to draw, and its blocks are better estimated with
@@ -178,8 +176,7 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   run <- if (flip) {
     Xt <- if (inherits(X, "Matrix")) Matrix::t(X) else t(X)
     list(X = Xt, data = prepare_data(Xt, K),
-         prior = list(lamW = t(prior$lamH), lamH = t(prior$lamW), alpha = prior$alpha,
-                      beta = prior$beta, ard = prior$ard),
+         prior = c_prior(fit, lamW = t(prior$lamH), lamH = t(prior$lamW)),
          W = t(theta$H), H = t(theta$W))
   } else {
     list(X = X, data = data, prior = prior, W = theta$W, H = theta$H)

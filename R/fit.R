@@ -180,31 +180,28 @@ update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
   iter <- check_count(iter, "iter", min = 1)
   progress <- check_flag(progress, "progress")
   fit <- object
-  data_c <- prepare_data(fit$X, fit$rank)
-  prior_c <- list(lamW = fit$prior$lamW, lamH = fit$prior$lamH,
-                  alpha = fit$noise$shape, beta = fit$noise$rate,
-                  ard = fit$prior$ard %||% numeric())
   settings <- fit$settings
   if (fit$method == "gibbs") {
     iter <- max(settings$thin, iter %/% settings$thin * settings$thin)
   }
-  run_settings <- settings
-  run_settings$iter <- iter
-  run_settings$burnin <- 0L
-  run_settings$progress <- progress
+  # The chains continue from their last states and random number streams,
+  # through the engine that ran them.
+  job <- list(method = fit$method, X = fit$X, data = prepare_data(fit$X, fit$rank),
+              model = fit, settings = settings)
+  job$settings$iter <- iter
+  job$settings$burnin <- 0L
   chains <- if (fit$method != "gibbs") fit$chains[fit$best] else fit$chains
   starts <- lapply(chains, function(ch) ch[setdiff(names(ch), c("seed", "perm"))])
-  seeds <- lapply(chains, function(ch) ch$seed)
-  runs <- run_chains(fit$X, data_c, prior_c, fit$method, run_settings, starts, seeds)
+  job <- chain_tasks(job, starts, progress)
+  job$model <- NULL
+  runs <- run_tasks(job$tasks, gaussian_chain, job = job,
+                    seeds = lapply(chains, function(ch) ch$seed))
   if (fit$method != "gibbs") {
     fit$trace <- fit$trace[fit$trace$chain == fit$best, , drop = FALSE]
     fit$trace$chain <- 1L
   }
   settings$iter <- settings$iter + iter
-  rates <- list(rate = fit$prior$rate, auto = fit$prior$auto,
-                lamW = fit$prior$lamW, lamH = fit$prior$lamH,
-                ard = fit$prior$ard %||% numeric())
-  new <- new_bnmf_fit(runs, fit$X, data_c, fit$method, fit$rank, rates,
+  new <- new_bnmf_fit(runs, fit$X, job$data, fit$method, fit$rank, fit$prior,
                       fit$noise, settings, fit$call, previous = fit)
   validate_bnmf_fit(new)
 }

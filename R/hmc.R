@@ -255,46 +255,64 @@ hmc_chain <- function(q, m, settings, control, pb = NULL, pb_offset = 0L) {
 
 # ---- the fit ----------------------------------------------------------------
 
-# Fit the particle model by HMC. Called by bnmf().
-fit_hmc <- function(spec, init, likelihood, iter, burnin, thin, chains, tol, progress,
-                    control, call) {
-  X <- check_particle_data(spec$X)
-  X <- unclass_matrix(X)
-  I <- nrow(X); J <- ncol(X); K <- spec$rank
-  if (K > min(I, J)) {
-    abort_input(sprintf("`rank` must be at most min(nrow(X), ncol(X)) = %d, not %d.",
-                        min(I, J), K))
+# The HMC engine of bnmf() (see bnmf_engine()): the particle model, one task
+# per chain, each chain on its own random number stream.
+
+hmc_check <- function(job) {
+  unused <- job$given[c("noise", "keep", "loss", "particles")]
+  if (any(unused)) {
+    abort_input(sprintf("%s: not used by method \"hmc\".",
+                        paste0("`", names(unused)[unused], "`", collapse = ", ")))
   }
-  likelihood <- check_likelihood(likelihood)
-  if (likelihood$objective == "is" && min(X) <= 0) {
-    abort_input("`likelihood`: the Itakura-Saito objective needs X > 0.")
-  }
-  rate <- spec$prior$rate
-  if (!inherits(spec$prior, "bnmf_prior") || !(identical(rate, "auto") ||
-      is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate >= 0)) {
-    abort_input("`prior`: method \"hmc\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\" means 1).")
-  }
-  rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
-  if (!inherits(control, "bnmf_hmc_control")) abort_input("`control` must be made by `hmc_control()`.")
-  settings <- check_settings("gibbs", iter, burnin, thin, chains, tol, "summary", progress)
-  starts <- hmc_starts(X, K, init, settings$chains, settings$tol, control$solver_iter)
-  f0 <- vapply(starts, function(s) nmf_objective(X, s$W, s$H, likelihood$objective), numeric(1))
-  if (is.null(likelihood$epsilon)) {
-    if (!(max(f0) > 1e-12 * max(sum_squares(X), 1e-300))) {
+  job <- silf_check(job)
+  job$X <- unclass_matrix(job$X)
+  if (!inherits(job$control, "bnmf_hmc_control")) abort_input("`control` must be made by `hmc_control()`.")
+  job$settings <- check_settings("gibbs", job$iter, job$burnin, job$thin, job$chains, job$tol,
+                                 "summary", job$progress)
+  job
+}
+
+# The warm starts, in this process (they fix the default epsilon of the
+# likelihood); then one task per chain.
+hmc_tasks <- function(job) {
+  X <- job$X
+  s <- job$settings
+  starts <- hmc_starts(X, job$rank, job$init, s$chains, s$tol, job$control$solver_iter)
+  job$f0 <- vapply(starts, function(st) nmf_objective(X, st$W, st$H, job$model$silf$objective),
+                   numeric(1))
+  if (is.null(job$model$silf$epsilon)) {
+    if (!(max(job$f0) > 1e-12 * max(sum_squares(X), 1e-300))) {
       abort_input("`likelihood`: the warm start fits `X` exactly (objective 0), so the default `epsilon` (1.2 times its objective) is 0; give `silf(epsilon = )`.")
     }
-    likelihood$epsilon <- 1.2 * max(f0)
+    job$model$silf$epsilon <- 1.2 * max(job$f0)
   }
-  m <- hmc_model(X, K, likelihood, rate)
-  pb <- progress_start(settings$progress, settings$iter * settings$chains, "HMC")
-  runs <- vector("list", settings$chains)
-  for (c in seq_len(settings$chains)) {
-    s <- starts[[c]]
-    q <- c(s$W * rep(stats::rgamma(K, I, 1), each = I), s$H)
-    runs[[c]] <- hmc_chain(q, m, settings, control, pb, (c - 1L) * settings$iter)
-  }
+  job$target <- hmc_model(X, job$rank, job$model$silf, job$model$prior$rate)
+  job$tasks <- lapply(seq_along(starts), function(c) list(chain = c, start = starts[[c]]))
+  job$chain_progress <- s$progress && tasks_in_process()
+  job
+}
+
+# One chain from its warm start, the scale of V drawn from its Gamma(I, 1)
+# prior.
+hmc_run_chain <- function(task, job) {
+  s <- task$start
+  I <- nrow(job$X); K <- job$rank
+  q <- c(s$W * rep(stats::rgamma(K, I, 1), each = I), s$H)
+  label <- if (job$settings$chains > 1L) sprintf("HMC, chain %d", task$chain) else "HMC"
+  pb <- progress_start(job$chain_progress, job$settings$iter, label)
+  run <- hmc_chain(q, job$target, job$settings, job$control, pb)
   progress_done(pb)
-  new_hmc_fit(runs, X, K, likelihood, rate, settings, control, f0, call)
+  run
+}
+
+hmc_build <- function(runs, job, call) {
+  new_hmc_fit(runs, job$X, job$rank, job$model$silf, job$model$prior$rate, job$settings,
+              job$control, job$f0, call)
+}
+
+hmc_engine <- function() {
+  list(check = hmc_check, model = silf_model, tasks = hmc_tasks, run_task = hmc_run_chain,
+       seeds = TRUE, build = hmc_build)
 }
 
 unclass_matrix <- function(X) {
@@ -312,7 +330,7 @@ hmc_starts <- function(X, K, init, chains, tol, solver_iter) {
     init <- check_choice(init, "random", "init")
     return(lapply(seq_len(chains), function(c) {
       st <- random_start(I, J, K, mean(X))
-      sol <- solve_nnls_candidate(X, st$W, st$H, tol, solver_iter)
+      sol <- nnls_solve(X, st$W, st$H, tol, solver_iter)
       hmc_check_start(to_simplex(sol$W, sol$H), c)
     }))
   }

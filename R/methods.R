@@ -160,8 +160,7 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
   W <- unname(object$W)
   lamW <- if (!is.null(object$lambda)) matrix(object$lambda, nrow(W), K, byrow = TRUE) else
     object$prior$lamW
-  prior_c <- list(lamW = lamW, lamH = lam_new,
-                  alpha = object$noise$shape, beta = object$noise$rate, ard = numeric())
+  prior_c <- c_prior(object, lamW = lamW, lamH = lam_new, ard = numeric())
   mean_x <- data_c$sum_obs / data_c$n_obs
   s <- sqrt(max(mean_x, .Machine$double.eps) / K)
   start <- list(W = W, H = matrix(s, K, Jn), tau = object$tau %||% 1)

@@ -132,6 +132,49 @@ format_rate <- function(rate) {
   format(signif(rate, 4))
 }
 
+# ---- the model specification ----------------------------------------------
+
+# What every model hands to the engines: its dimensions, its blocks (name ->
+# dimensions), the resolved priors of the blocks and of the noise, and the
+# likelihood ("gaussian"; "silf" for particles and HMC, whose parameters are
+# in `silf`). Future models (NMTF: blocks F, S, G; a Poisson likelihood)
+# produce the same kind of list.
+nmf_spec <- function(I, J, K, prior, noise = NULL, likelihood = "gaussian", silf = NULL) {
+  structure(list(model = "nmf", dims = c(I, J), rank = K,
+                 blocks = list(W = c(I, K), H = c(K, J)),
+                 prior = prior, noise = noise, likelihood = likelihood, silf = silf),
+            class = "bnmf_spec")
+}
+
+# The model of particles and HMC: SILF likelihood, Dirichlet(1) columns of W,
+# Exp(rate) entries of H (`job` checked by silf_check()).
+silf_model <- function(job) {
+  nmf_spec(nrow(job$X), ncol(job$X), job$rank,
+           prior = list(type = "dirichlet-exponential", rate = job$rate),
+           likelihood = "silf", silf = job$likelihood)
+}
+
+# The C view of a model's prior (what the C code reads by name): entry-wise
+# exponential rates of W and H, the Gamma prior of tau and the ARD
+# hyper-parameters (numeric() without ARD). `spec` is a model specification
+# or a fit (both hold `prior` and `noise`); the arguments replace its rates.
+c_prior <- function(spec, lamW = spec$prior$lamW, lamH = spec$prior$lamH,
+                    ard = spec$prior$ard %||% numeric()) {
+  list(lamW = lamW, lamH = lamH, alpha = spec$noise$shape, beta = spec$noise$rate,
+       ard = ard)
+}
+
+# The prior of a Gaussian NMF model, resolved: `type`, the rate given (`rate`,
+# `auto`), the entry-wise rate matrices and the ARD hyper-parameters. Method
+# "np" has none (zero rates).
+gaussian_prior <- function(prior, I, J, K, mean_x, method) {
+  if (method == "np") {
+    return(list(type = "none", lamW = matrix(0, I, K), lamH = matrix(0, K, J), rate = 0,
+                auto = FALSE, ard = numeric()))
+  }
+  c(list(type = prior$type), resolve_rates(prior, I, J, K, mean_x, method))
+}
+
 # Resolve the prior into entry-wise rate matrices for the C code.
 resolve_rates <- function(prior, I, J, K, mean_x, method) {
   if (identical(prior$type, "ard")) {

@@ -2,36 +2,76 @@
 # from M starts, each solved to convergence by bnmf's own non-negative least
 # squares; then Stein-discrepancy weights (Algorithm 5).
 
-# Fit a particle approximation of the posterior. Called by bnmf().
-fit_particles <- function(spec, init, particles, likelihood, tol, iter, progress, call) {
-  X <- check_particle_data(spec$X)
-  I <- nrow(X); J <- ncol(X); R <- spec$rank
-  if (R > min(I, J)) {
-    abort_input(sprintf("`rank` must be at most min(nrow(X), ncol(X)) = %d, not %d.",
-                        min(I, J), R))
+# The particles engine of bnmf() (see bnmf_engine()).
+
+# The checks shared with HMC: dense complete non-negative data, the rank, the
+# SILF likelihood and the rate of H ("auto" means 1).
+silf_check <- function(job) {
+  job$X <- check_particle_data(job$X)
+  check_rank_bound(job$rank, job$X)
+  job$likelihood <- check_likelihood(job$likelihood)
+  if (job$likelihood$objective == "is" && min(job$X) <= 0) {
+    abort_input("`likelihood`: the Itakura-Saito objective needs X > 0.")
   }
-  M <- check_count(particles, "particles", min = 1)
-  likelihood <- check_likelihood(likelihood)
-  rate <- spec$prior$rate
-  if (!inherits(spec$prior, "bnmf_prior") || !(identical(rate, "auto") ||
+  rate <- job$prior$rate
+  if (!inherits(job$prior, "bnmf_prior") || !(identical(rate, "auto") ||
       is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate >= 0)) {
-    abort_input("`prior`: method \"particles\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\" means 1).")
+    abort_input(sprintf("`prior`: method \"%s\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\" means 1).",
+                        job$method))
   }
-  rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
+  job$rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
+  job
+}
+
+particles_check <- function(job) {
+  job <- silf_check(job)
+  job$M <- check_count(job$particles, "particles", min = 1)
+  init <- if (job$given[["init"]]) job$init else "qtransform"
   if (!inherits(init, "bnmf_qtransform")) {
     init <- check_choice(init, c("qtransform", "random", "nndsvd", "nndsvdar"), "init")
   }
-  tol <- check_number(tol, "tol", 0)
-  iter <- check_count(iter %||% 1000L, "iter", min = 1)
-  progress <- check_flag(progress, "progress")
-  if (likelihood$objective == "is" && min(X) <= 0) {
-    abort_input("`likelihood`: the Itakura-Saito objective needs X > 0.")
-  }
+  job$init <- init
+  job$tol <- check_number(job$tol, "tol", 0)
+  job$iter <- check_count(job$iter %||% 1000L, "iter", min = 1)
+  job$progress <- check_flag(job$progress, "progress")
+  job
+}
 
-  starts <- particle_starts(X, R, M, init)
-  cands <- solve_candidates(X, starts, tol, iter, progress)
+# The candidates' starts, drawn here; their solves use no random numbers, so
+# the fit is the same whatever the plan.
+particles_tasks <- function(job) {
+  job$tasks <- particle_starts(job$X, job$rank, job$M, job$init)
+  # Earlier versions solved each candidate through bnmf(), which drew a random
+  # number stream (six uniforms of the session) that the solve never used:
+  # drawing them still keeps what set.seed() reproduces after the fit.
+  skip_streams(job$M)
+  job$data <- prepare_data(job$X, job$rank)
+  job$flat <- nnls_prior(nrow(job$X), ncol(job$X), job$rank)
+  if (job$progress) job$task_progress <- "Candidate factorisations"
+  job
+}
+
+particle_candidate <- function(start, job) {
+  t0 <- proc.time()[[3L]]
+  res <- nnls_solve(job$X, start$W, start$H, job$tol, job$iter, job$data, job$flat)
+  res$time <- proc.time()[[3L]] - t0
+  res
+}
+
+skip_streams <- function(n) invisible(stats::runif(6L * n))
+
+# Rescale the candidates onto the simplex, weight them by the Stein
+# discrepancy, and build the fit.
+particles_build <- function(cands, job, call) {
+  X <- job$X
+  I <- nrow(X); J <- ncol(X); R <- job$rank; M <- job$M
+  starts <- job$tasks
+  init <- job$init
+  rate <- job$model$prior$rate
+  tol <- job$tol
+  iter <- job$iter
   parts <- lapply(cands, function(cd) to_simplex(cd$W, cd$H))
-  st <- particle_stein(X, parts, likelihood, rate, stein_kernel_par())
+  st <- particle_stein(X, parts, job$model$silf, rate, stein_kernel_par())
 
   w <- st$weights
   best <- which.max(w)
@@ -72,40 +112,39 @@ fit_particles <- function(spec, init, particles, likelihood, tol, iter, progress
   fit
 }
 
-# Solve every candidate from its start; candidates are independent tasks
-# (futures under a non-sequential plan). Their starts were drawn beforehand,
-# and the solver uses no random numbers, so the result is the same whatever
-# the plan.
-solve_candidates <- function(X, starts, tol, iter, progress) {
-  one <- function(m) {
-    t0 <- proc.time()[[3L]]
-    res <- solve_nnls_candidate(X, starts[[m]]$W, starts[[m]]$H, tol, iter)
-    res$time <- proc.time()[[3L]] - t0
-    res
-  }
-  if (!inherits(future::plan(), "sequential")) {
-    return(future.apply::future_lapply(seq_along(starts), one, future.seed = TRUE,
-                                       future.packages = "bnmf"))
-  }
-  pb <- progress_start(progress, length(starts), "Candidate factorisations")
-  out <- vector("list", length(starts))
-  for (m in seq_along(starts)) {
-    out[[m]] <- one(m)
-    progress_update(pb, m)
-  }
-  progress_done(pb)
-  out
+particles_engine <- function() {
+  list(check = particles_check, model = silf_model, tasks = particles_tasks,
+       run_task = particle_candidate, seeds = FALSE, build = particles_build)
 }
 
-# Non-negative least squares from a given start: bnmf's ICM with a flat prior
-# is exact coordinate descent on |X - W H|_F^2 (the only use of the solver
-# in the particle code, through the public interface).
+# The local solver: non-negative least squares min |X - W H|_F^2 over W, H >= 0
+# from the start (W, H), by ICM with a flat prior (exact coordinate descent),
+# until the relative change of the objective is at most `tol` or `maxit`
+# sweeps. `X` is a dense double matrix; `data` its description for the C code
+# and `prior` the flat prior (computed once by callers that solve many times).
+# Uses no random numbers.
+nnls_solve <- function(X, W, H, tol, maxit, data = prepare_data(X, ncol(W)),
+                       prior = nnls_prior(data$dims[1L], data$dims[2L], data$dims[3L])) {
+  res <- run_chain(X, data, prior, "icm", maxit, 0L, 1L, "summary", tol, list(W = W, H = H),
+                   progress = FALSE, masked = TRUE)
+  list(W = res$state$W, H = res$state$H, iterations = nrow(res$trace),
+       converged = res$converged)
+}
+
+# The C view of the flat prior of nnls_solve() (the noise prior is the
+# default gamma_prior(): it sets tau, hence the log posterior whose relative
+# change stops the iteration).
+nnls_prior <- function(I, J, K) {
+  c_prior(nmf_spec(I, J, K, resolve_rates(exponential(0), I, J, K, 1, "icm"),
+                   gamma_prior()))
+}
+
+# nnls_solve() as the public bnmf() ran it for earlier versions, drawing the
+# unused random number stream (so that qtransform_pairs() reproduces the
+# shipped pairs).
 solve_nnls_candidate <- function(X, W, H, tol, maxit) {
-  fit <- bnmf(X, rank = ncol(W), method = "icm", prior = exponential(rate = 0),
-              init = list(W = W, H = H), tol = tol, iter = maxit, progress = FALSE)
-  f <- factors(fit)
-  list(W = unname(f$W), H = unname(f$H), iterations = fit$iterations[[1L]],
-       converged = fit$converged[[1L]])
+  skip_streams(1L)
+  nnls_solve(X, W, H, tol, maxit)
 }
 
 # ---- methods ----------------------------------------------------------------

@@ -63,13 +63,16 @@
 #' The folds and one L'Ecuyer-CMRG random number stream per task (a rank,
 #' or a rank and a fold) are drawn in this R process from the session's
 #' random numbers before any fit starts, so `set.seed()` before the call
-#' reproduces the result, whatever `cores`. With `cores = 1` the tasks run
-#' one after the other in this process; with `cores > 1` they run on that
-#' many background R sessions ([future::multisession], set up for the call
-#' and closed afterwards: the session's [future::plan()] is restored); with
-#' `cores = NULL` they run under the current [future::plan()]. The single fit
-#' of `"ard"` runs in this process (its `chains`, if several, under the
-#' current plan).
+#' reproduces the result, whatever the plan. The tasks run under the current
+#' [future::plan()] through [future.apply::future_lapply()]: under the default
+#' sequential plan one after the other in this process, under
+#' `future::plan(future::multisession)` on background R sessions, and so on;
+#' the plan is left as it is. `cores` is a shortcut: `cores = 1` runs the
+#' tasks in this process and `cores > 1` on that many background sessions
+#' ([future::multisession]), through a temporary plan that is announced by a
+#' message and replaced by the session's plan afterwards. The single fit of
+#' `"ard"` runs in this process (its `chains`, if several, as tasks under the
+#' plan).
 #'
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix`; `NA` entries are missing.
@@ -88,8 +91,9 @@
 #' @param rule For `"cv"` (and the inner cross-validation of `nested =
 #'   TRUE`): `"min"`, the rank with the smallest mean held-out error, or
 #'   `"1se"`, the smallest rank within one standard error of it.
-#' @param cores Number of R processes to run the tasks on (1: this process);
-#'   `NULL` uses the current [future::plan()].
+#' @param cores `NULL` (the default) runs the tasks under the current
+#'   [future::plan()]; a number of R processes (1: this process) sets a
+#'   temporary plan for the call.
 #' @param samples For `"chib"`: Gibbs sweeps per parameter block of
 #'   `marginal_likelihood()`.
 #' @param marglik_args For `"chib"`: a named list of further arguments of
@@ -154,7 +158,7 @@
 select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"),
                         method = c("gibbs", "vb", "icm", "np"), folds = 5,
                         nested = FALSE, inner_folds = folds,
-                        rule = c("min", "1se"), cores = 1,
+                        rule = c("min", "1se"), cores = NULL,
                         samples = 20000, marglik_args = list(),
                         keep_fits = FALSE, ...) {
   call <- match.call()
@@ -217,21 +221,23 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
       abort_input("`marglik_args` must not contain `fit` or `samples` (give `samples` as an argument of `select_rank()`).")
     }
   }
-  t0 <- proc.time()[[3L]]
-  out <- switch(criterion,
-    ard = rank_ard(X, max(ranks), method, args),
-    chib = rank_chib(X, ranks, args, cores, samples, marglik_args, ml_fun, keep_fits),
-    bic = rank_bic(X, ranks, args, cores, keep_fits),
-    cv = {
-      folds <- check_count(folds, "folds", min = 2)
-      nested <- check_flag(nested, "nested")
-      if (!nested && !inner_missing) {
-        abort_input("`inner_folds` applies with `nested = TRUE` only.")
-      }
-      inner_folds <- check_count(inner_folds, "inner_folds", min = 2)
-      rank_cv(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits, rule)
+  if (criterion == "cv") {
+    folds <- check_count(folds, "folds", min = 2)
+    nested <- check_flag(nested, "nested")
+    if (!nested && !inner_missing) {
+      abort_input("`inner_folds` applies with `nested = TRUE` only.")
     }
-  )
+    inner_folds <- check_count(inner_folds, "inner_folds", min = 2)
+  }
+  t0 <- proc.time()[[3L]]
+  # The ranks (and folds) are tasks of run_tasks(), under the user's plan or
+  # the temporary one of `cores`.
+  out <- with_cores(cores, switch(criterion,
+    ard = rank_ard(X, max(ranks), method, args),
+    chib = rank_chib(X, ranks, args, samples, marglik_args, ml_fun, keep_fits),
+    bic = rank_bic(X, ranks, args, keep_fits),
+    cv = rank_cv(X, ranks, method, folds, nested, inner_folds, args, keep_fits, rule)
+  ))
   out <- c(list(criterion = criterion, method = method, ranks = ranks), out)
   out$dims <- c(I, J)
   out$elapsed <- proc.time()[[3L]] - t0
@@ -294,28 +300,12 @@ fit_one <- function(X, rank, method, args) {
   )
 }
 
-# Run `fun(task)` for every task, each with its own L'Ecuyer-CMRG stream
-# drawn here (in this process) from the session's random numbers: the results
-# do not depend on `cores` or the future plan.
-run_rank_tasks <- function(tasks, fun, cores) {
+# The tasks of a rank selection, through run_tasks(). The session's random
+# numbers after them are those after their streams were drawn, whatever the
+# plan (future_lapply() may draw one more).
+rank_tasks <- function(tasks, fun) {
   seeds <- chain_streams(length(tasks))
-  use_futures <- if (is.null(cores)) !inherits(future::plan(), "sequential") else cores > 1L
-  if (use_futures) {
-    if (!is.null(cores)) {
-      old <- future::plan(future::multisession, workers = cores)
-      on.exit(future::plan(old), add = TRUE)
-    }
-    return(future.apply::future_lapply(tasks, fun, future.seed = seeds,
-                                       future.packages = "bnmf"))
-  }
-  genv <- globalenv()
-  old_seed <- if (exists(".Random.seed", envir = genv, inherits = FALSE)) genv$.Random.seed
-  on.exit(if (is.null(old_seed)) rm(".Random.seed", envir = genv) else
-    assign(".Random.seed", old_seed, envir = genv), add = TRUE)
-  lapply(seq_along(tasks), function(t) {
-    assign(".Random.seed", seeds[[t]], envir = genv)
-    fun(tasks[[t]])
-  })
+  keep_session_rng(run_tasks(tasks, fun, seeds = seeds))
 }
 
 rank_ard <- function(X, K, method, args) {
@@ -327,7 +317,7 @@ rank_ard <- function(X, K, method, args) {
   list(best = sum(tab$active), table = tab, fit = fit)
 }
 
-rank_chib <- function(X, ranks, args, cores, samples, marglik_args, ml_fun, keep_fits) {
+rank_chib <- function(X, ranks, args, samples, marglik_args, ml_fun, keep_fits) {
   one <- function(r) {
     fit <- fit_one(X, r, "gibbs", args)
     ml <- do.call(ml_fun, c(list(fit, samples = samples), marglik_args))
@@ -337,7 +327,7 @@ rank_chib <- function(X, ranks, args, cores, samples, marglik_args, ml_fun, keep
     }
     list(ml = ml, fit = if (keep_fits) fit)
   }
-  res <- run_rank_tasks(as.list(ranks), one, cores)
+  res <- rank_tasks(as.list(ranks), one)
   tab <- data.frame(rank = ranks,
                     logml = vapply(res, function(x) as.numeric(x$ml$logml)[1L], numeric(1)),
                     se = vapply(res, function(x) as.numeric(x$ml$se)[1L], numeric(1)))
@@ -347,14 +337,14 @@ rank_chib <- function(X, ranks, args, cores, samples, marglik_args, ml_fun, keep
   out
 }
 
-rank_bic <- function(X, ranks, args, cores, keep_fits) {
+rank_bic <- function(X, ranks, args, keep_fits) {
   one <- function(r) {
     fit <- fit_one(X, r, "icm", args)
     ll <- logLik(fit)
     list(loglik = as.numeric(ll), df = attr(ll, "df"), nobs = attr(ll, "nobs"),
          fit = if (keep_fits) fit)
   }
-  res <- run_rank_tasks(as.list(ranks), one, cores)
+  res <- rank_tasks(as.list(ranks), one)
   loglik <- vapply(res, `[[`, numeric(1), "loglik")
   df <- vapply(res, function(x) as.numeric(x$df), numeric(1))
   n <- res[[1L]]$nobs
@@ -474,7 +464,7 @@ cv_choose <- function(mse, ranks, rule) {
   ranks[which(m <= m[b] + se)[1L]]
 }
 
-rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, cores, keep_fits,
+rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, keep_fits,
                     rule = "min") {
   design <- cv_design(X, folds, nested, inner_folds)
   grid <- expand.grid(rank = ranks, outer = seq_len(folds), inner = 0L)
@@ -491,7 +481,7 @@ rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, cores, k
     list(mse = mean((truth - pred[split$test])^2), n = length(split$test),
          fit = if (keep_fits && task$inner == 0L) fit)
   }
-  res <- run_rank_tasks(tasks, one, cores)
+  res <- rank_tasks(tasks, one)
   grid$mse <- vapply(res, `[[`, numeric(1), "mse")
   outer <- grid[grid$inner == 0L, ]
   fold_mse <- matrix(outer$mse, length(ranks), folds,

@@ -229,19 +229,19 @@ test_that("results are the same with 1 and 2 cores, and the plan is restored", {
   X <- schmidt_toy(3)[1:40, ]
   old <- future::plan()
   set.seed(8)
-  a <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3, iter = 60,
-          prior = toy_prior, cores = 1)
+  expect_message(a <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3,
+                         iter = 60, prior = toy_prior, cores = 1), "temporary")
   set.seed(8)
-  b <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3, iter = 60,
-          prior = toy_prior, cores = 2)
+  expect_message(b <- sr(X, ranks = 1:3, criterion = "cv", method = "gibbs", folds = 3,
+                         iter = 60, prior = toy_prior, cores = 2), "temporary")
   expect_identical(class(future::plan()), class(old))
   expect_identical(a$folds, b$folds)
   expect_identical(a$fold_mse, b$fold_mse)
   expect_identical(a$best, b$best)
   set.seed(8)
-  c1 <- sr(X, ranks = 1:3, criterion = "bic", chains = 2, cores = 1)
+  c1 <- sr(X, ranks = 1:3, criterion = "bic", chains = 2)
   set.seed(8)
-  c2 <- sr(X, ranks = 1:3, criterion = "bic", chains = 2, cores = 2)
+  c2 <- suppressMessages(sr(X, ranks = 1:3, criterion = "bic", chains = 2, cores = 2))
   expect_identical(c1$table, c2$table)
   # The same seed gives the same result; another seed other folds.
   set.seed(8)
@@ -266,7 +266,7 @@ test_that("chib: marginal likelihoods per rank through marginal_likelihood()", {
               class = "bnmf_marglik")
   }
   set.seed(1)
-  s <- suppressWarnings(bnmf:::rank_select(X, 1:3, "chib", "gibbs", 5, FALSE, 5, 1, 123,
+  s <- suppressWarnings(bnmf:::rank_select(X, 1:3, "chib", "gibbs", 5, FALSE, 5, NULL, 123,
                                            list(burnin = 7), FALSE, list(iter = 40), fake))
   expect_s3_class(s, "bnmf_rank")
   expect_identical(best(s), 2L)
@@ -283,7 +283,7 @@ test_that("chib: marginal likelihoods per rank through marginal_likelihood()", {
   on.exit(grDevices::dev.off(), add = TRUE)
   expect_silent(plot(s))
   bad <- function(fit, samples, ...) list(logml = 1)
-  expect_error(suppressWarnings(bnmf:::rank_select(X, 1:2, "chib", "gibbs", 5, FALSE, 5, 1,
+  expect_error(suppressWarnings(bnmf:::rank_select(X, 1:2, "chib", "gibbs", 5, FALSE, 5, NULL,
                                                    10, list(), FALSE, list(iter = 20), bad)),
                "bnmf_marglik")
 })
@@ -322,7 +322,14 @@ test_that("print, summary and plot run for every criterion", {
   }
   expect_output(print(summary(runs$nested)), "Nested CV estimate")
   expect_output(print(runs$bic), "-BIC|BIC")
-  expect_true(best(runs$ard) <= 4)
+  # Schmidt et al.'s toy data have rank 3: ARD at rank 4 switches one factor
+  # off, and the chosen rank is the number of active factors.
+  expect_identical(best(runs$ard), 3L)
+  expect_identical(runs$ard$table$active, c(TRUE, TRUE, TRUE, FALSE))
+  # BIC from its definition, with n the number of entries of X.
+  tab <- runs$bic$table
+  expect_equal(tab$bic, -2 * tab$loglik + tab$df * log(length(X)), tolerance = 1e-12)
+  expect_identical(best(runs$bic), tab$rank[which.min(tab$bic)])
 })
 
 test_that("missing entries and sparse matrices", {

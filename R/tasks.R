@@ -1,0 +1,88 @@
+# The task runner: every independent unit of work (chains, ICM/VB/NP
+# restarts, particle candidates, HMC chains, ranks, CV folds) goes through
+# run_tasks(), under the user's future::plan().
+
+# Run `fun(task, ...)` for every task. `tasks` is a number n (tasks 1..n) or
+# a list. `seeds` is TRUE (one L'Ecuyer-CMRG stream per task, derived here in
+# the main process from one draw of the session's random numbers, so that
+# set.seed() reproduces the result), FALSE (the tasks use no random numbers)
+# or a list of streams saved at the end of an earlier run (to continue them).
+# Under a sequential plan the tasks run in this process, each on its own
+# stream, and the session's random number state is restored afterwards;
+# under any other plan they are futures with the same streams, so the
+# results are the same whatever the plan. `progress` (a label, or NULL) shows
+# a bar of the tasks done when they run in this process.
+run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
+  if (is.numeric(tasks) && length(tasks) == 1L) tasks <- seq_len(tasks)
+  if (isTRUE(seeds)) seeds <- chain_streams(length(tasks))
+  if (!tasks_in_process()) {
+    # Tasks without streams draw no random numbers, but the C code brackets
+    # every call with GetRNGstate()/PutRNGstate(), which creates a seed in a
+    # fresh worker: not a use of random numbers for future's check.
+    return(future.apply::future_lapply(tasks, fun, ...,
+                                       future.seed = if (!isFALSE(seeds)) seeds,
+                                       future.packages = "bnmf"))
+  }
+  run <- function(...) {
+    pb <- progress_start(!is.null(progress), length(tasks), progress)
+    out <- vector("list", length(tasks))
+    for (t in seq_along(tasks)) {
+      if (!isFALSE(seeds)) assign(".Random.seed", seeds[[t]], envir = globalenv())
+      out[t] <- list(fun(tasks[[t]], ...))
+      progress_update(pb, t)
+    }
+    progress_done(pb)
+    names(out) <- names(tasks)
+    out
+  }
+  if (isFALSE(seeds)) run(...) else keep_session_rng(run(...))
+}
+
+# Evaluate `expr` and restore the session's random number state afterwards.
+keep_session_rng <- function(expr) {
+  genv <- globalenv()
+  old <- if (exists(".Random.seed", envir = genv, inherits = FALSE)) genv$.Random.seed
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = genv) else
+    assign(".Random.seed", old, envir = genv))
+  expr
+}
+
+# Do the tasks run in this process (a sequential plan)? Progress bars are
+# shown only then.
+tasks_in_process <- function() inherits(future::plan(), "sequential")
+
+# The state of the task's random number stream, saved at its end so that the
+# task can be continued (update()).
+task_stream <- function() get(".Random.seed", envir = globalenv())
+
+# n consecutive L'Ecuyer-CMRG streams from one draw of the session's RNG, so
+# that set.seed() before a fit reproduces it.
+chain_streams <- function(n) {
+  base <- c(10407L, as.integer(stats::runif(6L) * 2147483646) + 1L)
+  # The first three seeds must be below m1 = 4294967087, the last three below
+  # m2 = 4294944443 (as unsigned 32-bit integers): any positive int is.
+  streams <- vector("list", n)
+  s <- base
+  for (c in seq_len(n)) {
+    s <- parallel::nextRNGStream(s)
+    streams[[c]] <- s
+  }
+  streams
+}
+
+# Run `expr` under a temporary plan of `cores` R processes (1: this process),
+# saying so, and restore the user's plan afterwards; `cores = NULL` leaves the
+# user's plan in force.
+with_cores <- function(cores, expr) {
+  if (is.null(cores)) return(expr)
+  if (cores > 1L) {
+    message(sprintf("Running on %d background R sessions (a temporary `future::plan(multisession, workers = %d)`; the current plan is restored afterwards).",
+                    cores, cores))
+    old <- future::plan(future::multisession, workers = cores)
+  } else {
+    message("Running in this R process (a temporary `future::plan(sequential)`; the current plan is restored afterwards).")
+    old <- future::plan(future::sequential)
+  }
+  on.exit(future::plan(old), add = TRUE)
+  expr
+}
