@@ -62,17 +62,17 @@ sigma.bnmf_gibbs <- function(object, ...) {
   mean(1 / sqrt(tau))
 }
 
+#' @export
+sigma.bnmf_np <- function(object, ...) {
+  abort_input("`object`: method \"np\" (multiplicative updates) has no noise model.")
+}
+
 # E_q[tau^(-1/2)] for q(tau) = Gamma(a, b): sqrt(b) Gamma(a - 1/2) / Gamma(a).
 #' @export
 sigma.bnmf_vb <- function(object, ...) {
   a <- object$q_tau[["shape"]]
   b <- object$q_tau[["rate"]]
   sqrt(b) * exp(lgamma(a - 0.5) - lgamma(a))
-}
-
-#' @export
-sigma.bnmf_np <- function(object, ...) {
-  abort_input("`object`: method \"np\" (multiplicative updates) has no noise model.")
 }
 
 #' @export
