@@ -246,7 +246,7 @@ new_rank_result <- function(x) {
 }
 
 # Values of a bnmf_rank: a known criterion, whole ranks >= 1, and a chosen
-# rank among them (ARD: the number of active factors, 0 to the largest rank).
+# rank among them (ARD: the number of active factors, 0 to the rank fitted).
 validate_rank_result <- function(x) {
   bad <- function(what) abort_fit(sprintf("the rank selection has %s", what))
   if (!isTRUE(x$criterion %in% c("chib", "bic", "cv", "ard"))) bad("an unknown criterion")
@@ -254,7 +254,7 @@ validate_rank_result <- function(x) {
   if (!is.numeric(r) || !length(r) || any(!is.finite(r)) || any(r < 1) || any(r != round(r))) {
     bad("ranks that are not whole numbers >= 1")
   }
-  ok <- if (x$criterion == "ard") x$best %in% c(0, r) else x$best %in% r
+  ok <- if (x$criterion == "ard") x$best %in% 0:max(r) else x$best %in% r
   if (length(x$best) != 1L || !isTRUE(ok)) bad("a chosen rank outside its ranks")
   if (length(x$dims) != 2L) bad("no data dimensions")
   x

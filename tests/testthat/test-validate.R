@@ -98,4 +98,10 @@ test_that("marginal likelihoods and rank selections: values are checked", {
   bad <- sel
   bad$criterion <- "aic"
   expect_rejected(bnmf:::validate_rank_result, bad, "criterion")
+  # ARD: the number of active factors, 0 to the rank fitted
+  ard_sel <- suppressWarnings(select_rank(X, ranks = 3, criterion = "ard", method = "icm"))
+  expect_identical(bnmf:::validate_rank_result(ard_sel), ard_sel)
+  bad <- ard_sel
+  bad$best <- 4
+  expect_rejected(bnmf:::validate_rank_result, bad, "chosen rank")
 })
