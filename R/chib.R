@@ -206,14 +206,42 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   blk <- data.frame(block = blocks, log_density = est[1L, ], se = est[2L, ],
                     ess = est[3L, ], row.names = NULL)
   logpost <- sum(blk$log_density)
-  structure(list(
+  validate_marglik(new_marglik(list(
     logml = num$loglik + num$logprior - logpost,
     se = sqrt(sum(blk$se^2)),
     loglik = num$loglik, logprior = num$logprior, logpost = logpost,
     blocks = blk, point = theta, point_type = point, logdens = logdens,
     samples = samples, burnin = burnin, batches = batches,
     symmetrised = sym, rank = K, dims = fit$dims
-  ), class = "bnmf_marglik")
+  )))
+}
+
+# The result of marginal_likelihood(): a list of class bnmf_marglik.
+new_marglik <- function(x) {
+  stopifnot(is.list(x))
+  structure(x, class = "bnmf_marglik")
+}
+
+# Values of a bnmf_marglik: finite log densities with
+# logml = loglik + logprior - logpost, logpost the sum of the blocks'
+# log densities, one matrix of per-draw log densities per block, and effective
+# sample sizes between 1 and the number of draws.
+validate_marglik <- function(x) {
+  bad <- function(what) abort_fit(sprintf("the marginal likelihood has %s", what))
+  parts <- c(x$logml, x$loglik, x$logprior, x$logpost)
+  if (length(parts) != 4L || any(!is.finite(parts))) bad("non-finite log densities")
+  if (abs(x$logml - (x$loglik + x$logprior - x$logpost)) > 1e-8 * max(1, abs(x$logml))) {
+    bad("logml != loglik + logprior - logpost")
+  }
+  b <- x$blocks
+  if (!is.data.frame(b) || length(x$logdens) != nrow(b) ||
+      abs(sum(b$log_density) - x$logpost) > 1e-8 * max(1, abs(x$logpost))) {
+    bad("blocks that do not add up to its log posterior density")
+  }
+  n <- vapply(x$logdens, nrow, numeric(1))
+  if (any(!(b$ess >= 1 - 1e-9 & b$ess <= n + 1e-9))) bad("effective sample sizes outside [1, draws]")
+  if (!(is.na(x$se) || x$se >= 0)) bad("a negative standard error")
+  x
 }
 
 # theta*: the posterior mode by ICM from the fit's estimate, or the estimate.

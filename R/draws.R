@@ -1,3 +1,6 @@
+# posterior::as_draws() and coda::as.mcmc() of the kept draws of a Gibbs or
+# HMC fit, through draws_cube(): an iterations x chains x variables array.
+
 #' Posterior draws of a Gibbs fit for posterior and coda
 #'
 #' Converts the kept draws of a Gibbs fit into a `posterior::draws_array`
@@ -26,10 +29,13 @@
 NULL
 
 # iterations x chains x variables array of the kept draws.
-draws_cube <- function(x) {
-  if (x$method != "gibbs") {
-    abort_input(sprintf("`x`: posterior draws need a Gibbs fit, not method \"%s\".", x$method))
-  }
+draws_cube <- function(x) UseMethod("draws_cube")
+
+draws_cube.bnmf <- function(x) {
+  abort_input(sprintf("`x`: posterior draws need a Gibbs fit, not method \"%s\".", x$method))
+}
+
+draws_cube.bnmf_gibbs <- function(x) {
   kt <- kept_trace(x)
   chains <- sort(unique(kt$chain))
   n <- min(table(kt$chain))
@@ -54,6 +60,25 @@ draws_cube <- function(x) {
       a[, c, -seq_len(2L + length(lam))] <-
         t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
     }
+  }
+  a
+}
+
+# HMC: the log posterior (lp), the objective and every entry of W and H.
+draws_cube.bnmf_hmc <- function(x) {
+  kt <- kept_trace(x)
+  n <- min(vapply(x$draws, function(d) ncol(d$W), numeric(1)))
+  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
+  vars <- c("lp", "objective",
+            sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
+            sprintf("H[%d,%d]", rep(seq_len(K), J), rep(seq_len(J), each = K)))
+  a <- array(NA_real_, c(n, length(x$draws), length(vars)),
+             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
+  for (c in seq_along(x$draws)) {
+    s <- kt[kt$chain == c, ]
+    a[, c, 1L] <- s$logpost[seq_len(n)]
+    a[, c, 2L] <- s$objective[seq_len(n)]
+    a[, c, -(1:2)] <- t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
   }
   a
 }

@@ -145,16 +145,51 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
   fit
 }
 
+# Values of a Gaussian NMF fit (Gibbs, ICM, VB, NP): non-negative finite
+# factors of the fit's dimensions, a positive finite tau (none for NP).
 validate_bnmf_fit <- function(fit) {
-  bad <- function(what) stop(sprintf("bnmf internal error: the fit has %s.", what), call. = FALSE)
+  bad <- function(what) abort_fit(sprintf("the fit has %s", what))
   if (any(!is.finite(fit$W)) || any(fit$W < 0)) bad("a non-finite or negative W")
   if (any(!is.finite(fit$H)) || any(fit$H < 0)) bad("a non-finite or negative H")
-  if (fit$method != "np" && (!all(is.finite(fit$tau)) || any(fit$tau <= 0))) {
+  if (!all(is.finite(fit$tau)) || any(fit$tau <= 0)) {
     bad("a non-finite or non-positive tau")
   }
   if (!identical(dim(fit$W), c(fit$dims[1L], fit$rank))) bad("W of the wrong size")
   if (!identical(dim(fit$H), c(fit$rank, fit$dims[2L]))) bad("H of the wrong size")
+  if (!isTRUE(all(dim(fit$X) == fit$dims))) bad("X of the wrong size")
+  if (!(fit$n_obs > 0 && fit$n_obs + fit$n_missing <= prod(fit$dims))) {
+    bad("a count of observed entries that does not fit X")
+  }
+  if (!is.null(fit$W_sd) && !identical(dim(fit$W_sd), dim(fit$W))) bad("W_sd of the wrong size")
+  if (!is.null(fit$H_sd) && !identical(dim(fit$H_sd), dim(fit$H))) bad("H_sd of the wrong size")
   fit
+}
+
+# A broken internal contract of a fit object (never the user's mistake).
+abort_fit <- function(what) {
+  stop(structure(
+    class = c("bnmf_error_internal", "error", "condition"),
+    list(message = sprintf("bnmf internal error: %s.", what), call = NULL)
+  ))
+}
+
+# Checks shared by the particle and HMC fits: factors W (I x K, every column
+# on the simplex) and H (K x J), finite and non-negative.
+check_simplex_factors <- function(W, H, I, J, K, bad, what) {
+  if (!identical(dim(W), c(I, K)) || !identical(dim(H), c(K, J))) {
+    bad(sprintf("%s of the wrong size", what))
+  }
+  if (any(!is.finite(W)) || any(W < 0) || any(!is.finite(H)) || any(H < 0)) {
+    bad(sprintf("%s with non-finite or negative entries", what))
+  }
+  if (any(abs(colSums(W) - 1) > 1e-8)) bad(sprintf("%s whose W is not on the simplex", what))
+}
+
+# A permutation of 1..K for every particle or chain.
+check_alignment <- function(alignment, n, K, bad) {
+  ok <- is.list(alignment) && length(alignment) == n &&
+    all(vapply(alignment, function(p) identical(sort(as.integer(p)), seq_len(K)), logical(1)))
+  if (!ok) bad("an alignment that is not a permutation of the factors per member")
 }
 
 #' Continue a fit

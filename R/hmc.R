@@ -306,8 +306,8 @@ hmc_run_chain <- function(task, job) {
 }
 
 hmc_build <- function(runs, job, call) {
-  new_hmc_fit(runs, job$X, job$rank, job$model$silf, job$model$prior$rate, job$settings,
-              job$control, job$f0, call)
+  validate_hmc_fit(new_hmc_fit(runs, job$X, job$rank, job$model$silf,
+                              job$model$prior$rate, job$settings, job$control, job$f0, call))
 }
 
 hmc_engine <- function() {
@@ -404,224 +404,32 @@ new_hmc_fit <- function(runs, X, K, likelihood, rate, settings, control, f0, cal
   fit
 }
 
-# ---- methods ----------------------------------------------------------------
-
-# Kept rows of the trace (thinned, after warm-up).
-hmc_kept <- function(object) {
-  tr <- object$trace[object$trace$sampling, , drop = FALSE]
-  thin <- object$settings$thin
-  keep <- stats::ave(seq_len(nrow(tr)), tr$chain, FUN = seq_along) %% thin == 0
-  tr[keep, , drop = FALSE]
-}
-
-#' HMC fits: draws, factors and predictions
-#'
-#' A fit of `bnmf(method = "hmc")` holds the thinned draws of every chain
-#' (factors matched to those of the first chain). `factors(fit)` gives the
-#' posterior means of `W` (every column on the simplex) and `H`, which
-#' `basis()` and `coef()` also return; `factors(fit, draw = d)` the `d`-th
-#' kept draw (chains one after the other). `fitted()` is the posterior mean
-#' of `W %*% H` (not the product of the means), `residuals()` `X` minus it.
-#' `predict()` without `newdata` is `fitted()`. `posterior::as_draws()` and
-#' `coda::as.mcmc()` give the log posterior (`lp`), the objective and the
-#' entries of `W` and `H` for each kept draw. `plot()` draws the trace of the
-#' log posterior, one line per chain, warm-up shaded.
-#'
-#' @param object,x A `bnmf_hmc` fit.
-#' @param draw `NULL` (posterior means) or the number of a kept draw.
-#' @param newdata Must be `NULL`: HMC fits do not predict new samples.
-#' @param type `"response"` or `"coef"` (the posterior mean of `H`).
-#' @param ... Not used.
-#' @return `factors()`: a list `W`, `H`. `fitted()`, `residuals()`,
-#'   `predict()`: matrices. `as_draws()`: a `draws_array`.
-#' @examples
-#' set.seed(1)
-#' fit <- bnmf(leukemia[1:40, 1:15], rank = 2, method = "hmc", iter = 200)
-#' fit
-#' str(factors(fit, draw = 10))
-#' dim(fitted(fit))
-#' @name hmc
-NULL
-
-#' @rdname hmc
-#' @export
-factors.bnmf_hmc <- function(object, draw = NULL, ...) {
-  if (is.null(draw)) return(list(W = object$W, H = object$H))
-  draw <- check_count(draw, "draw", min = 1)
-  if (draw > object$n_draws) abort_input(sprintf("`draw` must be between 1 and %d.", object$n_draws))
-  n <- vapply(object$draws, function(d) ncol(d$W), numeric(1))
-  c <- findInterval(draw - 1, cumsum(c(0, n)))
-  t <- draw - sum(n[seq_len(c - 1L)])
-  I <- object$dims[1L]; J <- object$dims[2L]; K <- object$rank
-  list(W = matrix(object$draws[[c]]$W[, t], I, K, dimnames = dimnames(object$W)),
-       H = matrix(object$draws[[c]]$H[, t], K, J, dimnames = dimnames(object$H)))
-}
-
-hmc_draw_list <- function(object) {
-  lapply(seq_len(object$n_draws), function(d) factors(object, draw = d))
-}
-
-#' @rdname hmc
-#' @export
-fitted.bnmf_hmc <- function(object, ...) object$WH
-
-#' @rdname hmc
-#' @export
-residuals.bnmf_hmc <- function(object, ...) object$X - object$WH
-
-#' @rdname hmc
-#' @export
-predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"), ...) {
-  type <- check_choice(type, c("response", "coef"), "type")
-  if (!is.null(newdata)) {
-    abort_input("`newdata`: an HMC fit does not predict new samples; fit them with the data, or use method = \"particles\".")
+# Values of an HMC fit: the draws of every chain and their means of the fit's
+# size (every column of W on the simplex), acceptance rates in [0, 1],
+# positive step sizes, the trace's chains those of the draws.
+validate_hmc_fit <- function(fit) {
+  bad <- function(what) abort_fit(sprintf("the HMC fit has %s", what))
+  I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
+  C <- length(fit$draws)
+  if (C < 1L) bad("no chains")
+  check_simplex_factors(fit$W, fit$H, I, J, K, bad, "posterior means")
+  if (!identical(dim(fit$WH), c(I, J)) || any(!is.finite(fit$WH))) {
+    bad("a posterior mean of W H that is not a finite I x J matrix")
   }
-  if (type == "coef") object$H else fitted(object)
-}
-
-#' @export
-logLik.bnmf_hmc <- function(object, ...) {
-  abort_input("`logLik()` is not defined for an HMC fit: its SILF likelihood has no normalising constant; see `summary(fit)` and `fit$trace$logpost` for the log posterior up to a constant.")
-}
-
-#' @export
-sigma.bnmf_hmc <- function(object, ...) {
-  abort_input("`sigma()` is not defined for an HMC fit: the SILF likelihood has no noise precision.")
-}
-
-#' @export
-update.bnmf_hmc <- function(object, ...) {
-  abort_input("`update()` does not apply to an HMC fit: fit again with a larger `iter`.")
-}
-
-#' @export
-print.bnmf_hmc <- function(x, ...) {
-  cat("Bayesian NMF by Hamiltonian Monte Carlo\n")
-  cat(sprintf("  X: %d x %d; rank: %d\n", x$dims[1L], x$dims[2L], x$rank))
-  cat("  likelihood: ")
-  print(x$likelihood)
-  cat(sprintf("  prior: columns of W ~ Dirichlet(1), H ~ Exp(rate = %s)\n", format(x$prior$rate)))
-  s <- x$settings
-  cat(sprintf("  %d chain%s x %d iterations (%d warm-up, thin %d): %d draws; %d leapfrog steps\n",
-              s$chains, if (s$chains > 1) "s" else "", s$iter, s$burnin, s$thin, x$n_draws,
-              x$control$leapfrog))
-  cat(sprintf("  acceptance %s; step size %s; %d divergent transitions\n",
-              paste(format(round(x$acceptance, 2)), collapse = ", "),
-              paste(format(signif(x$step_size, 3)), collapse = ", "), sum(x$divergences)))
-  invisible(x)
-}
-
-#' Summarise an HMC fit
-#'
-#' The sampler's diagnostics per chain (mean acceptance probability after
-#' warm-up, adapted step size, divergent transitions), the effective sample
-#' size and split R-hat of the log posterior and of the objective over the
-#' kept draws, and the fit of the posterior mean of `W %*% H`.
-#'
-#' @param object A `bnmf_hmc` fit.
-#' @param x A `summary.bnmf_hmc` object.
-#' @param digits Significant digits to print.
-#' @param ... Not used.
-#' @return A list of class `summary.bnmf_hmc`: `chains` (a data frame),
-#'   `diagnostics` (ESS and R-hat), `rmse`, `r_squared`, `n_draws`.
-#' @examples
-#' set.seed(1)
-#' fit <- bnmf(leukemia[1:40, 1:15], rank = 2, method = "hmc", iter = 200, chains = 2)
-#' summary(fit)
-#' @export
-summary.bnmf_hmc <- function(object, ...) {
-  kt <- hmc_kept(object)
-  res <- residuals(object)
-  X <- object$X
-  structure(list(
-    dims = object$dims, rank = object$rank, likelihood = object$likelihood,
-    chains = data.frame(chain = seq_along(object$step_size), acceptance = unname(object$acceptance),
-                        step_size = object$step_size, divergences = unname(object$divergences)),
-    diagnostics = data.frame(
-      quantity = c("logpost", "objective"),
-      mean = c(mean(kt$logpost), mean(kt$objective)),
-      ess = c(ess_chains(kt$logpost, kt$chain), ess_chains(kt$objective, kt$chain)),
-      rhat = c(split_rhat(kt$logpost, kt$chain), split_rhat(kt$objective, kt$chain))),
-    rmse = sqrt(mean(res^2)),
-    r_squared = 1 - sum(res^2) / sum((X - mean(X))^2),
-    n_draws = object$n_draws, leapfrog = object$control$leapfrog,
-    target = object$control$target
-  ), class = "summary.bnmf_hmc")
-}
-
-#' @rdname summary.bnmf_hmc
-#' @export
-print.summary.bnmf_hmc <- function(x, digits = 3, ...) {
-  digits <- check_count(digits, "digits", min = 1)
-  cat(sprintf("Bayesian NMF by HMC, rank %d, X %d x %d, %d draws (%d leapfrog steps per draw)\n",
-              x$rank, x$dims[1L], x$dims[2L], x$n_draws, x$leapfrog))
-  cat(sprintf("Posterior mean of W H: RMSE %s, R^2 %s\n", format(signif(x$rmse, digits)),
-              format(signif(x$r_squared, digits))))
-  cat(sprintf("\nSampler (target acceptance %s):\n", format(x$target)))
-  ch <- x$chains
-  ch$acceptance <- signif(ch$acceptance, digits)
-  ch$step_size <- signif(ch$step_size, digits)
-  print(ch, row.names = FALSE)
-  cat("\n")
-  d <- x$diagnostics
-  d$mean <- signif(d$mean, digits + 3)
-  d$ess <- round(d$ess)
-  d$rhat <- signif(d$rhat, 4)
-  print(d, row.names = FALSE)
-  invisible(x)
-}
-
-#' @rdname hmc
-#' @export
-plot.bnmf_hmc <- function(x, ...) {
-  tr <- x$trace
-  chains <- sort(unique(tr$chain))
-  cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
-  graphics::plot(range(tr$iteration), range(tr$logpost, finite = TRUE), type = "n",
-                 xlab = "iteration", ylab = "log posterior", ...)
-  if (x$settings$burnin > 0) {
-    usr <- graphics::par("usr")
-    graphics::rect(usr[1L], usr[3L], x$settings$burnin, usr[4L], col = "grey92", border = NA)
+  n <- vapply(fit$draws, function(d) {
+    if (nrow(d$W) != I * K || nrow(d$H) != K * J || ncol(d$W) != ncol(d$H)) {
+      bad("draws of the wrong size")
+    }
+    ncol(d$W)
+  }, numeric(1))
+  if (sum(n) != fit$n_draws) bad("a draw count that is not that of its draws")
+  if (length(fit$acceptance) != C || any(!(fit$acceptance >= 0 & fit$acceptance <= 1))) {
+    bad("acceptance rates outside [0, 1]")
   }
-  for (c in seq_along(chains)) {
-    s <- tr[tr$chain == chains[c], ]
-    graphics::lines(s$iteration, s$logpost, col = cols[c])
+  if (length(fit$step_size) != C || any(!(is.finite(fit$step_size) & fit$step_size > 0))) {
+    bad("non-positive or non-finite step sizes")
   }
-  invisible(x)
-}
-
-# iterations x chains x variables array of the kept draws.
-hmc_cube <- function(x) {
-  kt <- hmc_kept(x)
-  n <- min(vapply(x$draws, function(d) ncol(d$W), numeric(1)))
-  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
-  vars <- c("lp", "objective",
-            sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
-            sprintf("H[%d,%d]", rep(seq_len(K), J), rep(seq_len(J), each = K)))
-  a <- array(NA_real_, c(n, length(x$draws), length(vars)),
-             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
-  for (c in seq_along(x$draws)) {
-    s <- kt[kt$chain == c, ]
-    a[, c, 1L] <- s$logpost[seq_len(n)]
-    a[, c, 2L] <- s$objective[seq_len(n)]
-    a[, c, -(1:2)] <- t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
-  }
-  a
-}
-
-#' @rdname hmc
-#' @exportS3Method posterior::as_draws_array
-as_draws_array.bnmf_hmc <- function(x, ...) posterior::as_draws_array(hmc_cube(x))
-
-#' @rdname hmc
-#' @exportS3Method posterior::as_draws
-as_draws.bnmf_hmc <- function(x, ...) as_draws_array.bnmf_hmc(x, ...)
-
-#' @rdname hmc
-#' @exportS3Method coda::as.mcmc
-as.mcmc.bnmf_hmc <- function(x, ...) {
-  a <- hmc_cube(x)
-  one <- function(c) coda::mcmc(a[, c, , drop = TRUE], thin = x$settings$thin)
-  if (dim(a)[2L] == 1L) return(one(1L))
-  coda::mcmc.list(lapply(seq_len(dim(a)[2L]), one))
+  if (!setequal(unique(fit$trace$chain), seq_len(C))) bad("a trace whose chains are not its draws'")
+  check_alignment(fit$alignment, C, K, bad)
+  fit
 }

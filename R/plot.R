@@ -1,3 +1,8 @@
+# plot() of fits: the trace of the chains or restarts, a basis vector with
+# its posterior band, the ARD relevance of the factors (Gaussian fits); the
+# trace of an HMC fit; the weights, distances, bases and top features of a
+# particle fit.
+
 #' Plot a fit
 #'
 #' `type = "trace"`: the log-likelihood and the noise precision `tau` against
@@ -46,57 +51,181 @@ plot_ard <- function(x, ...) {
 }
 
 plot_trace <- function(x, ...) {
-  tr <- x$trace
-  chains <- sort(unique(tr$chain))
-  cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
-  panels <- switch(x$method, gibbs = c("loglik", "tau"), np = "sse",
-                   c("logpost", "tau"))
-  labels <- c(loglik = "log-likelihood", tau = "tau (noise precision)",
-              logpost = if (x$method == "vb") "ELBO" else "log posterior",
-              sse = "loss")
+  lay <- trace_layout(x)
+  panels <- lay$panels
   op <- graphics::par(mfrow = c(length(panels), 1L), mar = c(4, 4.5, 1, 1))
   on.exit(graphics::par(op))
-  for (p in panels) {
-    graphics::plot(range(tr$iteration), range(tr[[p]], finite = TRUE), type = "n",
-                   xlab = "sweep", ylab = labels[[p]], ...)
-    if (x$method == "gibbs" && x$settings$burnin > 0) {
-      usr <- graphics::par("usr")
-      graphics::rect(usr[1L], usr[3L], x$settings$burnin + 0.5, usr[4L],
-                     col = grDevices::gray(0.92), border = NA)
-    }
-    for (c in seq_along(chains)) {
-      s <- tr[tr$chain == chains[c], ]
-      graphics::lines(s$iteration, s[[p]], col = cols[c])
-    }
+  for (p in names(panels)) {
+    trace_panel(x$trace, p, panels[[p]], "sweep", lay$burnin, ...)
   }
+}
+
+# One trace panel: column `var` of the trace against the iteration, one line
+# per chain, the burn-in (up to `burnin`; NULL: none) shaded.
+trace_panel <- function(tr, var, ylab, xlab, burnin = NULL, ...) {
+  chains <- sort(unique(tr$chain))
+  cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
+  graphics::plot(range(tr$iteration), range(tr[[var]], finite = TRUE), type = "n",
+                 xlab = xlab, ylab = ylab, ...)
+  if (!is.null(burnin)) {
+    usr <- graphics::par("usr")
+    graphics::rect(usr[1L], usr[3L], burnin, usr[4L], col = grDevices::gray(0.92),
+                   border = NA)
+  }
+  for (c in seq_along(chains)) {
+    s <- tr[tr$chain == chains[c], ]
+    graphics::lines(s$iteration, s[[var]], col = cols[c])
+  }
+}
+
+# The panels of the trace plot (trace column = axis label) and where the
+# shaded burn-in ends (NULL: no burn-in).
+trace_layout <- function(x) UseMethod("trace_layout")
+
+trace_layout.bnmf <- function(x) {
+  list(panels = c(logpost = "log posterior", tau = "tau (noise precision)"))
+}
+
+trace_layout.bnmf_vb <- function(x) {
+  list(panels = c(logpost = "ELBO", tau = "tau (noise precision)"))
+}
+
+trace_layout.bnmf_np <- function(x) list(panels = c(sse = "loss"))
+
+trace_layout.bnmf_gibbs <- function(x) {
+  list(panels = c(loglik = "log-likelihood", tau = "tau (noise precision)"),
+       burnin = if (x$settings$burnin > 0) x$settings$burnin + 0.5)
 }
 
 plot_basis <- function(x, factor, ...) {
   factor <- check_count(factor, "factor", min = 1)
   if (factor > x$rank) abort_input(sprintf("`factor` must be at most the rank, %d.", x$rank))
   w <- x$W[, factor]
-  lo <- hi <- NULL
-  if (x$method %in% c("gibbs", "vb")) {
-    if (!is.null(x$draws)) {
-      I <- x$dims[1L]
-      rows <- (factor - 1L) * I + seq_len(I)
-      d <- do.call(cbind, lapply(x$draws, function(dr) dr$W[rows, , drop = FALSE]))
-      q <- apply(d, 1L, stats::quantile, probs = c(0.025, 0.975))
-      lo <- q[1L, ]
-      hi <- q[2L, ]
-    } else {
-      s <- x$W_sd[, factor]
-      lo <- pmax(w - 1.96 * s, 0)
-      hi <- w + 1.96 * s
-    }
-  }
+  band <- basis_band(x, factor)
   idx <- seq_along(w)
-  graphics::plot(idx, w, type = "n", ylim = range(0, w, hi),
+  graphics::plot(idx, w, type = "n", ylim = range(0, w, band$hi),
                  xlab = "feature (row of X)",
                  ylab = sprintf("basis vector %s", colnames(x$W)[factor]), ...)
-  if (!is.null(lo)) {
-    graphics::polygon(c(idx, rev(idx)), c(lo, rev(hi)), col = grDevices::gray(0.8),
+  if (!is.null(band)) {
+    graphics::polygon(c(idx, rev(idx)), c(band$lo, rev(band$hi)), col = grDevices::gray(0.8),
                       border = NA)
   }
   graphics::lines(idx, w, lwd = 1.5)
+}
+
+# 95% posterior band (lo, hi) of the basis vector W[, factor]; NULL for the
+# point estimates.
+basis_band <- function(x, factor) UseMethod("basis_band")
+
+basis_band.bnmf <- function(x, factor) NULL
+
+basis_band.bnmf_vb <- function(x, factor) sd_band(x, factor)
+
+# mean +/- 1.96 posterior sd
+sd_band <- function(x, factor) {
+  w <- x$W[, factor]
+  s <- x$W_sd[, factor]
+  list(lo = pmax(w - 1.96 * s, 0), hi = w + 1.96 * s)
+}
+
+# quantiles of the kept draws, else as VB from the posterior sd
+basis_band.bnmf_gibbs <- function(x, factor) {
+  if (is.null(x$draws)) return(sd_band(x, factor))
+  I <- x$dims[1L]
+  rows <- (factor - 1L) * I + seq_len(I)
+  d <- do.call(cbind, lapply(x$draws, function(dr) dr$W[rows, , drop = FALSE]))
+  q <- apply(d, 1L, stats::quantile, probs = c(0.025, 0.975))
+  list(lo = q[1L, ], hi = q[2L, ])
+}
+
+#' @rdname hmc
+#' @export
+plot.bnmf_hmc <- function(x, ...) {
+  trace_panel(x$trace, "logpost", "log posterior", "iteration",
+              if (x$settings$burnin > 0) x$settings$burnin, ...)
+  invisible(x)
+}
+
+#' Plot a particle fit
+#'
+#' `type = "weights"`: the weight of every particle. `"distance"`: a heatmap
+#' of the weighted angular distances ([wad()], in degrees) between the
+#' particles, in order of weight. `"basis"`: one factor
+#' (column of `W`) of several particles side by side, matched. `"features"`:
+#' the top features of one factor in several particles (Figure 5 of Masood
+#' and Doshi-Velez).
+#'
+#' @param x A `bnmf_particles` fit.
+#' @param type `"weights"`, `"distance"`, `"basis"` or `"features"`.
+#' @param factor The factor shown by `"basis"` and `"features"`.
+#' @param particles The particles shown by `"basis"` and `"features"`
+#'   (default: the 4 with the largest weights).
+#' @param n_top Number of top features (`"features"`).
+#' @param ... Passed to the base graphics function.
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:100, ], rank = 3, method = "particles", particles = 6)
+#' plot(fit)
+#' plot(fit, type = "distance")
+#' plot(fit, type = "basis", factor = 2)
+#' plot(fit, type = "features", factor = 1)
+#' @export
+plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "features"),
+                                factor = 1, particles = NULL, n_top = 10, ...) {
+  type <- check_choice(type, c("weights", "distance", "basis", "features"), "type")
+  w <- x$weights
+  if (is.null(particles)) particles <- order(-w)[seq_len(min(4L, length(w)))]
+  particles <- vapply(particles, function(m) check_particle(x, m), integer(1))
+  factor <- check_count(factor, "factor", min = 1)
+  if (factor > x$rank) abort_input(sprintf("`factor` must be between 1 and %d.", x$rank))
+  n_top <- check_count(n_top, "n_top", min = 1)
+  switch(type,
+    weights = {
+      graphics::barplot(unname(w), names.arg = seq_along(w), xlab = "particle",
+                        ylab = "weight", main = "Stein weights of the particles", ...)
+    },
+    distance = {
+      ord <- order(-w)
+      D <- as.matrix(wad(x))[ord, ord, drop = FALSE]
+      M <- nrow(D)
+      graphics::image(seq_len(M), seq_len(M), D, col = grDevices::hcl.colors(32, "viridis"),
+                      xlab = "particle (by weight)", ylab = "particle (by weight)",
+                      main = "Weighted angular distances (degrees)", axes = FALSE, ...)
+      at <- unique(round(seq(1, M, length.out = min(M, 10))))
+      graphics::axis(1, at = at, labels = ord[at])
+      graphics::axis(2, at = at, labels = ord[at])
+      graphics::box()
+    },
+    basis = {
+      P <- length(particles)
+      op <- graphics::par(mfrow = c(1, P), mar = c(4, 4, 3, 1))
+      on.exit(graphics::par(op))
+      ylim <- c(0, max(vapply(particles, function(m) {
+        max(align_particle(x$particles[[m]], x$alignment[[m]])$W[, factor])
+      }, numeric(1))))
+      for (m in particles) {
+        Wm <- align_particle(x$particles[[m]], x$alignment[[m]])$W
+        graphics::plot(Wm[, factor], type = "h", ylim = ylim, xlab = "feature",
+                       ylab = sprintf("W[, %d]", factor),
+                       main = sprintf("particle %d (w = %.2g)", m, w[[m]]), ...)
+      }
+    },
+    features = {
+      P <- length(particles)
+      op <- graphics::par(mar = c(1, 1, 3, 1))
+      on.exit(graphics::par(op))
+      graphics::plot.new()
+      graphics::plot.window(xlim = c(0, P), ylim = c(n_top + 1, 0))
+      graphics::title(main = sprintf("Top %d features of factor %d", n_top, factor))
+      for (i in seq_along(particles)) {
+        m <- particles[i]
+        tf <- top_features(x, m, n_top)[, factor]
+        graphics::text(i - 0.5, 0.2, sprintf("particle %d (w = %.2g)", m, w[[m]]), font = 2,
+                       cex = 0.8)
+        graphics::text(i - 0.5, seq_len(n_top) + 0.2, tf, cex = 0.75, ...)
+      }
+    }
+  )
+  invisible(x)
 }

@@ -242,7 +242,28 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
   out$dims <- c(I, J)
   out$elapsed <- proc.time()[[3L]] - t0
   out$call <- call
-  structure(out, class = "bnmf_rank")
+  validate_rank_result(new_rank_result(out))
+}
+
+# The result of select_rank(): a list of class bnmf_rank.
+new_rank_result <- function(x) {
+  stopifnot(is.list(x))
+  structure(x, class = "bnmf_rank")
+}
+
+# Values of a bnmf_rank: a known criterion, whole ranks >= 1, and a chosen
+# rank among them (ARD: the number of active factors, 0 to the rank fitted).
+validate_rank_result <- function(x) {
+  bad <- function(what) abort_fit(sprintf("the rank selection has %s", what))
+  if (!isTRUE(x$criterion %in% c("chib", "bic", "cv", "ard"))) bad("an unknown criterion")
+  r <- x$ranks
+  if (!is.numeric(r) || !length(r) || any(!is.finite(r)) || any(r < 1) || any(r != round(r))) {
+    bad("ranks that are not whole numbers >= 1")
+  }
+  ok <- if (x$criterion == "ard") x$best %in% 0:max(r) else x$best %in% r
+  if (length(x$best) != 1L || !isTRUE(ok)) bad("a chosen rank outside its ranks")
+  if (length(x$dims) != 2L) bad("no data dimensions")
+  x
 }
 
 check_ranks <- function(ranks, max_rank) {

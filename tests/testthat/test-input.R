@@ -49,12 +49,15 @@ test_that("bad calls give classed errors that name the argument", {
   }
 })
 
-test_that("error messages are stable", {
-  for (nm in names(bad_calls)) {
-    expect_snapshot(error = TRUE, suppressWarnings(eval(bad_calls[[nm]])),
-                    variant = NULL)
-  }
-})
+# One snapshot per call, named after it, whose code line is the call itself
+# (spliced in with bquote(), so the snapshot shows what gives each message).
+for (nm in names(bad_calls)) {
+  eval(bquote(
+    test_that(.(paste("error message:", nm)), {
+      expect_snapshot(.(bad_calls[[nm]]), error = TRUE, cnd_class = TRUE)
+    })
+  ))
+}
 
 # rtnorm(), the priors and the S3 methods: each entry is the call and the
 # argument its message must name.

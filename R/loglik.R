@@ -1,0 +1,99 @@
+# logLik(), sigma() and nobs(): the Gaussian log-likelihood of the observed
+# entries at the point estimate, the noise sd 1 / sqrt(tau), the number of
+# observed entries. Fits without a noise model (NP, particles, HMC) say why
+# they have none.
+
+#' Log-likelihood, noise level and number of observations
+#'
+#' `logLik()` is the Gaussian log-likelihood of the observed entries at the
+#' point estimate: the posterior means of `W %*% H` and `tau` (Gibbs) or the
+#' posterior mode (ICM). Its `df` counts the non-zero entries of `W` and `H`
+#' plus one for `tau` (for ICM, the effective number of parameters of Schmidt
+#' et al. (2009); for Gibbs, every entry). `sigma()` is the posterior mean of
+#' the noise standard deviation `1 / sqrt(tau)` (Gibbs, over the kept sweeps)
+#' or its value at the mode (ICM). `nobs()` is the number of observed entries.
+#'
+#' @param object A `bnmf` fit.
+#' @param ... Not used.
+#' @examples
+#' fit <- bnmf(leukemia[1:50, ], rank = 2, method = "icm")
+#' logLik(fit)
+#' sigma(fit)
+#' nobs(fit)
+#' @return `logLik()`: an object of class `logLik`; `sigma()`, `nobs()`: numbers.
+#' @export
+logLik.bnmf <- function(object, ...) {
+  n <- object$n_obs
+  tau <- object$tau
+  val <- 0.5 * n * (log(tau) - log(2 * pi)) - 0.5 * tau * sse_obs(object)
+  structure(val, df = length(object$W) + length(object$H) + 1, nobs = n, class = "logLik")
+}
+
+# ICM: the effective number of parameters, the non-zero entries at the mode.
+#' @export
+logLik.bnmf_icm <- function(object, ...) {
+  ll <- NextMethod()
+  attr(ll, "df") <- sum(object$W > 0) + sum(object$H > 0) + 1
+  ll
+}
+
+#' @export
+logLik.bnmf_np <- function(object, ...) {
+  abort_input("`object`: method \"np\" (multiplicative updates) has no likelihood; its loss is `object$loss`.")
+}
+
+#' @export
+logLik.bnmf_particles <- function(object, ...) {
+  abort_input("`logLik()` is not defined for a particle fit: its SILF likelihood has no normalising constant; see `summary(fit)` for the log likelihood of each particle up to that constant.")
+}
+
+#' @export
+logLik.bnmf_hmc <- function(object, ...) {
+  abort_input("`logLik()` is not defined for an HMC fit: its SILF likelihood has no normalising constant; see `summary(fit)` and `fit$trace$logpost` for the log posterior up to a constant.")
+}
+
+#' @rdname logLik.bnmf
+#' @export
+sigma.bnmf <- function(object, ...) 1 / sqrt(object$tau)
+
+#' @export
+sigma.bnmf_gibbs <- function(object, ...) {
+  tau <- kept_trace(object)$tau
+  mean(1 / sqrt(tau))
+}
+
+#' @export
+sigma.bnmf_np <- function(object, ...) {
+  abort_input("`object`: method \"np\" (multiplicative updates) has no noise model.")
+}
+
+# E_q[tau^(-1/2)] for q(tau) = Gamma(a, b): sqrt(b) Gamma(a - 1/2) / Gamma(a).
+#' @export
+sigma.bnmf_vb <- function(object, ...) {
+  a <- object$q_tau[["shape"]]
+  b <- object$q_tau[["rate"]]
+  sqrt(b) * exp(lgamma(a - 0.5) - lgamma(a))
+}
+
+#' @export
+sigma.bnmf_particles <- function(object, ...) {
+  abort_input("`sigma()` is not defined for a particle fit: the SILF likelihood has no noise precision.")
+}
+
+#' @export
+sigma.bnmf_hmc <- function(object, ...) {
+  abort_input("`sigma()` is not defined for an HMC fit: the SILF likelihood has no noise precision.")
+}
+
+#' @rdname logLik.bnmf
+#' @export
+nobs.bnmf <- function(object, ...) object$n_obs
+
+# Rows of the trace that correspond to kept (thinned, post burn-in) draws of
+# a Gibbs or HMC fit.
+kept_trace <- function(object) {
+  tr <- object$trace[object$trace$sampling, , drop = FALSE]
+  thin <- object$settings$thin
+  keep <- stats::ave(seq_len(nrow(tr)), tr$chain, FUN = seq_along) %% thin == 0
+  tr[keep, , drop = FALSE]
+}

@@ -1,0 +1,113 @@
+# print() of fits: each class prints its title, print.bnmf() the data, rank,
+# prior and noise every Gaussian fit shares, then the class its sampler or
+# optimiser run. Particle and HMC fits print their SILF model.
+
+#' @export
+print.bnmf <- function(x, ...) {
+  cat(sprintf("  X: %d x %d%s, %s observed (%d missing)\n", x$dims[1L], x$dims[2L],
+              if (x$sparse) " (sparse)" else "", format(x$n_obs, big.mark = ","),
+              x$n_missing))
+  cat(sprintf("  rank: %d\n", x$rank))
+  if (identical(x$prior$type, "ard")) {
+    act <- ard_relevance(x)
+    cat(sprintf("  prior: ARD, W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(%s, %s)\n  ARD: %d of %d factors active\n",
+                format(x$prior$ard[1L]), format(x$prior$ard[2L]), sum(act$active), x$rank))
+  } else if (!identical(x$prior$type, "none")) {
+    cat(sprintf("  prior: W, H ~ Exp(rate = %s)%s\n", format_rate(x$prior$rate),
+                if (isTRUE(x$prior$auto)) "  [auto: sqrt(K / mean(X))]" else ""))
+  }
+  if (!identical(x$prior$type, "none")) {
+    cat(sprintf("  noise: tau ~ Gamma(shape = %s, rate = %s)\n",
+                format(x$noise$shape), format(x$noise$rate)))
+  }
+  invisible(x)
+}
+
+#' @export
+print.bnmf_gibbs <- function(x, ...) {
+  cat("Bayesian NMF by Gibbs sampling\n")
+  NextMethod()
+  s <- x$settings
+  cat(sprintf("  %d chain%s x %d sweeps (burn-in %d, thin %d): %d draws\n",
+              s$chains, if (s$chains > 1) "s" else "", s$iter, s$burnin, s$thin,
+              x$n_draws))
+  cat_tau(x)
+  invisible(x)
+}
+
+#' @export
+print.bnmf_icm <- function(x, ...) {
+  cat("Bayesian NMF by iterated conditional modes (posterior mode)\n")
+  NextMethod()
+  cat_optimiser(x, sprintf("log posterior %s", format(signif(x$logpost, 8))))
+  cat(sprintf("  tau: %s; sigma = %s\n", format(signif(x$tau, 4)),
+              format(signif(sigma(x), 4))))
+  invisible(x)
+}
+
+#' @export
+print.bnmf_vb <- function(x, ...) {
+  cat("Bayesian NMF by variational Bayes\n")
+  NextMethod()
+  cat_optimiser(x, sprintf("ELBO %s", format(signif(x$elbo, 8))))
+  cat_tau(x)
+  invisible(x)
+}
+
+#' @export
+print.bnmf_np <- function(x, ...) {
+  cat(sprintf("NMF by multiplicative updates (%s loss)\n",
+              if (identical(x$settings$loss, "kl")) "Kullback-Leibler" else "Euclidean"))
+  NextMethod()
+  cat_optimiser(x, sprintf("loss %s", format(signif(x$loss, 8))))
+  invisible(x)
+}
+
+# How the kept restart of an optimiser ended, and its criterion `crit`.
+cat_optimiser <- function(x, crit) {
+  cat(sprintf("  %s after %d sweeps%s; %s\n",
+              if (x$converged[x$best]) "converged" else "not converged",
+              x$iterations[x$best],
+              if (x$settings$chains > 1) sprintf(" (best of %d restarts)", x$settings$chains) else "",
+              crit))
+}
+
+# The posterior mean and sd of tau, and sigma().
+cat_tau <- function(x) {
+  cat(sprintf("  tau: %s (sd %s); sigma = %s\n", format(signif(x$tau, 4)),
+              format(signif(x$tau_sd, 3)), format(signif(sigma(x), 4))))
+}
+
+#' @export
+print.bnmf_particles <- function(x, ...) {
+  cat("Bayesian NMF by Stein-weighted particles\n")
+  cat_silf_model(x, sprintf("  %d particles from %s starts, each solved by non-negative least squares\n",
+                            length(x$weights), x$init))
+  cat(sprintf("  Stein discrepancy %s; effective number of particles %.3g; %d with weight > 0\n",
+              format(signif(x$stein, 4)), 1 / sum(x$weights^2), sum(x$weights > 0)))
+  invisible(x)
+}
+
+#' @export
+print.bnmf_hmc <- function(x, ...) {
+  cat("Bayesian NMF by Hamiltonian Monte Carlo\n")
+  cat_silf_model(x)
+  s <- x$settings
+  cat(sprintf("  %d chain%s x %d iterations (%d warm-up, thin %d): %d draws; %d leapfrog steps\n",
+              s$chains, if (s$chains > 1) "s" else "", s$iter, s$burnin, s$thin, x$n_draws,
+              x$control$leapfrog))
+  cat(sprintf("  acceptance %s; step size %s; %d divergent transitions\n",
+              paste(format(round(x$acceptance, 2)), collapse = ", "),
+              paste(format(signif(x$step_size, 3)), collapse = ", "), sum(x$divergences)))
+  invisible(x)
+}
+
+# The data, SILF likelihood and simplex prior of a particle or HMC fit, with
+# the line `how` (how the fit was made) after the data.
+cat_silf_model <- function(x, how = NULL) {
+  cat(sprintf("  X: %d x %d; rank: %d\n", x$dims[1L], x$dims[2L], x$rank))
+  cat(how)
+  cat("  likelihood: ")
+  print(x$likelihood)
+  cat(sprintf("  prior: columns of W ~ Dirichlet(1), H ~ Exp(rate = %s)\n", format(x$prior$rate)))
+}
