@@ -8,7 +8,7 @@
  *   X_ij ~ N((WH)_ij, 1/tau),  W_ik ~ Exp(lamW_ik),  H_kj ~ Exp(lamH_kj),
  *   tau ~ Gamma(alpha, beta)   (shape, rate).
  *
- * One sweep, two uses. Row i of W, given H and tau, has the conditional
+ * One sweep, four rules. Row i of W, given H and tau, has the conditional
  *   p(w_i | .) propto exp(-tau/2 w_i' G_i w_i + tau w_i' b_i - lamW_i' w_i),  w_i >= 0
  * with G_i = sum_{j in Omega_i} h_j h_j' and b_i = sum_{j in Omega_i} X_ij h_j.
  * Coordinate k of it is N+(mu, 1/p) (a normal truncated to [0, inf)) with
@@ -55,7 +55,7 @@
 #include "bnmf_call.h"
 #include "nmf.h"
 
-/* The scratch space of a sweep, from R_alloc. */
+/** The scratch space of a sweep, from R_alloc. */
 void bnmf_sweep_work(const nmf_data *d, sweep_work *ws)
 {
     const int I = d->I, J = d->J, K = d->K;
@@ -73,10 +73,17 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws)
 }
 
 /**
- * Update every row of W given H and tau.
+ * Update every row of W given H and tau (b_i: row i of X H').
  * Masked: rows with missing entries use their own Gram matrix.
  * VB: W and H hold the means of q; the Gram matrix of H is its expectation,
  * E[H]E[H]' + diag(sum_j Var H_kj) over the observed j.
+ * @param x      the data values (state's x)
+ * @param rule   the rule applied to each coordinate's conditional
+ * @param masked use the masked Gram matrix of each row with missing entries
+ * @param first  coordinates k < first are held fixed (Chib's reduced runs)
+ * @param ws     scratch (bnmf_sweep_work)
+ * @param vb     VB: receives the variances and entropies of q(W) (else NULL)
+ * @param hk     Chib: receives the rows' conditionals (else NULL)
  */
 void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *W, const double *H, double tau, nmf_rule rule,
@@ -89,17 +96,17 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
     for (int i = 0; i < I; i++) {
         const double *G = !masked ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, H, K, J, d->mrow_j + d->mrow_ptr[i],
-                     d->mrow_ptr[i + 1] - d->mrow_ptr[i], K, ws->obs,
-                     vb ? vb->Hvar : NULL, K, 1);
+                             d->mrow_ptr[i + 1] - d->mrow_ptr[i], K, ws->obs,
+                             vb ? vb->Hvar : NULL, K, 1);
         for (int k = 0; k < K; k++) {
             ws->zrow[k] = W[i + (size_t) k * I];
             ws->brow[k] = ws->D[i + (size_t) k * I];
         }
         if (hk)
             bnmf_chib_eval_row(hk, i, I, hk->target[i * hk->tstride], ws->zrow, G,
-                          ws->brow, pr->lamW + i, I, tau, K, first);
+                               ws->brow, pr->lamW + i, I, tau, K, first);
         bnmf_cond_row(ws->zrow, G, ws->brow, pr->lamW + i, I, tau, K, first, rule,
-                   ws->vrow, ws->erow);
+                      ws->vrow, ws->erow);
         for (int k = 0; k < K; k++) W[i + (size_t) k * I] = ws->zrow[k];
         if (vb) {
             for (int k = 0; k < K; k++) {
@@ -111,8 +118,9 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
 }
 
 /**
- * Update every column of H given W and tau; returns the pieces of the SSE
- * for the new H: *lin = sum_j h_j' f_j and *quad = sum_j h_j' G_j h_j (VB:
+ * Update every column of H given W and tau (b_j: column j of W' X), with the
+ * arguments of bnmf_update_W (`update` = 0: only the SSE). Returns the pieces
+ * of the SSE for the new H: *lin = sum_j h_j' f_j and *quad = sum_j h_j' G_j h_j (VB:
  * plus sum_j sum_k G_j[k, k] Var H_kj, so that sumsq - 2 lin + quad is the
  * expected SSE under q).
  */
@@ -129,17 +137,17 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     for (int j = 0; j < J; j++) {
         const double *G = !masked ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, ws->Wt, K, I, d->miss_i + d->mcol_ptr[j],
-                     d->mcol_ptr[j + 1] - d->mcol_ptr[j], K, ws->obs,
-                     vb ? vb->Wvar : NULL, 1, (size_t) I);
+                             d->mcol_ptr[j + 1] - d->mcol_ptr[j], K, ws->obs,
+                             vb ? vb->Wvar : NULL, 1, (size_t) I);
         double *hj = H + (size_t) j * K;
         const double *fj = ws->F + (size_t) j * K;
         if (hk)
             bnmf_chib_eval_row(hk, j, J, hk->target[j * hk->tstride], hj, G, fj,
-                          pr->lamH + (size_t) j * K, 1, tau, K, first);
+                               pr->lamH + (size_t) j * K, 1, tau, K, first);
         if (update) {
             bnmf_cond_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, first, rule,
-                       vb ? vb->Hvar + (size_t) j * K : ws->vrow,
-                       vb ? vb->Hent + (size_t) j * K : ws->erow);
+                          vb ? vb->Hvar + (size_t) j * K : ws->vrow,
+                          vb ? vb->Hent + (size_t) j * K : ws->erow);
         }
         for (int k = 0; k < K; k++) sl += hj[k] * fj[k];
         sq += bnmf_quad_form(G, hj, K);
@@ -317,6 +325,48 @@ static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
 }
 
 
+/* tau | W, H ~ Gamma(tau_shape, beta + sse / 2): draw it (Gibbs), take its
+ * mode (ICM) or its mean (VB, whose q(tau) keeps the rate). */
+static void update_tau(const nmf_prior *pr, nmf_rule rule, double tau_shape,
+                       double sse, double *tau, double *tau_rate)
+{
+    const double rate = pr->beta + 0.5 * sse;
+    if (rule == RULE_DRAW)
+        *tau = rgamma(tau_shape, 1.0 / rate);
+    else if (rule == RULE_MODE)
+        *tau = tau_shape > 1.0 ? (tau_shape - 1.0) / rate : 0.0;
+    else {
+        *tau = tau_shape / rate;
+        *tau_rate = rate;
+    }
+    if (!(*tau > 0.0) || !R_FINITE(*tau)) {
+        PutRNGstate();
+        Rf_error("the noise precision tau became %g (shape %g, rate %g): "
+                 "the data may be constant or the noise prior degenerate",
+                 *tau, tau_shape, rate);
+    }
+}
+
+/* log p(X, W, H, tau[, lambda]) for Gibbs and ICM; *loglik receives
+ * log p(X | W, H, tau). `log_rates` is sum log lam over the proper rates
+ * (no ARD). */
+static double log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
+                        const double *H, double tau, const double *lambda, double sse,
+                        double log_rates, double *loglik)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const double ll = 0.5 * d->n_obs * (log(tau) - log(2.0 * M_PI)) - 0.5 * tau * sse;
+    double logpost = ll + pr->alpha * log(pr->beta) - lgammafn(pr->alpha) +
+        (pr->alpha - 1.0) * log(tau) - pr->beta * tau;
+    if (pr->ard)
+        logpost += bnmf_ard_log_prior(d, pr, lambda, W, H);
+    else
+        logpost += log_rates + exp_log_kernel(W, pr->lamW, (size_t) I * K) +
+            exp_log_kernel(H, pr->lamH, (size_t) K * J);
+    *loglik = ll;
+    return logpost;
+}
+
 /* Running moments and kept draws of a sampling sweep. */
 static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
                        const sweep_ctrl *c, sweep_out *out, int *kept, int n_draws)
@@ -379,8 +429,6 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     sweep_work ws;
     bnmf_sweep_work(d, &ws);
     double *wh_miss = augmented ? (double *) R_alloc(d->nmiss, sizeof(double)) : NULL;
-    const double log2pi = log(2.0 * M_PI);
-    const double lgamma_alpha = lgammafn(pr->alpha);
     const double log_rates = pr->ard ? 0.0 : sum_log_rates(pr->lamW, (size_t) I * K) +
         sum_log_rates(pr->lamH, (size_t) K * J);
     const double tau_shape = pr->alpha + 0.5 * d->n_obs;
@@ -392,7 +440,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             bnmf_update_W(d, pr, x, W, H, *tau, rule, masked, 0, &ws, vb, NULL);
         double lin, quad;
         bnmf_update_H(d, pr, x, W, H, *tau, rule, masked, upd_H, 0, &ws, vb, NULL, &lin,
-                 &quad);
+                      &quad);
         if (upd_W && upd_H) {
             if (rule == RULE_MODE)
                 balance_scales(d, pr, W, H);
@@ -409,23 +457,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             }
         }
         if (sse < 0.0) sse = 0.0; /* rounding of the trace identity */
-        if (upd_tau) {
-            const double rate = pr->beta + 0.5 * sse;
-            if (rule == RULE_DRAW)
-                *tau = rgamma(tau_shape, 1.0 / rate);
-            else if (rule == RULE_MODE)
-                *tau = tau_shape > 1.0 ? (tau_shape - 1.0) / rate : 0.0;
-            else {
-                *tau = tau_shape / rate;
-                *tau_rate = rate;
-            }
-            if (!(*tau > 0.0) || !R_FINITE(*tau)) {
-                PutRNGstate();
-                Rf_error("the noise precision tau became %g (shape %g, rate %g): "
-                         "the data may be constant or the noise prior degenerate",
-                         *tau, tau_shape, rate);
-            }
-        }
+        if (upd_tau) update_tau(pr, rule, tau_shape, sse, tau, tau_rate);
         if (pr->ard && upd_W && upd_H) {
             bnmf_ard_update(d, pr, rule, lambda, lambda_rate, W, H);
             bnmf_ard_fill_rates(d, pr, lambda);
@@ -448,14 +480,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             loglik = -sse; /* minus the Euclidean loss */
             logpost = loglik;
         } else {
-            loglik = 0.5 * d->n_obs * (log(*tau) - log2pi) - 0.5 * *tau * sse;
-            logpost = loglik + pr->alpha * log(pr->beta) - lgamma_alpha +
-                (pr->alpha - 1.0) * log(*tau) - pr->beta * *tau;
-            if (pr->ard)
-                logpost += bnmf_ard_log_prior(d, pr, lambda, W, H);
-            else
-                logpost += log_rates + exp_log_kernel(W, pr->lamW, (size_t) I * K) +
-                    exp_log_kernel(H, pr->lamH, (size_t) K * J);
+            logpost = log_joint(d, pr, W, H, *tau, lambda, sse, log_rates, &loglik);
         }
         tr[s] = loglik;
         tr[s + n_sweeps] = *tau;
@@ -489,7 +514,8 @@ static void check_sweep_args(const nmf_data *d, const nmf_prior *pr, const sweep
 {
     if (c->rule != RULE_DRAW && d->nmiss > 0 && !c->masked)
         Rf_error("bnmf internal error: ICM, VB and Lee-Seung need masked missing entries");
-    if (c->rule == RULE_DRAW || c->rule == RULE_MOMENT) {
+    /* (with ARD the rates are the lambda_k, checked > 0 by bnmf_read_state) */
+    if (!pr->ard && (c->rule == RULE_DRAW || c->rule == RULE_MOMENT)) {
         for (R_xlen_t t = 0; t < (R_xlen_t) d->I * d->K; t++)
             if (!(pr->lamW[t] > 0.0))
                 Rf_error("bnmf internal error: Gibbs and VB need rates > 0");
