@@ -579,7 +579,8 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl)
     v[1] = PROTECT(Rf_allocMatrix(REALSXP, c.keep_draws ? d.I * d.K : 0, n_draws)); nprotect++;
     v[2] = PROTECT(Rf_allocMatrix(REALSXP, c.keep_draws ? d.K * d.J : 0, n_draws)); nprotect++;
     v[3] = PROTECT(Rf_allocMatrix(REALSXP, n, nk)); nprotect++;
-    sweep_out out = {REAL(v[0]), REAL(v[3]), REAL(v[1]), REAL(v[2]), 0, 0};
+    sweep_out out = {.trace = REAL(v[0]), .lambda = REAL(v[3]), .W_draws = REAL(v[1]),
+                     .H_draws = REAL(v[2]), .done = 0, .converged = 0};
     bnmf_nmf_sweeps(&d, &pr, &st, &c, &out);
     /* Trim the traces if the iteration converged early. */
     v[0] = PROTECT(first_rows(v[0], n, out.done, 4)); nprotect++;

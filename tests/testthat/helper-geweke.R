@@ -147,7 +147,7 @@ geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
     latent <- if (!length(miss)) numeric() else if (masked) numeric(length(miss)) else
       (p$W %*% p$H)[miss] + stats::rnorm(length(miss), sd = 1 / sqrt(p$tau))
     st <- bnmf:::new_state(X, data, p$W, p$H, p$tau, latent, FALSE)
-    # ARD: the state will carry lambda (st$lambda <- p$lambda + 0).
+    # ARD: the state will carry lambda (new_state(..., lambda = p$lambda)).
     list(st = st, data = data, prior = prior_c(p$lambda), lambda = p$lambda)
   }
   step <- function(s) {
