@@ -183,19 +183,20 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   }
   target <- list(W = run$W, H = run$H, tau = theta$tau)
   if (ard) target$lambda <- as.double(theta$lambda)
-  # block 0: the first factor's K blocks; 2: (tau, lambda); 1: the other
+  # "W": the first factor's K blocks; "tau": (tau, lambda); "H": the other
   # factor's K blocks, each a matrix of per-entry log densities
-  types <- c(rep(0, K), 2, rep(1, K))
-  index <- c(seq_len(K) - 1L, 0L, seq_len(K) - 1L)
+  types <- c(rep("W", K), "tau", rep("H", K))
+  index <- c(seq_len(K), 1L, seq_len(K))
   logdens <- vector("list", length(blocks))
   names(logdens) <- blocks
   pb <- progress_start(progress, length(blocks), "Chib's reduced runs")
   for (b in seq_along(blocks)) {
     st <- new_state(run$X, run$data, run$W, run$H, theta$tau,
-                    numeric(length(run$data$miss_pos)), FALSE)
-    if (ard) st$lambda <- as.double(theta$lambda) + 0
-    ctrl <- c(burnin, samples, types[b], index[b], sym && types[b] == 0, orbit)
-    logdens[[b]] <- as.matrix(.Call(C_chib_run, st, run$data, run$prior, target, ctrl))
+                    numeric(length(run$data$miss_pos)), FALSE,
+                    lambda = if (ard) theta$lambda)
+    logdens[[b]] <- as.matrix(engine_chib(st, run$data, run$prior, target, burnin, samples,
+                                          block = types[b], index = index[b],
+                                          sym = sym && types[b] == "W", orbit = orbit))
     progress_update(pb, b)
   }
   progress_done(pb)

@@ -46,10 +46,30 @@ sum_squares <- function(v) {
   if (is.matrix(v)) norm(v, "F")^2 else sum(v * v)
 }
 
-# A fresh chain state. The C code modifies the state in place, so every
-# vector in it must be owned by this state alone (`+ 0` forces a copy); the
-# data values are copied only when the chain writes to them (missing entries).
-new_state <- function(X, data, W, H, tau, latent, keep_wh) {
+#' A fresh chain state: the one place that writes the state's layout
+#'
+#' The C routines (`engine_sweeps()`, `engine_kl()`, `engine_chib()`) read
+#' the state by name and modify it in place, so every vector in it is owned
+#' by this state alone (`+ 0` forces a copy); the data values are copied only
+#' when the chain writes to them (missing entries).
+#'
+#' @param X the data (matrix or dgCMatrix), `data` its description
+#'   (`prepare_data()`).
+#' @param W,H,tau the starting point.
+#' @param latent values of the missing entries (latent variables of Gibbs,
+#'   zeros when masked).
+#' @param keep_wh keep running moments of WH on the stored entries.
+#' @param lambda ARD: the K starting rates (NULL without ARD); adds their
+#'   running moments.
+#' @param vb VB: NULL, or a list with the parts of q that are not the means:
+#'   `tau_rate` (required), `lambda_rate` (with ARD), and optionally `W_var`,
+#'   `H_var`, `W_ent`, `H_ent` (zeros when absent).
+#' @return list(W, H, tau, x, sumsq, logpost, n_kept, the running moments
+#'   W_mean, W_m2, H_mean, H_m2, tau_mean, tau_m2, WH_mean, WH_m2; with ARD
+#'   lambda, lambda_mean, lambda_m2; with VB W_var, H_var, W_ent, H_ent,
+#'   tau_rate and with ARD lambda_rate).
+#' @noRd
+new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = NULL) {
   I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
   vals <- if (data$sparse == 1L) X@x else X
   nmiss <- length(data$miss_pos)
@@ -62,7 +82,7 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh) {
     sumsq <- data$sumsq_obs
   }
   nwh <- if (keep_wh) length(vals) else 0L
-  list(
+  st <- list(
     W = matrix(as.double(W), I, K) + 0, H = matrix(as.double(H), K, J) + 0,
     tau = as.double(tau) + 0, x = x, sumsq = sumsq + 0, logpost = -Inf + 0,
     n_kept = 0 + 0,
@@ -71,6 +91,99 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh) {
     tau_mean = 0 + 0, tau_m2 = 0 + 0,
     WH_mean = numeric(nwh), WH_m2 = numeric(nwh)
   )
+  if (!is.null(lambda)) {
+    st$lambda <- as.double(lambda) + 0
+    st$lambda_mean <- numeric(K)
+    st$lambda_m2 <- numeric(K)
+  }
+  if (!is.null(vb)) {
+    st$W_var <- as.double(vb$W_var %||% numeric(I * K)) + 0
+    st$H_var <- as.double(vb$H_var %||% numeric(K * J)) + 0
+    st$W_ent <- as.double(vb$W_ent %||% numeric(I * K)) + 0
+    st$H_ent <- as.double(vb$H_ent %||% numeric(K * J)) + 0
+    st$tau_rate <- as.double(vb$tau_rate) + 0
+    if (!is.null(lambda)) st$lambda_rate <- as.double(vb$lambda_rate) + 0
+  }
+  st
+}
+
+#' Advance a chain's state by sweeps of the Gaussian NMF engine (in place)
+#'
+#' The R face of the C routine `nmf_sweeps`: one sweep updates W row by row,
+#' H column by column (each row from its Gaussian conditional, by the
+#' `rule`), then tau and, with ARD, the rates.
+#'
+#' @param state a state made by `new_state()` (with `lambda` under ARD and
+#'   `vb` for `rule = "vb"`); modified in place.
+#' @param data,prior the data (`prepare_data()`) and the prior
+#'   (list(lamW, lamH, alpha, beta, ard = numeric() or c(alpha0, beta0))).
+#' @param n number of sweeps.
+#' @param rule `"gibbs"` (draw), `"icm"` (mode), `"vb"` (moments) or `"np"`
+#'   (Lee-Seung multiplicative updates of the Euclidean loss).
+#' @param masked missing entries masked (TRUE) or latent variables redrawn
+#'   each sweep (FALSE; Gibbs only).
+#' @param accumulate update the running moments after each kept sweep
+#'   (Gibbs only).
+#' @param thin keep every `thin`-th sweep.
+#' @param keep_draws return the kept W and H.
+#' @param update the blocks to update, among `"W"`, `"H"`, `"tau"` (an
+#'   empty vector: only the trace of the state).
+#' @param tol ICM, VB, NP: stop once the relative change of the log
+#'   posterior (ELBO, minus the loss) is at most `tol` (0: never).
+#' @return list(trace = n x 4 matrix (loglik, tau, logpost, sse), W_draws,
+#'   H_draws, lambda (n x K ARD rates), converged).
+#' @noRd
+engine_sweeps <- function(state, data, prior, n, rule = c("gibbs", "icm", "vb", "np"),
+                          masked = TRUE, accumulate = FALSE, thin = 1L,
+                          keep_draws = FALSE, update = c("W", "H", "tau"), tol = 0) {
+  rule <- match.arg(rule)
+  stopifnot(is.character(update), all(update %in% c("W", "H", "tau")))
+  ctrl <- list(n = as.integer(n), rule = rule, masked = as.logical(masked),
+               accumulate = as.logical(accumulate), thin = as.integer(thin),
+               keep_draws = as.logical(keep_draws), update_W = "W" %in% update,
+               update_H = "H" %in% update, update_tau = "tau" %in% update,
+               tol = as.double(tol))
+  .Call(C_nmf_sweeps, state, data, prior, ctrl)
+}
+
+#' Advance a state by Lee-Seung updates of the KL divergence (in place)
+#'
+#' @param state a state made by `new_state()` (its `x` >= 0, zero at the
+#'   missing entries); `W`, `H` and `logpost` (minus the loss) are updated.
+#' @param data the data (`prepare_data()`).
+#' @param n number of sweeps.
+#' @param tol stop once the relative change of the loss is at most `tol`.
+#' @param update_W update W (FALSE: only H, for new samples).
+#' @return list(trace = n x 4 matrix (-loss, 1, -loss, loss), converged).
+#' @noRd
+engine_kl <- function(state, data, n, tol = 0, update_W = TRUE) {
+  ctrl <- list(n = as.integer(n), tol = as.double(tol), update_W = as.logical(update_W))
+  .Call(C_nmf_kl, state, data, ctrl)
+}
+
+#' One of Chib's reduced Gibbs runs (see marginal_likelihood())
+#'
+#' @param state a state made by `new_state()` at theta* (missing entries
+#'   masked; with `lambda` under ARD); modified in place.
+#' @param data,prior as for `engine_sweeps()`.
+#' @param target theta*: list(W, H, tau[, lambda]).
+#' @param burnin,samples sweeps discarded, then sweeps evaluated.
+#' @param block the block whose conditional density is returned: `"W"` (a
+#'   column of W), `"tau"` (tau and lambda) or `"H"` (a row of H).
+#' @param index the factor (1-based) of a `"W"` or `"H"` block.
+#' @param sym average a `"W"` block's density over the free labels.
+#' @param orbit average a `"W"` block's density over the factor's scale.
+#' @return the log densities: samples x J for an `"H"` block (one column per
+#'   entry), samples x 1 otherwise.
+#' @noRd
+engine_chib <- function(state, data, prior, target, burnin, samples,
+                        block = c("W", "tau", "H"), index = 1L, sym = FALSE,
+                        orbit = TRUE) {
+  block <- match.arg(block)
+  ctrl <- list(burnin = as.integer(burnin), samples = as.integer(samples),
+               block = block, index = as.integer(index), sym = as.logical(sym),
+               orbit = as.logical(orbit))
+  .Call(C_chib_run, state, data, prior, target, ctrl)
 }
 
 # Random initial factors on the scale of the data: entries are
@@ -143,8 +256,8 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
       flat$lamW <- 0 * prior$lamW
       flat$lamH <- 0 * prior$lamH
     }
-    .Call(C_nmf_sweeps, st, data, flat,
-          c(if (warm) 10 else 1, 1, 1, 0, 1, 0, warm, warm, 1, 0))
+    engine_sweeps(st, data, flat, if (warm) 10L else 1L, rule = "icm", masked = TRUE,
+                  update = c(if (warm) c("W", "H"), "tau"))
     W0 <- st$W
     H0 <- st$H
     tau0 <- st$tau
@@ -154,38 +267,28 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
     if (augmented) wh_entries(W0, H0, data$miss_i, data$miss_j) +
       stats::rnorm(nmiss, sd = 1 / sqrt(tau0)) else numeric(nmiss)
   keep_wh <- method == "gibbs"
-  state <- new_state(X, data, W0, H0, tau0, latent, keep_wh)
-  if (!is.null(start$logpost)) state$logpost[] <- start$logpost
+  lambda <- NULL
   if (ard) {
     # lambda_k starts at its conditional mean given the starting factors.
-    sums <- colSums(state$W) + rowSums(state$H)
-    rate <- prior$ard[2L] + sums
+    rate <- prior$ard[2L] + colSums(matrix(W0, I, K)) + rowSums(matrix(H0, K, J))
     lambda <- start$lambda %||% ((prior$ard[1L] + I + J) / rate)
-    state$lambda <- as.double(lambda) + 0
-    state$lambda_mean <- numeric(K)
-    state$lambda_m2 <- numeric(K)
-    if (method == "vb") state$lambda_rate <- as.double(start$lambda_rate %||% rate) + 0
   }
-  if (method == "vb") {
-    state$W_var <- as.double(start$W_var %||% numeric(I * K)) + 0
-    state$H_var <- as.double(start$H_var %||% numeric(K * J)) + 0
-    state$W_ent <- as.double(start$W_ent %||% numeric(I * K)) + 0
-    state$H_ent <- as.double(start$H_ent %||% numeric(K * J)) + 0
-    state$tau_rate <- as.double(start$tau_rate %||%
-                                  ((prior$alpha + data$n_obs / 2) / tau0)) + 0
+  vb <- if (method == "vb") {
+    list(W_var = start$W_var, H_var = start$H_var, W_ent = start$W_ent,
+         H_ent = start$H_ent,
+         tau_rate = start$tau_rate %||% ((prior$alpha + data$n_obs / 2) / tau0),
+         lambda_rate = if (ard) start$lambda_rate %||% rate)
   }
+  state <- new_state(X, data, W0, H0, tau0, latent, keep_wh, lambda = lambda, vb = vb)
+  if (!is.null(start$logpost)) state$logpost[] <- start$logpost
   kl <- method == "np" && loss == "kl"
-  rule <- c(gibbs = 0, icm = 1, vb = 2, np = 3)[[method]]
-  ctrl <- function(n, accumulate) {
-    if (kl) return(c(n, tol, as.numeric(!fix_W)))
-    c(n, rule, as.numeric(masked), as.numeric(accumulate), if (accumulate) thin else 1,
-      as.numeric(accumulate && keep == "draws"), as.numeric(!fix_W), 1,
-      as.numeric(!fix_W),
-      if (method == "gibbs") 0 else tol)
-  }
+  update <- c(if (!fix_W) "W", "H", if (!fix_W) "tau")
   sweep <- function(n, accumulate) {
-    if (kl) .Call(C_nmf_kl, state, data, ctrl(n, FALSE))
-    else .Call(C_nmf_sweeps, state, data, prior, ctrl(n, accumulate))
+    if (kl) return(engine_kl(state, data, n, tol = tol, update_W = !fix_W))
+    engine_sweeps(state, data, prior, n, rule = method, masked = masked,
+                  accumulate = accumulate, thin = if (accumulate) thin else 1L,
+                  keep_draws = accumulate && keep == "draws", update = update,
+                  tol = if (method == "gibbs") 0 else tol)
   }
   traces <- list()
   lambdas <- list()

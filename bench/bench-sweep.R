@@ -45,9 +45,9 @@ floor_once <- function() {
   })
 }
 
-# A sweep configuration: a chain state that the C code advances in place.
-# ctrl = c(n_sweeps, rule, masked, accumulate, thin, keep_draws, update_W,
-#          update_H, update_tau, tol).
+# A sweep configuration: a chain state that the C code advances in place,
+# through the engine's internal wrappers (engine_sweeps(), engine_kl()): the
+# named controls are parsed once per call, not per sweep.
 make_chain <- function(Xd, method, masked, accumulate, ard = FALSE) {
   data <- bnmf:::prepare_data(Xd, K)
   mean_x <- data$sum_obs / data$n_obs
@@ -61,24 +61,17 @@ make_chain <- function(Xd, method, masked, accumulate, ard = FALSE) {
     bnmf:::wh_entries(init$W, init$H, data$miss_i, data$miss_j)
   } else numeric(nmiss)
   state <- bnmf:::new_state(Xd, data, init$W, init$H, 1, latent,
-                            keep_wh = accumulate)
-  if (ard) {
-    state$lambda <- rep(1, K) + 0
-    state$lambda_rate <- rep(1, K) + 0
-  }
-  if (method == "vb") {
-    state$W_var <- numeric(I * K)
-    state$H_var <- numeric(K * J)
-    state$W_ent <- numeric(I * K)
-    state$H_ent <- numeric(K * J)
-    state$tau_rate <- (1 + data$n_obs / 2) + 0
-  }
-  rule <- c(gibbs = 0, icm = 1, vb = 2, np = 3, kl = 3)[[method]]
-  ctrl <- function(n) c(n, rule, masked, accumulate, 1, 0, 1, 1, 1, 0)
+                            keep_wh = accumulate,
+                            lambda = if (ard) rep(1, K),
+                            vb = if (method == "vb") {
+                              list(tau_rate = 1 + data$n_obs / 2, lambda_rate = rep(1, K))
+                            })
   run <- if (method == "kl") {
-    function(n) invisible(.Call(bnmf:::C_nmf_kl, state, data, c(n, 0, 1)))
+    function(n) invisible(bnmf:::engine_kl(state, data, n))
   } else {
-    function(n) invisible(.Call(bnmf:::C_nmf_sweeps, state, data, prior, ctrl(n)))
+    function(n) invisible(bnmf:::engine_sweeps(state, data, prior, n, rule = method,
+                                               masked = masked == 1,
+                                               accumulate = accumulate == 1))
   }
   run(3L) # warm-up: leave the random start, settle tau
   list(run = run, state = state)

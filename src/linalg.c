@@ -15,7 +15,7 @@
 #include "bnmf_call.h"
 
 /** Fill the lower triangle of a K x K matrix from its upper triangle. */
-static void symmetrise_upper(double *G, int K)
+void bnmf_symmetrise(double *G, int K)
 {
     for (int b = 0; b < K; b++)
         for (int a = b + 1; a < K; a++)
@@ -31,7 +31,7 @@ void bnmf_gram_rows(const double *H, int K, int J, double *G)
         return;
     }
     F77_CALL(dsyrk)("U", "N", &K, &J, &one, H, &K, &zero, G, &K FCONE FCONE);
-    symmetrise_upper(G, K);
+    bnmf_symmetrise(G, K);
 }
 
 /** G = W' W for W of size I x K (column-major). */
@@ -43,7 +43,7 @@ void bnmf_gram_cols(const double *W, int I, int K, double *G)
         return;
     }
     F77_CALL(dsyrk)("U", "T", &K, &I, &one, W, &I, &zero, G, &K FCONE FCONE);
-    symmetrise_upper(G, K);
+    bnmf_symmetrise(G, K);
 }
 
 /* Bt = B' for B of size r x c (column-major). */

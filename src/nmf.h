@@ -1,7 +1,10 @@
-/* nmf.h -- types and kernels shared by the NMF samplers and optimisers. */
+/* nmf.h -- types and kernels shared by the NMF samplers and optimisers: the
+ * data, prior, state and controls of a run as plain C structs, and the
+ * kernels of the files that work on them (by file). */
 #ifndef BNMF_NMF_H
 #define BNMF_NMF_H
 #include "bnmf.h"
+#include "cond.h"
 
 /*
  * The data of a fit. The values `x` live in the fit's state (they are modified
@@ -39,22 +42,155 @@ typedef struct {
 } nmf_prior;
 
 /*
- * What a sweep does with each conditional N+(mu, 1/p): draw it (Gibbs), take
- * its mode (ICM), or take its moments (variational Bayes: q(W_ik) is that
- * truncated normal with expectations in place of the other variables). Or a
- * Lee-Seung multiplicative update of a whole row (Euclidean loss, no prior).
+ * A chain's state, read by name from the list new_state() makes in R (all
+ * pointers into that list: the sweeps update it in place). Pointers a run
+ * does not use are NULL: lambda without ARD, the running moments when not
+ * accumulating, the VB parts (variances, entropies, Gamma rates of q) for
+ * the other rules. For VB, W, H, tau and lambda hold the means of q.
  */
-typedef enum { RULE_DRAW = 0, RULE_MODE = 1, RULE_MOMENT = 2, RULE_MULT = 3 } nmf_rule;
+typedef struct {
+    double *W, *H, *tau, *x, *sumsq, *logpost, *n_kept, *lambda;
+    double *W_mean, *W_m2, *H_mean, *H_m2, *tau_mean, *tau_m2, *WH_mean, *WH_m2;
+    double *lambda_mean, *lambda_m2;
+    double *W_var, *H_var, *W_ent, *H_ent, *tau_rate, *lambda_rate;
+} nmf_state;
 
-/* nmf_sweep.c: reading the R lists of the engine */
+/* What bnmf_read_state() reads besides W, H and x. */
+enum {
+    STATE_TAU = 1,       /* tau */
+    STATE_SUMSQ = 2,     /* sumsq */
+    STATE_TRACK = 4,     /* logpost, n_kept */
+    STATE_LAMBDA = 8,    /* lambda (ARD) */
+    STATE_MOMENTS = 16,  /* the running moments (and lambda's with ARD) */
+    STATE_VB = 32        /* W_var, H_var, W_ent, H_ent, tau_rate (lambda_rate) */
+};
+
+/* The controls of a run of sweeps (the named list `ctrl` of nmf_sweeps). */
+typedef struct {
+    int n;             /* sweeps */
+    nmf_rule rule;
+    int masked;        /* missing entries masked (else latent, Gibbs only) */
+    int accumulate;    /* update the running moments (Gibbs only) */
+    int thin;          /* keep every thin-th sweep */
+    int keep_draws;    /* copy the kept W and H */
+    int update_W, update_H, update_tau;
+    double tol;        /* ICM, VB, NP: stop when the relative change of logpost <= tol */
+} sweep_ctrl;
+
+/* What a run of sweeps reports, in arrays the caller allocates for ctrl.n
+ * sweeps; `done` and `converged` are set by the run. */
+typedef struct {
+    double *trace;     /* n x 4: loglik, tau, logpost, sse */
+    double *lambda;    /* n x K ARD rates (NULL without ARD) */
+    double *W_draws, *H_draws; /* (I K) x (n / thin), (K J) x (n / thin) */
+    int done, converged;
+} sweep_out;
+
+/* VB: the variances and entropies of q(W) and q(H) (NULL otherwise). */
+typedef struct {
+    double *Wvar, *Hvar, *Went, *Hent;
+} vb_part;
+
+/* Scratch space of a sweep, from R_alloc (bnmf_sweep_work). */
+typedef struct {
+    double *D, *F, *G, *Gi, *zrow, *brow, *vrow, *erow;
+    double *Wt, *Ht;  /* K x I and J x K transposes of W and H */
+    int *obs;         /* observed indices of a row or column */
+} sweep_work;
+
+/* Chib's reduced runs read the conditionals inside the half sweeps
+ * (chib.c). */
+typedef struct {
+    const double *target; /* the block's fixed values, stride tstride */
+    size_t tstride;
+    int last;             /* labels first..last-1 */
+    int wblock;           /* 1: a column of W (store a, e, d); 0: a row of H */
+    double *acc;          /* K accumulators of log densities */
+    double *a, *e, *dd;   /* I x K: the conditionals of the W column */
+    double *each;         /* rows of H: the log density of each column j */
+} chib_hook;
+
+/* A point theta* of the parameters (Chib's target; read-only). */
+typedef struct {
+    const double *W, *H;
+    double tau;
+    const double *lambda;  /* ARD only */
+} nmf_point;
+
+/* The controls of one of Chib's reduced runs (chib.c). */
+typedef enum { CHIB_W = 0, CHIB_H = 1, CHIB_TAU = 2 } chib_block;
+typedef struct {
+    int burnin, samples;
+    chib_block block;
+    int index;         /* 0-based factor of the block (W, H) */
+    int sym, orbit;
+} chib_ctrl;
+
+/* The controls of the KL updates (nmf_kl.c). */
+typedef struct {
+    int n;
+    double tol;
+    int update_W;
+} kl_ctrl;
+
+/* rlist.c: reading the R lists of the engine (the only place that does) */
 SEXP bnmf_list_get(SEXP list, const char *name);
 double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len);
 const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len);
 void bnmf_read_data(SEXP data, int K_needed, nmf_data *d);
-const double *bnmf_read_ctrl(SEXP ctrl, int n);
+void bnmf_read_prior(SEXP prior, int use_ard, const nmf_data *d, nmf_prior *pr);
+void bnmf_read_state(SEXP state, const nmf_data *d, int what, nmf_state *st);
+void bnmf_read_point(SEXP point, const nmf_data *d, int ard, nmf_point *pt);
+void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c);
+void bnmf_read_chib_ctrl(SEXP ctrl, chib_ctrl *c);
+void bnmf_read_kl_ctrl(SEXP ctrl, kl_ctrl *c);
+SEXP bnmf_named_list(int n, const char **names, SEXP *values);
 void bnmf_check_factors(const double *W, const double *H, int I, int J, int K);
 
+/* nmf_sweep.c: the half sweeps and moves of Gaussian NMF */
+void bnmf_sweep_work(const nmf_data *d, sweep_work *ws);
+void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
+                   double *W, const double *H, double tau, nmf_rule rule,
+                   int masked, int first, sweep_work *ws, const vb_part *vb,
+                   const chib_hook *hk);
+void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
+                   const double *W, double *H, double tau, nmf_rule rule,
+                   int masked, int update, int first, sweep_work *ws,
+                   const vb_part *vb, const chib_hook *hk, double *lin,
+                   double *quad);
+void bnmf_scale_sums(const nmf_data *d, const nmf_prior *pr, const double *W,
+                     const double *H, int k, double *A, double *B);
+void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *H,
+                     int first);
+void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
+                     const sweep_ctrl *c, sweep_out *out);
+
+/* nmf_kl.c: Lee-Seung updates for the KL divergence */
+int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
+                int *converged);
+
+/* ard.c: the ARD rates lambda_k ~ Gamma(alpha0, beta0) */
+double bnmf_factor_mass(const nmf_data *d, const double *W, const double *H, int k);
+double bnmf_ard_log_prior(const nmf_data *d, const nmf_prior *pr,
+                          const double *lambda, const double *W, const double *H);
+void bnmf_ard_update(const nmf_data *d, const nmf_prior *pr, nmf_rule rule,
+                     double *lambda, double *rate_out, const double *W,
+                     const double *H);
+void bnmf_ard_fill_rates(const nmf_data *d, nmf_prior *pr, const double *lambda);
+double bnmf_ard_elbo_add(double e, const nmf_data *d, const nmf_prior *pr,
+                         const double *W, const double *H, const double *lambda,
+                         const double *lambda_rate);
+double bnmf_gamma_entropy(double shape, double rate);
+
+/* chib.c */
+void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
+                   const nmf_point *target, const chib_ctrl *c, double *po);
+void bnmf_chib_eval_row(const chib_hook *hk, int i, int I, double xstar,
+                        const double *z, const double *G, const double *b,
+                        const double *lam, int ls, double tau, int K, int first);
+
 /* linalg.c */
+void bnmf_symmetrise(double *G, int K);
 void bnmf_gram_rows(const double *H, int K, int J, double *G);
 void bnmf_gram_cols(const double *W, int I, int K, double *G);
 void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,

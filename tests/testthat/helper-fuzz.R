@@ -34,7 +34,9 @@ fuzz_nmf_args <- function(sparse = FALSE, masked = FALSE) {
   H <- matrix(1, K, 3)
   st <- bnmf:::new_state(X, d, W, H, 1, 1, TRUE)
   pr <- list(lamW = matrix(1, 2, K), lamH = matrix(1, K, 3), alpha = 1, beta = 1)
-  ctrl <- c(2, 0, as.numeric(masked), 1, 1, 1, 1, 1, 1, 0)
+  ctrl <- list(n = 2L, rule = "gibbs", masked = masked, accumulate = TRUE, thin = 1L,
+               keep_draws = TRUE, update_W = TRUE, update_H = TRUE, update_tau = TRUE,
+               tol = 0)
   # Components the routine does not read: their absence is no error.
   structure(list(state = st, data = d, prior = pr, ctrl = ctrl),
             optional = c("sum_obs", if (!sparse) c("xi", "xp")))
@@ -42,7 +44,7 @@ fuzz_nmf_args <- function(sparse = FALSE, masked = FALSE) {
 
 # A small valid problem for Chib's reduced runs: list(state, data, prior,
 # target, ctrl), missing entry masked (zero in x).
-fuzz_chib_args <- function(block = 0) {
+fuzz_chib_args <- function(block = "W") {
   a <- fuzz_nmf_args()
   st <- a$state
   st$x[is.na(st$x)] <- 0
@@ -51,8 +53,21 @@ fuzz_chib_args <- function(block = 0) {
   state <- st[c("W", "H", "tau", "x", "sumsq")]
   structure(list(state = state, data = a$data, prior = a$prior,
                  target = list(W = st$W + 0, H = st$H + 0, tau = 1),
-                 ctrl = c(2, 3, block, 1, 1, 1)),
+                 ctrl = list(burnin = 2L, samples = 3L, block = block, index = 2L,
+                             sym = TRUE, orbit = TRUE)),
             optional = c("sum_obs", "xi", "xp"))
+}
+
+# A small valid problem for the KL updates: list(state, data, ctrl), the
+# missing entry masked (zero in x). The state's tau, sumsq and running moments
+# are not read.
+fuzz_kl_args <- function(sparse = FALSE) {
+  a <- fuzz_nmf_args(sparse = sparse)
+  st <- a$state
+  st$x[a$data$miss_pos + 1L] <- 0
+  structure(list(state = st, data = a$data, ctrl = list(n = 2L, tol = 0, update_W = TRUE)),
+            optional = c("sum_obs", if (!sparse) c("xi", "xp"), "tau", "sumsq",
+                         grep("_mean$|_m2$", names(st), value = TRUE)))
 }
 
 # Valid arguments of each routine, by name. A routine not listed here is
@@ -66,7 +81,8 @@ fuzz_templates <- function(name, nargs) {
     wh_entries = list(list(matrix(1, 2, 2), matrix(1, 2, 3), c(0L, 1L), c(2L, 0L))),
     nmf_sweeps = list(fuzz_nmf_args(), fuzz_nmf_args(sparse = TRUE),
                       fuzz_nmf_args(masked = TRUE)),
-    chib_run = list(fuzz_chib_args(0), fuzz_chib_args(1), fuzz_chib_args(2)),
+    chib_run = list(fuzz_chib_args("W"), fuzz_chib_args("H"), fuzz_chib_args("tau")),
+    nmf_kl = list(fuzz_kl_args(), fuzz_kl_args(sparse = TRUE)),
     if (nargs == 4L && grepl("^nmf", name)) {
       list(fuzz_nmf_args(), fuzz_nmf_args(sparse = TRUE))
     } else {
@@ -145,6 +161,9 @@ fuzz_cases <- function(routines = getDLLRegisteredRoutines("bnmf")$.Call) {
                             "empty_int", "neg_int", "huge_int", "huge_dbl", "empty_list")],
                       fuzz_component_values(comp, v))
             for (b in names(vals)) {
+              # 2^31 - 1 KL sweeps are a legitimate (if long) request, as
+              # rtnorm(2^31) is (the sweeps' requests fail to allocate).
+              if (nm == "nmf_kl" && comp == "n" && b == "huge_int") next
               args <- base
               args[[a]][comp] <- list(vals[[b]])
               add(sprintf("%s[%d] arg %d $%s = %s", nm, t, a, comp, b), nm, args)

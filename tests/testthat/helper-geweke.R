@@ -122,7 +122,6 @@ geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
                              miss = integer(), masked = FALSE, sparse = FALSE,
                              ard = NULL, shape_offset = 0) {
   obs <- setdiff(seq_len(I * J), miss)
-  ctrl <- c(1, 0, as.numeric(masked), 0, 1, 0, 1, 1, 1, 0)
   draw_prior <- function() {
     lam <- if (is.null(ard)) rep(lambda, K) else stats::rgamma(K, ard$alpha0, ard$beta0)
     list(W = matrix(stats::rexp(I * K, rep(lam, each = I)), I, K),
@@ -148,12 +147,12 @@ geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
     latent <- if (!length(miss)) numeric() else if (masked) numeric(length(miss)) else
       (p$W %*% p$H)[miss] + stats::rnorm(length(miss), sd = 1 / sqrt(p$tau))
     st <- bnmf:::new_state(X, data, p$W, p$H, p$tau, latent, FALSE)
-    # ARD: the state will carry lambda (st$lambda <- p$lambda + 0).
+    # ARD: the state will carry lambda (new_state(..., lambda = p$lambda)).
     list(st = st, data = data, prior = prior_c(p$lambda), lambda = p$lambda)
   }
   step <- function(s) {
     st <- s$st
-    .Call(bnmf:::C_nmf_sweeps, st, s$data, s$prior, ctrl)
+    bnmf:::engine_sweeps(st, s$data, s$prior, 1, rule = "gibbs", masked = masked)
     # ARD: when lambda is sampled, read it back here: s$lambda <- st$lambda.
     x_new <- (st$W %*% st$H)[obs] + stats::rnorm(length(obs), sd = 1 / sqrt(st$tau))
     x <- st$x + 0

@@ -6,20 +6,15 @@ run_in_chunks <- function(X, K, method, chunks, tol = 1e-5, loss = "euclidean") 
   data <- bnmf:::prepare_data(X, K)
   set.seed(1)
   init <- bnmf:::random_init(nrow(X), ncol(X), K, mean(X, na.rm = TRUE))
-  st <- bnmf:::new_state(X, data, init$W, init$H, 1, numeric(length(data$miss_pos)), FALSE)
   rate <- if (method == "np") 0 else 2
   prior <- list(lamW = matrix(rate, nrow(X), K), lamH = matrix(rate, K, ncol(X)),
                 alpha = 1, beta = 1)
-  if (method == "vb") {
-    st$W_var <- numeric(nrow(X) * K); st$H_var <- numeric(K * ncol(X))
-    st$W_ent <- numeric(nrow(X) * K); st$H_ent <- numeric(K * ncol(X))
-    st$tau_rate <- 1 + 0
-  }
-  rule <- c(icm = 1, vb = 2, np = 3)[[method]]
+  st <- bnmf:::new_state(X, data, init$W, init$H, 1, numeric(length(data$miss_pos)), FALSE,
+                         vb = if (method == "vb") list(tau_rate = 1))
   n <- 0
   for (ch in chunks) {
-    out <- if (loss == "kl") .Call(bnmf:::C_nmf_kl, st, data, c(ch, tol, 1)) else
-      .Call(bnmf:::C_nmf_sweeps, st, data, prior, c(ch, rule, 1, 0, 1, 0, 1, 1, 1, tol))
+    out <- if (loss == "kl") bnmf:::engine_kl(st, data, ch, tol = tol) else
+      bnmf:::engine_sweeps(st, data, prior, ch, rule = method, masked = TRUE, tol = tol)
     n <- n + nrow(out$trace)
     if (out$converged) break
   }

@@ -28,11 +28,23 @@ test_that("no bad argument crashes a .Call routine", {
   bad <- r$must_error & r$outcome != "error"
   expect(!any(bad), paste("no error for:", paste(r$label[bad], collapse = "; ")))
   expect_gt(sum(r$must_error), 300L)
-  # The C layer refuses inconsistent sizes and indices (a few examples).
-  err <- function(pattern) r$outcome[grepl(pattern, r$label, fixed = TRUE)]
+  # The C layer refuses inconsistent sizes and indices (a few examples). A
+  # pattern that matches no case would make all() vacuously TRUE: each must
+  # match at least one.
+  err <- function(pattern) {
+    out <- r$outcome[grepl(pattern, r$label, fixed = TRUE)]
+    expect(length(out) > 0L, sprintf("no fuzzing case matches '%s'", pattern))
+    out
+  }
   expect_true(all(err("nmf_sweeps[1] arg 2 $dims = dims_huge_") == "error"))
   expect_true(all(err("nmf_sweeps[1] arg 2 $mcol_ptr = ptr_") == "error"))
   expect_true(all(err("nmf_sweeps[2] arg 2 $xp = ptr_") == "error"))
   expect_true(all(err("wh_entries[1] arg 3 = huge_int") == "error"))
   expect_true(all(err("rtnorm[1] arg 1 [1] = not_allocatable") == "error"))
+  # Named controls: a malformed field is refused by name, whatever its value.
+  for (f in c("rule", "masked", "update_W", "keep_draws")) {
+    expect_true(all(err(sprintf("nmf_sweeps[1] arg 4 $%s = ", f)) == "error"), info = f)
+  }
+  expect_true(all(err("chib_run[1] arg 5 $block = ") == "error"))
+  expect_true(all(err("nmf_kl[1] arg 3 $update_W = ") == "error"))
 })

@@ -15,13 +15,11 @@ geweke_ard_run <- function(I, J, K, a0, b0, alpha, beta, n, seed) {
   d <- bnmf:::prepare_data(X, K)
   pr <- list(lamW = matrix(1, I, K), lamH = matrix(1, K, J), alpha = alpha,
              beta = beta, ard = c(a0, b0))
-  st <- bnmf:::new_state(X, d, W, H, tau, numeric(), FALSE)
-  st$lambda <- lambda + 0
-  ctrl <- c(1, 0, 0, 0, 1, 0, 1, 1, 1, 0)
+  st <- bnmf:::new_state(X, d, W, H, tau, numeric(), FALSE, lambda = lambda)
   out <- matrix(NA_real_, n, 5,
                 dimnames = list(NULL, c("tau", "lambda1", "lambdaK", "W11", "sumH")))
   for (t in seq_len(n)) {
-    .Call(bnmf:::C_nmf_sweeps, st, d, pr, ctrl)
+    bnmf:::engine_sweeps(st, d, pr, 1, rule = "gibbs", masked = FALSE)
     x <- as.vector(st$W %*% st$H) + rnorm(I * J, sd = 1 / sqrt(st$tau))
     st$x <- x
     d$sumsq_obs <- sum(x^2)

@@ -1,5 +1,5 @@
 /*
- * nmf_np.c -- non-probabilistic NMF by Lee & Seung's multiplicative updates
+ * nmf_kl.c -- non-probabilistic NMF by Lee & Seung's multiplicative updates
  * for the generalised Kullback-Leibler divergence (I-divergence), restricted
  * to the observed entries (Brouwer, Frellsen & Lio 2017, section 3.1):
  *
@@ -7,8 +7,8 @@
  *   H_kj <- H_kj sum_{i in Omega_j} W_ik X_ij / (WH)_ij / sum_{i in Omega_j} W_ik
  *
  * which never increase D(X || WH) = sum_Omega X log(X / WH) - X + WH.
- * (The Euclidean updates share the Gibbs/ICM sweep: see RULE_MULT in
- * nmf_sweep.c.)
+ * (The Euclidean updates share the sweep of the Gaussian rules: see RULE_MULT
+ * in gauss_cond.c and nmf_sweep.c.)
  *
  * Cost of a sweep: dense X, four I x J x K products (WH before each half
  * sweep and the two numerators), done in blocks of columns so that no I x J
@@ -150,90 +150,106 @@ static void kl_update_H(const nmf_data *d, const double *W, double *H, kl_work *
     }
 }
 
-/*
- * Advance a Lee-Seung KL state by ctrl[0] sweeps, in place.
- * state: list(W, H, x (values, 0 at missing entries), logpost (minus the
- *        loss of the state));
- * data:  as for nmf_sweeps; ctrl: c(n_sweeps, tol, update_W).
- * Returns list(trace = n x 4 matrix (-loss, 1, -loss, loss), the same layout
- * as nmf_sweeps' trace, and converged). Stops early when the relative change of the loss is
- * at most tol.
+/**
+ * Advance a Lee-Seung KL state by c->n sweeps, in place.
+ * @param st  W, H, x (values, 0 at missing entries) and logpost (minus the
+ *            loss of the state)
+ * @param tr  c->n values: receives the loss after each sweep done
+ * @param converged receives 1 when tol stopped the sweeps
+ * @return the number of sweeps done
+ * Stops early when the relative change of the loss is at most c->tol.
  */
-SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
+int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
+                int *converged)
 {
-    if (TYPEOF(state) != VECSXP)
-        Rf_error("bnmf internal error: state must be a list");
-    const double *c = bnmf_read_ctrl(ctrl, 3);
-    const int n_sweeps = (int) c[0];
-    const double tol = c[1];
-    const int upd_W = c[2] != 0;
-    nmf_data d;
-    bnmf_read_data(data, 1, &d);
-    const int I = d.I, J = d.J, K = d.K;
-    double *W = bnmf_real_elt(state, "W", (R_xlen_t) I * K);
-    double *H = bnmf_real_elt(state, "H", (R_xlen_t) K * J);
-    const double *x = bnmf_real_elt(state, "x", d.nx);
-    double *logpost = bnmf_real_elt(state, "logpost", 1);
-    bnmf_check_factors(W, H, I, J, K);
-    for (R_xlen_t t = 0; t < d.nx; t++)
-        if (x[t] < 0.0)
-            Rf_error("bnmf internal error: the KL loss needs X >= 0");
-
+    const int I = d->I, J = d->J, K = d->K;
+    const int n_sweeps = c->n, upd_W = c->update_W;
+    const double tol = c->tol;
+    double *W = st->W, *H = st->H, *logpost = st->logpost;
+    const double *x = st->x;
     kl_work w;
     const int nb = J < KL_BLOCK ? J : KL_BLOCK;
-    w.S = d.sparse ? NULL : (double *) R_alloc((size_t) I * nb, sizeof(double));
+    w.S = d->sparse ? NULL : (double *) R_alloc((size_t) I * nb, sizeof(double));
     w.NW = (double *) R_alloc((size_t) I * K, sizeof(double));
     w.NH = (double *) R_alloc((size_t) K * J, sizeof(double));
     w.rs = (double *) R_alloc(K, sizeof(double));
 
-    double *tr = (double *) R_alloc(n_sweeps > 0 ? n_sweeps : 1, sizeof(double));
-    int done = 0, converged = 0;
+    int done = 0;
+    *converged = 0;
     double prev = *logpost;  /* minus the loss of the entering state */
     for (int s = 0; s < n_sweeps; s++) {
         /* The loss of the current state (after sweep s - 1), with the ratio
          * the W update needs. */
-        double loss = kl_numerator(&d, x, W, H, upd_W ? 0 : -1, &w) +
-            sum_wh_obs(&d, W, H);
+        double loss = kl_numerator(d, x, W, H, upd_W ? 0 : -1, &w) +
+            sum_wh_obs(d, W, H);
         if (s > 0) {
             tr[s - 1] = loss;
             const double cur = -loss;
             if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur)) {
                 *logpost = cur;
-                converged = 1;
+                *converged = 1;
                 break;
             }
             prev = cur;
         }
-        if (upd_W) kl_update_W(&d, W, H, &w);
-        kl_numerator(&d, x, W, H, 1, &w);
-        kl_update_H(&d, W, H, &w);
+        if (upd_W) kl_update_W(d, W, H, &w);
+        kl_numerator(d, x, W, H, 1, &w);
+        kl_update_H(d, W, H, &w);
         done = s + 1;
         R_CheckUserInterrupt();
     }
     if (done > 0 && done == n_sweeps) {
         /* The loss after the last sweep, compared with the one before it, so
          * that where a run is cut into calls never changes when it stops. */
-        const double loss = kl_numerator(&d, x, W, H, -1, &w) + sum_wh_obs(&d, W, H);
+        const double loss = kl_numerator(d, x, W, H, -1, &w) + sum_wh_obs(d, W, H);
         tr[done - 1] = loss;
         *logpost = -loss;
         if (tol > 0.0 && R_FINITE(prev) && fabs(-loss - prev) <= tol * loss)
-            converged = 1;
+            *converged = 1;
     }
-    SEXP trace = PROTECT(Rf_allocMatrix(REALSXP, done, 4));
-    double *t4 = REAL(trace);
+    return done;
+}
+
+/* Read the arguments of nmf_kl. */
+static void read_kl_args(SEXP state, SEXP data, SEXP ctrl, nmf_data *d, nmf_state *st,
+                         kl_ctrl *c)
+{
+    bnmf_read_kl_ctrl(ctrl, c);
+    bnmf_read_data(data, 1, d);
+    bnmf_read_state(state, d, STATE_TRACK, st);
+    for (R_xlen_t t = 0; t < d->nx; t++)
+        if (st->x[t] < 0.0)
+            Rf_error("bnmf internal error: the KL loss needs X >= 0");
+}
+
+/*
+ * .Call entry: advance a KL state (new_state()) by ctrl$n sweeps, in place.
+ * data: as for nmf_sweeps; ctrl: list(n, tol, update_W) (engine_kl()).
+ * Returns list(trace = n x 4 matrix (-loss, 1, -loss, loss), the layout of
+ * nmf_sweeps' trace, and converged).
+ */
+SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl)
+{
+    nmf_data d;
+    nmf_state st;
+    kl_ctrl c;
+    read_kl_args(state, data, ctrl, &d, &st, &c);
+    double *tr = (double *) R_alloc(c.n > 0 ? c.n : 1, sizeof(double));
+    int converged;
+    const int done = bnmf_nmf_kl(&d, &st, &c, tr, &converged);
+    int nprotect = 0;
+    SEXP v[2];
+    v[0] = PROTECT(Rf_allocMatrix(REALSXP, done, 4)); nprotect++;
+    double *t4 = REAL(v[0]);
     for (int s = 0; s < done; s++) {
         t4[s] = -tr[s];
         t4[s + done] = 1.0;
         t4[s + 2 * (R_xlen_t) done] = -tr[s];
         t4[s + 3 * (R_xlen_t) done] = tr[s];
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-    SET_VECTOR_ELT(out, 0, trace);
-    SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(converged));
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 2));
-    SET_STRING_ELT(nms, 0, Rf_mkChar("trace"));
-    SET_STRING_ELT(nms, 1, Rf_mkChar("converged"));
-    Rf_setAttrib(out, R_NamesSymbol, nms);
-    UNPROTECT(3);
+    v[1] = PROTECT(Rf_ScalarLogical(converged)); nprotect++;
+    const char *names[] = {"trace", "converged"};
+    SEXP out = bnmf_named_list(2, names, v);
+    UNPROTECT(nprotect);
     return out;
 }

@@ -1,0 +1,377 @@
+/*
+ * rlist.c -- every reading of the R lists of the engine: the data made by
+ * prepare_data(), the prior, the chain state made by new_state() (R/engine.R)
+ * and the named controls of each routine. Components are found by name; a
+ * missing or malformed one is an internal error that names it.
+ *
+ * Nothing is computed here; the checks are those that keep the kernels'
+ * indexing in bounds (sizes, pointers, index ranges) and their contracts
+ * (finite, non-negative factors; tau, lambda > 0; rates >= 0).
+ */
+#include <limits.h>
+#include "nmf.h"
+
+/* The component `name` of a named list, or R_NilValue when there is none. */
+static SEXP list_get_opt(SEXP list, const char *name)
+{
+    if (TYPEOF(list) != VECSXP)
+        Rf_error("bnmf internal error: a named list is expected (looking for '%s')", name);
+    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(names) != STRSXP || XLENGTH(names) != XLENGTH(list))
+        Rf_error("bnmf internal error: a named list is expected (looking for '%s')", name);
+    for (R_xlen_t t = 0; t < XLENGTH(list); t++)
+        if (strcmp(CHAR(STRING_ELT(names, t)), name) == 0)
+            return VECTOR_ELT(list, t);
+    return R_NilValue;
+}
+
+SEXP bnmf_list_get(SEXP list, const char *name)
+{
+    SEXP v = list_get_opt(list, name);
+    if (v == R_NilValue)
+        Rf_error("bnmf internal error: component '%s' is missing", name);
+    return v;
+}
+
+double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len)
+{
+    SEXP v = bnmf_list_get(list, name);
+    if (TYPEOF(v) != REALSXP || (len >= 0 && XLENGTH(v) != len))
+        Rf_error("bnmf internal error: '%s' must be a double vector of length %lld",
+                 name, (long long) len);
+    return REAL(v);
+}
+
+const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len)
+{
+    SEXP v = bnmf_list_get(list, name);
+    if (TYPEOF(v) != INTSXP || (len >= 0 && XLENGTH(v) != len))
+        Rf_error("bnmf internal error: '%s' must be an integer vector of length %lld",
+                 name, (long long) len);
+    return INTEGER(v);
+}
+
+/* A state's factors: finite and non-negative. */
+void bnmf_check_factors(const double *W, const double *H, int I, int J, int K)
+{
+    for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
+        if (!(W[t] >= 0.0) || !R_FINITE(W[t]))
+            Rf_error("bnmf internal error: W must be finite and non-negative");
+    for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
+        if (!(H[t] >= 0.0) || !R_FINITE(H[t]))
+            Rf_error("bnmf internal error: H must be finite and non-negative");
+}
+
+/* Read and check the data description made by prepare_data() in R. */
+void bnmf_read_data(SEXP data, int K_needed, nmf_data *d)
+{
+    if (TYPEOF(data) != VECSXP)
+        Rf_error("bnmf internal error: data must be a list");
+    const int *dims = bnmf_int_elt(data, "dims", 3);
+    d->I = dims[0]; d->J = dims[1]; d->K = dims[2];
+    if (d->I < 1 || d->J < 1 || (K_needed && d->K < 1))
+        Rf_error("bnmf internal error: dimensions must be positive");
+    const int I = d->I, J = d->J;
+    d->sparse = *bnmf_int_elt(data, "sparse", 1) != 0;
+    R_xlen_t nx = (R_xlen_t) I * J;
+    if (d->sparse) {
+        d->xp = bnmf_int_elt(data, "xp", (R_xlen_t) J + 1);
+        nx = d->xp[J];
+        if (d->xp[0] != 0 || nx < 0)
+            Rf_error("bnmf internal error: bad column pointers");
+        d->xi = bnmf_int_elt(data, "xi", nx);
+        for (int j = 0; j < J; j++)
+            if (d->xp[j + 1] < d->xp[j])
+                Rf_error("bnmf internal error: bad column pointers");
+        for (R_xlen_t p = 0; p < nx; p++)
+            if (d->xi[p] < 0 || d->xi[p] >= I)
+                Rf_error("bnmf internal error: row index out of range");
+    } else {
+        d->xi = d->xp = NULL;
+    }
+    d->nx = nx;
+    R_xlen_t nmiss = XLENGTH(bnmf_list_get(data, "miss_pos"));
+    if (nmiss > nx || nmiss > INT_MAX)
+        Rf_error("bnmf internal error: too many missing entries");
+    d->nmiss = (int) nmiss;
+    d->miss_pos = bnmf_int_elt(data, "miss_pos", d->nmiss);
+    d->miss_i = bnmf_int_elt(data, "miss_i", d->nmiss);
+    d->miss_j = bnmf_int_elt(data, "miss_j", d->nmiss);
+    d->mcol_ptr = bnmf_int_elt(data, "mcol_ptr", (R_xlen_t) J + 1);
+    d->mrow_ptr = bnmf_int_elt(data, "mrow_ptr", (R_xlen_t) I + 1);
+    d->mrow_j = bnmf_int_elt(data, "mrow_j", d->nmiss);
+    for (int m = 0; m < d->nmiss; m++)
+        if (d->miss_pos[m] < 0 || d->miss_pos[m] >= nx || d->miss_i[m] < 0 ||
+            d->miss_i[m] >= I || d->miss_j[m] < 0 || d->miss_j[m] >= J ||
+            d->mrow_j[m] < 0 || d->mrow_j[m] >= J)
+            Rf_error("bnmf internal error: missing-entry index out of range");
+    if (d->mcol_ptr[0] != 0 || d->mcol_ptr[J] != d->nmiss || d->mrow_ptr[0] != 0 ||
+        d->mrow_ptr[I] != d->nmiss)
+        Rf_error("bnmf internal error: bad missing-entry pointers");
+    for (int j = 0; j < J; j++)
+        if (d->mcol_ptr[j + 1] < d->mcol_ptr[j])
+            Rf_error("bnmf internal error: bad missing-entry pointers");
+    for (int i = 0; i < I; i++)
+        if (d->mrow_ptr[i + 1] < d->mrow_ptr[i])
+            Rf_error("bnmf internal error: bad missing-entry pointers");
+    d->sumsq_obs = *bnmf_real_elt(data, "sumsq_obs", 1);
+    d->n_obs = *bnmf_real_elt(data, "n_obs", 1);
+}
+
+/* Read and check the prior list (see bnmf_nmf_sweeps_call). With ARD (and
+ * use_ard) the entry-wise rates are scratch copies that the sweeps refresh
+ * from lambda. */
+void bnmf_read_prior(SEXP prior, int use_ard, const nmf_data *d, nmf_prior *pr)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    pr->lamW = bnmf_real_elt(prior, "lamW", (R_xlen_t) I * K);
+    pr->lamH = bnmf_real_elt(prior, "lamH", (R_xlen_t) K * J);
+    pr->alpha = *bnmf_real_elt(prior, "alpha", 1);
+    pr->beta = *bnmf_real_elt(prior, "beta", 1);
+    if (!(pr->alpha > 0.0) || !(pr->beta > 0.0) || !R_FINITE(pr->alpha) || !R_FINITE(pr->beta))
+        Rf_error("bnmf internal error: the noise prior needs shape > 0 and rate > 0");
+    SEXP ard = list_get_opt(prior, "ard");
+    pr->ard = 0;
+    pr->alpha0 = pr->beta0 = 0.0;
+    if (ard != R_NilValue &&
+        (TYPEOF(ard) != REALSXP || (XLENGTH(ard) != 0 && XLENGTH(ard) != 2)))
+        Rf_error("bnmf internal error: prior$ard must be numeric(0) or c(alpha0, beta0)");
+    if (ard != R_NilValue && XLENGTH(ard) == 2 && use_ard) {
+        pr->ard = 1;
+        pr->alpha0 = REAL(ard)[0];
+        pr->beta0 = REAL(ard)[1];
+        if (!(pr->alpha0 > 0.0) || !(pr->beta0 > 0.0) || !R_FINITE(pr->alpha0) ||
+            !R_FINITE(pr->beta0))
+            Rf_error("bnmf internal error: ARD needs alpha0 > 0 and beta0 > 0");
+        /* The rates are refreshed from lambda: work on copies. */
+        double *lw = (double *) R_alloc((size_t) I * K, sizeof(double));
+        double *lh = (double *) R_alloc((size_t) K * J, sizeof(double));
+        pr->lamW = lw;
+        pr->lamH = lh;
+    }
+    if (!pr->ard) {
+        for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
+            if (!(pr->lamW[t] >= 0.0) || !R_FINITE(pr->lamW[t]))
+                Rf_error("bnmf internal error: rates must be finite and >= 0");
+        for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
+            if (!(pr->lamH[t] >= 0.0) || !R_FINITE(pr->lamH[t]))
+                Rf_error("bnmf internal error: rates must be finite and >= 0");
+    }
+}
+
+
+/* An optional double vector of the state: NULL unless `want`. */
+static double *state_elt(SEXP state, int want, const char *name, R_xlen_t len)
+{
+    return want ? bnmf_real_elt(state, name, len) : NULL;
+}
+
+/**
+ * Read a chain state (the list made by new_state() in R/engine.R) by name.
+ * @param state the list; its vectors are updated in place by the kernels
+ * @param d     the data (sizes)
+ * @param what  STATE_* flags: the optional parts to read (W, H and x always)
+ * @param st    receives pointers into the list (NULL for parts not read)
+ */
+void bnmf_read_state(SEXP state, const nmf_data *d, int what, nmf_state *st)
+{
+    if (TYPEOF(state) != VECSXP)
+        Rf_error("bnmf internal error: state must be a list");
+    const R_xlen_t IK = (R_xlen_t) d->I * d->K, KJ = (R_xlen_t) d->K * d->J;
+    const int K = d->K;
+    const int lam = (what & STATE_LAMBDA) != 0, mom = (what & STATE_MOMENTS) != 0;
+    const int vb = (what & STATE_VB) != 0;
+    st->W = bnmf_real_elt(state, "W", IK);
+    st->H = bnmf_real_elt(state, "H", KJ);
+    st->tau = state_elt(state, what & STATE_TAU, "tau", 1);
+    st->x = bnmf_real_elt(state, "x", d->nx);
+    st->sumsq = state_elt(state, what & STATE_SUMSQ, "sumsq", 1);
+    st->logpost = state_elt(state, what & STATE_TRACK, "logpost", 1);
+    st->n_kept = state_elt(state, what & STATE_TRACK, "n_kept", 1);
+    if (st->tau && (!(*st->tau > 0.0) || !R_FINITE(*st->tau)))
+        Rf_error("bnmf internal error: tau must be positive and finite");
+    bnmf_check_factors(st->W, st->H, d->I, d->J, K);
+    st->lambda = state_elt(state, lam, "lambda", K);
+    for (int k = 0; lam && k < K; k++)
+        if (!(st->lambda[k] > 0.0) || !R_FINITE(st->lambda[k]))
+            Rf_error("bnmf internal error: lambda must be positive and finite");
+    st->W_mean = state_elt(state, mom, "W_mean", IK);
+    st->W_m2 = state_elt(state, mom, "W_m2", IK);
+    st->H_mean = state_elt(state, mom, "H_mean", KJ);
+    st->H_m2 = state_elt(state, mom, "H_m2", KJ);
+    st->tau_mean = state_elt(state, mom, "tau_mean", 1);
+    st->tau_m2 = state_elt(state, mom, "tau_m2", 1);
+    /* WH's moments are kept only when they are asked for (length 0 else) */
+    const int wh = mom && XLENGTH(bnmf_list_get(state, "WH_mean")) > 0;
+    st->WH_mean = state_elt(state, wh, "WH_mean", d->nx);
+    st->WH_m2 = state_elt(state, wh, "WH_m2", d->nx);
+    st->lambda_mean = state_elt(state, mom && lam, "lambda_mean", K);
+    st->lambda_m2 = state_elt(state, mom && lam, "lambda_m2", K);
+    st->W_var = state_elt(state, vb, "W_var", IK);
+    st->H_var = state_elt(state, vb, "H_var", KJ);
+    st->W_ent = state_elt(state, vb, "W_ent", IK);
+    st->H_ent = state_elt(state, vb, "H_ent", KJ);
+    st->tau_rate = state_elt(state, vb, "tau_rate", 1);
+    st->lambda_rate = state_elt(state, vb && lam, "lambda_rate", K);
+}
+
+/**
+ * Read a point theta* = list(W, H, tau[, lambda]) (Chib's target).
+ * @param ard read lambda too
+ */
+void bnmf_read_point(SEXP point, const nmf_data *d, int ard, nmf_point *pt)
+{
+    if (TYPEOF(point) != VECSXP)
+        Rf_error("bnmf internal error: the target point must be a list");
+    pt->W = bnmf_real_elt(point, "W", (R_xlen_t) d->I * d->K);
+    pt->H = bnmf_real_elt(point, "H", (R_xlen_t) d->K * d->J);
+    pt->tau = *bnmf_real_elt(point, "tau", 1);
+    if (!(pt->tau > 0.0) || !R_FINITE(pt->tau))
+        Rf_error("bnmf internal error: tau must be positive and finite");
+    bnmf_check_factors(pt->W, pt->H, d->I, d->J, d->K);
+    pt->lambda = ard ? bnmf_real_elt(point, "lambda", d->K) : NULL;
+    for (int k = 0; ard && k < d->K; k++)
+        if (!(pt->lambda[k] > 0.0) || !R_FINITE(pt->lambda[k]))
+            Rf_error("bnmf internal error: lambda must be positive and finite");
+}
+
+/* ---- named controls ----------------------------------------------------- */
+
+/* Refuse components of ctrl that no routine reads (a misspelt name would
+ * otherwise be ignored). */
+static void ctrl_check_names(SEXP ctrl, const char *const *known, int n)
+{
+    SEXP names = Rf_getAttrib(ctrl, R_NamesSymbol);
+    if (TYPEOF(ctrl) != VECSXP || TYPEOF(names) != STRSXP ||
+        XLENGTH(names) != XLENGTH(ctrl))
+        Rf_error("bnmf internal error: ctrl must be a named list");
+    for (R_xlen_t t = 0; t < XLENGTH(names); t++) {
+        const char *nm = CHAR(STRING_ELT(names, t));
+        int found = 0;
+        for (int u = 0; u < n && !found; u++) found = strcmp(nm, known[u]) == 0;
+        if (!found) Rf_error("bnmf internal error: ctrl$%s is not a control of this routine", nm);
+    }
+}
+
+static SEXP ctrl_field(SEXP ctrl, const char *name)
+{
+    SEXP v = list_get_opt(ctrl, name);
+    if (v == R_NilValue) Rf_error("bnmf internal error: ctrl$%s is missing", name);
+    return v;
+}
+
+/* A finite number (integer or double, length 1). */
+static double ctrl_number(SEXP ctrl, const char *name)
+{
+    SEXP v = ctrl_field(ctrl, name);
+    double x = NA_REAL;
+    if (XLENGTH(v) == 1 && TYPEOF(v) == REALSXP) x = REAL(v)[0];
+    else if (XLENGTH(v) == 1 && TYPEOF(v) == INTSXP && INTEGER(v)[0] != NA_INTEGER)
+        x = INTEGER(v)[0];
+    if (!R_FINITE(x))
+        Rf_error("bnmf internal error: ctrl$%s must be one finite number", name);
+    return x;
+}
+
+/* A whole number in [lo, 2^31). */
+static int ctrl_count(SEXP ctrl, const char *name, int lo)
+{
+    const double x = ctrl_number(ctrl, name);
+    if (x < lo || x > INT_MAX || x != floor(x))
+        Rf_error("bnmf internal error: ctrl$%s must be a whole number in [%d, 2^31)",
+                 name, lo);
+    return (int) x;
+}
+
+static int ctrl_flag(SEXP ctrl, const char *name)
+{
+    SEXP v = ctrl_field(ctrl, name);
+    if (TYPEOF(v) != LGLSXP || XLENGTH(v) != 1 || LOGICAL(v)[0] == NA_LOGICAL)
+        Rf_error("bnmf internal error: ctrl$%s must be TRUE or FALSE", name);
+    return LOGICAL(v)[0] != 0;
+}
+
+/* The position of a string among `choices` (said as `expected`). */
+static int ctrl_choice(SEXP ctrl, const char *name, const char *const *choices, int n,
+                       const char *expected)
+{
+    SEXP v = ctrl_field(ctrl, name);
+    if (TYPEOF(v) == STRSXP && XLENGTH(v) == 1 && STRING_ELT(v, 0) != NA_STRING) {
+        const char *s = CHAR(STRING_ELT(v, 0));
+        for (int t = 0; t < n; t++)
+            if (strcmp(s, choices[t]) == 0) return t;
+    }
+    Rf_error("bnmf internal error: ctrl$%s must be %s", name, expected);
+    return -1;
+}
+
+/**
+ * The controls of nmf_sweeps: list(n, rule = "gibbs" | "icm" | "vb" | "np",
+ * masked, accumulate, thin, keep_draws, update_W, update_H, update_tau, tol).
+ */
+void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c)
+{
+    static const char *const known[] = {"n", "rule", "masked", "accumulate", "thin",
+        "keep_draws", "update_W", "update_H", "update_tau", "tol"};
+    static const char *const rules[] = {"gibbs", "icm", "vb", "np"}; /* as nmf_rule */
+    ctrl_check_names(ctrl, known, 10);
+    c->n = ctrl_count(ctrl, "n", 0);
+    c->rule = (nmf_rule) ctrl_choice(ctrl, "rule", rules, 4,
+                                     "\"gibbs\", \"icm\", \"vb\" or \"np\"");
+    c->masked = ctrl_flag(ctrl, "masked");
+    c->accumulate = ctrl_flag(ctrl, "accumulate");
+    c->thin = ctrl_count(ctrl, "thin", 1);
+    c->keep_draws = ctrl_flag(ctrl, "keep_draws");
+    c->update_W = ctrl_flag(ctrl, "update_W");
+    c->update_H = ctrl_flag(ctrl, "update_H");
+    c->update_tau = ctrl_flag(ctrl, "update_tau");
+    c->tol = ctrl_number(ctrl, "tol");
+}
+
+/**
+ * The controls of chib_run: list(burnin, samples, block = "W" | "H" | "tau",
+ * index (1-based factor of a W or H block), sym, orbit).
+ */
+void bnmf_read_chib_ctrl(SEXP ctrl, chib_ctrl *c)
+{
+    static const char *const known[] = {"burnin", "samples", "block", "index", "sym",
+        "orbit"};
+    static const char *const blocks[] = {"W", "H", "tau"}; /* as chib_block */
+    ctrl_check_names(ctrl, known, 6);
+    c->burnin = ctrl_count(ctrl, "burnin", 0);
+    c->samples = ctrl_count(ctrl, "samples", 1);
+    if (c->samples > INT_MAX - c->burnin)
+        Rf_error("bnmf internal error: need ctrl$burnin + ctrl$samples < 2^31");
+    c->block = (chib_block) ctrl_choice(ctrl, "block", blocks, 3,
+                                        "\"W\", \"H\" or \"tau\"");
+    c->index = ctrl_count(ctrl, "index", 1) - 1;
+    c->sym = ctrl_flag(ctrl, "sym");
+    c->orbit = ctrl_flag(ctrl, "orbit");
+}
+
+/** The controls of nmf_kl: list(n, tol, update_W). */
+void bnmf_read_kl_ctrl(SEXP ctrl, kl_ctrl *c)
+{
+    static const char *const known[] = {"n", "tol", "update_W"};
+    ctrl_check_names(ctrl, known, 3);
+    c->n = ctrl_count(ctrl, "n", 0);
+    c->tol = ctrl_number(ctrl, "tol");
+    c->update_W = ctrl_flag(ctrl, "update_W");
+}
+
+/**
+ * A named list of n values (each PROTECTed by the caller); returned
+ * unprotected.
+ */
+SEXP bnmf_named_list(int n, const char **names, SEXP *values)
+{
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
+    SEXP nms = PROTECT(Rf_allocVector(STRSXP, n));
+    for (int t = 0; t < n; t++) {
+        SET_VECTOR_ELT(out, t, values[t]);
+        SET_STRING_ELT(nms, t, Rf_mkChar(names[t]));
+    }
+    Rf_setAttrib(out, R_NamesSymbol, nms);
+    UNPROTECT(2);
+    return out;
+}
