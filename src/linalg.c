@@ -22,28 +22,29 @@ void bnmf_symmetrise(double *G, int K)
             G[a + (size_t) b * K] = G[b + (size_t) a * K];
 }
 
-/** G = H H' for H of size K x J (column-major). */
-void bnmf_gram_rows(const double *H, int K, int J, double *G)
+/* G = Z Z' (trans "N", Z is K x n) or Z' Z (trans "T", Z is n x K). */
+static void gram(const double *Z, int K, int n, const char *trans, double *G)
 {
     const double one = 1.0, zero = 0.0;
-    if (J == 0) {
+    const int ld = (*trans == 'N') ? K : n;
+    if (n == 0) {
         for (int i = 0; i < K * K; i++) G[i] = 0.0;
         return;
     }
-    F77_CALL(dsyrk)("U", "N", &K, &J, &one, H, &K, &zero, G, &K FCONE FCONE);
+    F77_CALL(dsyrk)("U", trans, &K, &n, &one, Z, &ld, &zero, G, &K FCONE FCONE);
     bnmf_symmetrise(G, K);
+}
+
+/** G = H H' for H of size K x J (column-major). */
+void bnmf_gram_rows(const double *H, int K, int J, double *G)
+{
+    gram(H, K, J, "N", G);
 }
 
 /** G = W' W for W of size I x K (column-major). */
 void bnmf_gram_cols(const double *W, int I, int K, double *G)
 {
-    const double one = 1.0, zero = 0.0;
-    if (I == 0) {
-        for (int i = 0; i < K * K; i++) G[i] = 0.0;
-        return;
-    }
-    F77_CALL(dsyrk)("U", "T", &K, &I, &one, W, &I, &zero, G, &K FCONE FCONE);
-    bnmf_symmetrise(G, K);
+    gram(W, K, I, "T", G);
 }
 
 /* Bt = B' for B of size r x c (column-major). */

@@ -108,46 +108,47 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
     return loss;
 }
 
+/*
+ * The multiplicative step of one factor Z (W, or H seen row by row), Z <- Z *
+ * N / D, where D for row r and factor k is the sum of the other side O over
+ * the entries observed in that row: the sum over all n of O's entries (rs),
+ * less those of the row's missing entries. Z(r, k) is Z[r zr + k zk], O(k, t)
+ * is O[k ok + t ot], and the missing entries of row r are idx[ptr[r] ..
+ * ptr[r + 1]).
+ */
+static void kl_scale(double *Z, const double *N, int rows, size_t zr, size_t zk,
+                     const double *O, int n, size_t ok, size_t ot, const int *ptr,
+                     const int *idx, int K, double *rs)
+{
+    for (int k = 0; k < K; k++) {
+        double s = 0.0;
+        for (int t = 0; t < n; t++) s += O[k * ok + (size_t) t * ot];
+        rs[k] = s;
+    }
+    for (int r = 0; r < rows; r++) {
+        const int *mt = idx + ptr[r];
+        const int nm = ptr[r + 1] - ptr[r];
+        for (int k = 0; k < K; k++) {
+            double den = rs[k];
+            for (int t = 0; t < nm; t++) den -= O[k * ok + (size_t) mt[t] * ot];
+            const size_t rk = r * zr + k * zk;
+            if (den > 0.0) Z[rk] *= N[rk] / den;
+        }
+    }
+}
+
 /* W <- W * NW / DW with DW[i, k] = sum_{j in Omega_i} H_kj. */
 static void kl_update_W(const nmf_data *d, double *W, const double *H, kl_work *w)
 {
-    const int I = d->I, J = d->J, K = d->K;
-    for (int k = 0; k < K; k++) {
-        double s = 0.0;
-        for (int j = 0; j < J; j++) s += H[k + (size_t) j * K];
-        w->rs[k] = s;
-    }
-    for (int i = 0; i < I; i++) {
-        const int *mj = d->mrow_j + d->mrow_ptr[i];
-        const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
-        for (int k = 0; k < K; k++) {
-            double den = w->rs[k];
-            for (int t = 0; t < nm; t++) den -= H[k + (size_t) mj[t] * K];
-            const size_t ik = i + (size_t) k * I;
-            if (den > 0.0) W[ik] *= w->NW[ik] / den;
-        }
-    }
+    kl_scale(W, w->NW, d->I, 1, (size_t) d->I, H, d->J, 1, (size_t) d->K, d->mrow_ptr,
+             d->mrow_j, d->K, w->rs);
 }
 
 /* H <- H * NH / DH with DH[k, j] = sum_{i in Omega_j} W_ik. */
 static void kl_update_H(const nmf_data *d, const double *W, double *H, kl_work *w)
 {
-    const int I = d->I, J = d->J, K = d->K;
-    for (int k = 0; k < K; k++) {
-        double s = 0.0;
-        for (int i = 0; i < I; i++) s += W[i + (size_t) k * I];
-        w->rs[k] = s;
-    }
-    for (int j = 0; j < J; j++) {
-        const int *mi = d->miss_i + d->mcol_ptr[j];
-        const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
-        for (int k = 0; k < K; k++) {
-            double den = w->rs[k];
-            for (int t = 0; t < nm; t++) den -= W[mi[t] + (size_t) k * I];
-            const size_t kj = k + (size_t) j * K;
-            if (den > 0.0) H[kj] *= w->NH[kj] / den;
-        }
-    }
+    kl_scale(H, w->NH, d->J, (size_t) d->K, 1, W, d->I, (size_t) d->I, 1, d->mcol_ptr,
+             d->miss_i, d->K, w->rs);
 }
 
 /**
