@@ -331,7 +331,7 @@ log_mean_exp_se <- function(v, batches, segments = 10L) {
   mu <- mean(e)
   se <- stats::sd(bm) / sqrt(batches) / mu
   size <- n %/% segments
-  if (size >= 2L) {
+  if (segments >= 2L && size >= 2L) {
     seg <- apply(matrix(v[seq_len(size * segments)], size), 2L, log_mean_exp)
     se <- max(se, stats::sd(seg) / sqrt(segments))
   }

@@ -386,8 +386,11 @@ ess_one <- function(x) {
   n / max(tau_int, 1 / log10(max(n, 10)))
 }
 
-# The ESS of several chains: the sum of theirs (NA if any is NA).
-ess_chains <- function(x, chain) sum(vapply(split(x, chain), ess_one, numeric(1)))
+# The ESS of several chains: the sum of theirs (NA if any is NA, or no draws).
+ess_chains <- function(x, chain) {
+  if (!length(x)) return(NA_real_)
+  sum(vapply(split(x, chain), ess_one, numeric(1)))
+}
 
 # Split R-hat (Gelman et al. 2013): each chain split in halves, the halves
 # cut to the shortest. NA for non-finite draws, fewer than 2 draws per half,
@@ -457,7 +460,15 @@ factor_draw_diagnostics <- function(object,
     if (nzchar(why) && why != stuck_chain) return(c(ess = NA_real_, rhat = NA_real_))
     if (use_posterior && !nzchar(why)) {
       m <- unit_scale(m)
-      suppressMessages(c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m)))
+      # posterior caps the ESS of short chains, with a warning: a note instead
+      withCallingHandlers(
+        suppressMessages(c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m))),
+        warning = function(w) {
+          if (grepl("capped", conditionMessage(w))) {
+            notes[length(notes)] <<- "ESS capped by posterior (few draws)"
+            invokeRestart("muffleWarning")
+          }
+        })
     } else {
       c(ess = ess_chains(as.vector(m), chain), rhat = split_rhat(as.vector(m), chain))
     }
