@@ -634,7 +634,10 @@ print_rank_table <- function(tab, digits) {
 
 #' Summarise and plot a rank selection
 #'
-#' `summary()` collects the table of the criterion by rank, the chosen rank
+#' `summary()` collects the table of the criterion by rank (for `"chib"` with
+#' `min_ess`, the smallest effective sample size of a block's average in
+#' [marginal_likelihood()]; below 100 the standard error may understate the
+#' error), the chosen rank
 #' and the details of the criterion (per-fold errors for cross-validation,
 #' the outer folds of nested cross-validation, the factors of the ARD fit).
 #' `plot()` shows the criterion against the rank with error bars (for

@@ -15,7 +15,16 @@
 #' `W_sum` and `H_mean`, the column sum of `W` and the row mean of `H`;
 #' `W_zero` and `H_zero`, the fraction of entries that are (numerically) zero
 #' at the point estimate; and for Gibbs and VB fits `W_cv`, the average
-#' posterior coefficient of variation (sd / mean) of the entries of `W[, k]`.
+#' posterior coefficient of variation (sd / mean) of the entries of `W[, k]`
+#' that are not (numerically) zero.
+#'
+#' Every number is finite or NA, and every NA comes with a reason: the
+#' summary's `notes` (printed as `Note:` lines) and the `note` column of the
+#' diagnostics tables say why (constant data have no R^2; a constant chain,
+#' fewer than 4 draws per chain or non-finite draws have no ESS; ...). RMSE
+#' and R^2 are computed on the scale of the data, so they do not overflow or
+#' underflow at any scale; an R^2 below -1 (the fit is further from the data
+#' than their mean is) prints as `< -1` with a note.
 #'
 #' With an [ard()] prior the table also has `lambda`, the posterior mean of
 #' the factor's ARD rate; `signal`, the factor's mean contribution to an
@@ -652,7 +661,9 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' @param digits Significant digits to print.
 #' @param ... Not used.
 #' @return A list of class `summary.bnmf_hmc`: `chains` (a data frame),
-#'   `diagnostics` (ESS and R-hat), `rmse`, `r_squared`, `n_draws`.
+#'   `diagnostics` (mean, ESS and R-hat, and a `note` saying why a value is
+#'   NA), `rmse`, `r_squared`, `notes` (why a number is NA or odd),
+#'   `n_draws`.
 #' @examples
 #' set.seed(1)
 #' fit <- bnmf(leukemia[1:40, 1:15], rank = 2, method = "hmc", iter = 200, chains = 2)
