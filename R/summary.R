@@ -110,11 +110,14 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
 }
 
 # Each factor's part of the total fitted signal, sum(W[, k]) * sum(H[k, ]) /
-# sum(W H), computed from the sums scaled by their largest values so that it
-# neither overflows nor underflows; NA when every factor is zero.
+# sum(W H); where that overflows or underflows, from the sums scaled by their
+# largest values; NA when every factor is zero.
 factor_shares <- function(W, H) {
   a <- colSums(W)
   b <- rowSums(H)
+  mass <- a * b
+  tot <- sum(mass)
+  if (is.finite(tot) && tot > 0 && all(is.finite(mass))) return(mass / tot)
   a <- a / max(a, .Machine$double.xmin)
   b <- b / max(b, .Machine$double.xmin)
   mass <- a * b
