@@ -590,10 +590,7 @@ print.bnmf_rank <- function(x, digits = 4, ...) {
   cat(rank_title(x), "\n", sep = "")
   cat(sprintf("  X: %d x %d; ranks %s\n", x$dims[1L], x$dims[2L],
               paste(x$ranks, collapse = ", ")))
-  tab <- x$table
-  num <- vapply(tab, is.double, logical(1))
-  tab[num] <- lapply(tab[num], signif, digits = digits)
-  print(tab, row.names = FALSE)
+  print_rank_table(rank_table(x), digits)
   if (!is.null(x$nested)) {
     cat(sprintf("Nested CV: ranks chosen by the outer folds %s; outer test MSE %s (se %s)\n",
                 paste(x$nested$outer$rank, collapse = ", "),
@@ -603,9 +600,44 @@ print.bnmf_rank <- function(x, digits = 4, ...) {
   invisible(x)
 }
 
+# The table of a rank selection for print() and summary(): for "chib" with
+# `min_ess`, the smallest effective sample size of a block's average at
+# each rank (see marginal_likelihood()).
+rank_table <- function(x) {
+  tab <- x$table
+  if (identical(x$criterion, "chib") && length(x$marglik) == nrow(tab)) {
+    tab$min_ess <- vapply(x$marglik, function(m) {
+      e <- m$blocks$ess
+      if (length(e)) min(e) else NA_real_
+    }, numeric(1), USE.NAMES = FALSE)
+  }
+  tab
+}
+
+# Print a rank table: doubles to `digits` significant digits, non-finite
+# numbers as NA with a note, and for "chib" the hint of marginal_likelihood()
+# when a block's effective sample size is below 100.
+print_rank_table <- function(tab, digits) {
+  tab <- finite_table(tab)
+  num <- vapply(tab, is.double, logical(1))
+  tab[num] <- lapply(tab[num], signif, digits = digits)
+  if (!is.null(tab$min_ess)) tab$min_ess <- round(tab$min_ess)
+  print(tab, row.names = FALSE)
+  low <- if (!is.null(tab$min_ess)) tab$rank[which(tab$min_ess < 100)] else integer()
+  if (length(low)) {
+    cat(sprintf("min_ess (smallest effective sample size of a block's average) below 100 at rank %s\n",
+                paste(low, collapse = ", ")))
+    cat_low_ess_hint()
+  }
+  cat_notes(attr(tab, "note"))
+}
+
 #' Summarise and plot a rank selection
 #'
-#' `summary()` collects the table of the criterion by rank, the chosen rank
+#' `summary()` collects the table of the criterion by rank (for `"chib"` with
+#' `min_ess`, the smallest effective sample size of a block's average in
+#' [marginal_likelihood()]; below 100 the standard error may understate the
+#' error), the chosen rank
 #' and the details of the criterion (per-fold errors for cross-validation,
 #' the outer folds of nested cross-validation, the factors of the ARD fit).
 #' `plot()` shows the criterion against the rank with error bars (for
@@ -634,7 +666,7 @@ summary.bnmf_rank <- function(object, ...) {
   out <- list(title = rank_title(object), rule = rank_rule(object),
               criterion = object$criterion, method = object$method,
               dims = object$dims, ranks = object$ranks, best = object$best,
-              table = object$table, elapsed = object$elapsed)
+              table = rank_table(object), elapsed = object$elapsed)
   if (object$criterion == "cv") {
     out$fold_mse <- object$fold_mse
     out$n_test <- object$n_test
@@ -652,10 +684,7 @@ print.summary.bnmf_rank <- function(x, digits = 4, ...) {
   cat(x$title, "\n", sep = "")
   cat(sprintf("  X: %d x %d; ranks %s; %.1f s\n\n", x$dims[1L], x$dims[2L],
               paste(x$ranks, collapse = ", "), x$elapsed))
-  tab <- x$table
-  num <- vapply(tab, is.double, logical(1))
-  tab[num] <- lapply(tab[num], signif, digits = digits)
-  print(tab, row.names = FALSE)
+  print_rank_table(x$table, digits)
   if (x$criterion == "bic") {
     cat(sprintf("\nBIC = -2 loglik + df log(n), n = %d observed entries\n", x$nobs))
   }

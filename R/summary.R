@@ -15,7 +15,16 @@
 #' `W_sum` and `H_mean`, the column sum of `W` and the row mean of `H`;
 #' `W_zero` and `H_zero`, the fraction of entries that are (numerically) zero
 #' at the point estimate; and for Gibbs and VB fits `W_cv`, the average
-#' posterior coefficient of variation (sd / mean) of the entries of `W[, k]`.
+#' posterior coefficient of variation (sd / mean) of the entries of `W[, k]`
+#' that are not (numerically) zero.
+#'
+#' Every number is finite or NA, and every NA comes with a reason: the
+#' summary's `notes` (printed as `Note:` lines) and the `note` column of the
+#' diagnostics tables say why (constant data have no R^2; a constant chain,
+#' fewer than 4 draws per chain or non-finite draws have no ESS; ...). RMSE
+#' and R^2 are computed on the scale of the data, so they do not overflow or
+#' underflow at any scale; an R^2 below -1 (the fit is further from the data
+#' than their mean is) prints as `< -1` with a note.
 #'
 #' With an [ard()] prior the table also has `lambda`, the posterior mean of
 #' the factor's ARD rate; `signal`, the factor's mean contribution to an
@@ -60,19 +69,26 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   W <- object$W
   H <- object$H
-  tot <- sum(colSums(W) * rowSums(H))
   eps <- 1e-12 * max(W, H, 1e-300)
+  notes <- character()
+  share <- factor_shares(W, H)
+  if (anyNA(share)) notes <- c(notes, "share is NA: every factor is zero at the estimate")
   fac <- data.frame(
     factor = factor_names(object$rank),
-    share = colSums(W) * rowSums(H) / tot,
+    share = share,
     W_sum = colSums(W),
     H_mean = rowMeans(H),
     W_zero = colMeans(W <= eps),
     H_zero = rowMeans(H <= eps)
   )
-  # Fits with a posterior (Gibbs, VB) have posterior sds of W.
+  # Fits with a posterior (Gibbs, VB) have posterior sds of W; entries that
+  # are (numerically) zero have no coefficient of variation.
   if (!is.null(object$W_sd)) {
-    fac$W_cv <- colMeans(object$W_sd / pmax(W, .Machine$double.xmin))
+    cv <- object$W_sd / W
+    cv[!(W > eps)] <- NA
+    fac$W_cv <- colMeans(cv, na.rm = TRUE)
+    fac$W_cv[is.nan(fac$W_cv)] <- NA
+    if (anyNA(fac$W_cv)) notes <- c(notes, "W_cv is NA for a factor whose entries of W are all zero")
   }
   if (identical(object$prior$type, "ard")) {
     rel <- ard_relevance(object)
@@ -80,17 +96,80 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
     fac$signal <- rel$signal
     fac$active <- rel$active
   }
-  res <- residuals(object)
+  q <- fit_quality(residuals(object), object$X)
   out <- list(
     method = object$method, dims = object$dims, rank = object$rank,
     n_obs = object$n_obs, n_missing = object$n_missing,
     factors = fac,
-    rmse = sqrt(mean(res^2, na.rm = TRUE)),
-    r_squared = 1 - sum(res^2, na.rm = TRUE) /
-      sum((as.matrix(object$X) - mean(as.matrix(object$X), na.rm = TRUE))^2, na.rm = TRUE),
-    sigma = NA_real_
+    rmse = q$rmse,
+    r_squared = q$r_squared,
+    sigma = NA_real_,
+    notes = c(notes, q$notes)
   )
   structure(out, class = "summary.bnmf")
+}
+
+# Each factor's part of the total fitted signal, sum(W[, k]) * sum(H[k, ]) /
+# sum(W H); where that overflows or underflows, from the sums scaled by their
+# largest values; NA when every factor is zero.
+factor_shares <- function(W, H) {
+  a <- colSums(W)
+  b <- rowSums(H)
+  mass <- a * b
+  tot <- sum(mass)
+  if (is.finite(tot) && tot > 0 && all(is.finite(mass))) return(mass / tot)
+  a <- a / max(a, .Machine$double.xmin)
+  b <- b / max(b, .Machine$double.xmin)
+  mass <- a * b
+  if (!(sum(mass) > 0) || !all(is.finite(mass))) return(rep(NA_real_, length(mass)))
+  mass / sum(mass)
+}
+
+# RMSE and R^2 of the residuals `res` of the observed entries of `X` (NA
+# entries left out), computed on the scale of X (both divided by max |X|),
+# so that squares neither overflow nor underflow at any scale of the data;
+# R^2 is NA, with a note, when the observed entries are all equal. `notes`
+# explains NAs and a negative R^2.
+fit_quality <- function(res, X) {
+  X <- as.matrix(X)
+  res <- as.matrix(res)
+  s <- max(abs(X), na.rm = TRUE)
+  if (!is.finite(s) || s == 0) s <- 1
+  r <- res / s
+  x <- X / s
+  sse <- sum(r^2, na.rm = TRUE)
+  sst <- sum((x - mean(x, na.rm = TRUE))^2, na.rm = TRUE)
+  rmse <- s * sqrt(sse / sum(!is.na(r)))
+  notes <- character()
+  if (!is.finite(rmse)) {
+    notes <- "RMSE and R^2 are NA: the fitted values are not finite"
+    return(list(rmse = NA_real_, r_squared = NA_real_, notes = notes))
+  }
+  if (!(sst > 0)) {
+    return(list(rmse = rmse, r_squared = NA_real_,
+                notes = "R^2 is NA: the observed entries of X are all equal, there is no variation to explain"))
+  }
+  r2 <- 1 - sse / sst
+  if (r2 < 0) {
+    notes <- sprintf("R^2 < 0: W H is further from X than X's mean is (RMSE %s, sd of X %s): the fit failed or is at the wrong scale",
+                     format(signif(rmse, 3)), format(signif(s * sqrt(sst / max(sum(!is.na(x)) - 1, 1)), 3)))
+  }
+  list(rmse = rmse, r_squared = r2, notes = notes)
+}
+
+# R^2 for print(): below -1 as "< -1" (its value only says how far off the
+# fit is, which the note gives), rounding noise around 0 as 0.
+format_r_squared <- function(r2, digits) {
+  if (is.na(r2)) return("NA")
+  if (r2 < -1) return("< -1")
+  if (abs(r2) < 1e-10) return("0")
+  format(signif(r2, digits))
+}
+
+# Notes that explain the NAs (and odd values) of a summary, one line each.
+cat_notes <- function(notes) {
+  notes <- unique(notes[nzchar(notes)])
+  if (length(notes)) cat(sprintf("Note: %s\n", notes), sep = "")
 }
 
 #' @export
@@ -101,11 +180,7 @@ summary.bnmf_gibbs <- function(object, wad_threshold = 10, ...) {
   q <- stats::quantile(kt$tau, c(0.025, 0.975), names = FALSE)
   out <- summary_parts(out, object, sigma = sigma(object),
                        tau = c(mean = object$tau, sd = object$tau_sd, lower = q[1L], upper = q[2L]))
-  out$diagnostics <- data.frame(
-    quantity = c("loglik", "tau"),
-    ess = c(ess_chains(kt$loglik, kt$chain), ess_chains(kt$tau, kt$chain)),
-    rhat = c(split_rhat(kt$loglik, kt$chain), split_rhat(kt$tau, kt$chain))
-  )
+  out$diagnostics <- trace_diagnostics(list(loglik = kt$loglik, tau = kt$tau), kt$chain)
   out$n_draws <- object$n_draws
   out$chains <- object$settings$chains
   out$factor_diagnostics <- factor_draw_diagnostics(object)
@@ -169,18 +244,44 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
               x$method, x$rank, x$dims[1L], x$dims[2L],
               format(x$n_obs, big.mark = ","), x$n_missing))
   cat("Factors:\n")
-  f <- x$factors
+  f <- finite_table(x$factors)
   num <- vapply(f, is.numeric, logical(1))
   f[num] <- lapply(f[num], signif, digits = digits)
   print(f, row.names = FALSE)
   if (!is.null(x$factors$active)) {
     cat(sprintf("ARD: %d of %d factors active (mean contribution >= 0.1 noise sd)\n",
-                sum(x$factors$active), nrow(x$factors)))
+                sum(x$factors$active, na.rm = TRUE), nrow(x$factors)))
   }
   cat(sprintf("\nFit: RMSE %s, R^2 %s%s\n", format(signif(x$rmse, digits)),
-              format(signif(x$r_squared, digits)),
+              format_r_squared(x$r_squared, digits),
               if (is.na(x$sigma)) "" else paste0(", sigma ", format(signif(x$sigma, digits)))))
+  cat_notes(c(x$notes, attr(f, "note")))
   invisible(x)
+}
+
+# A table for print(): non-finite numbers (overflow, 0/0) become NA, with
+# attribute "note" saying so; NULL note when every number is finite.
+finite_table <- function(tab) {
+  num <- vapply(tab, is.numeric, logical(1))
+  bad <- FALSE
+  for (j in which(num)) {
+    nf <- !is.finite(tab[[j]]) & !is.na(tab[[j]])
+    if (any(nf)) {
+      tab[[j]][nf] <- NA
+      bad <- TRUE
+    }
+  }
+  if (bad) attr(tab, "note") <- "non-finite values (overflow or 0/0 at the data's scale) are shown as NA"
+  tab
+}
+
+# A table of ESS and R-hat for print(): ESS rounded, R-hat to 4 digits, the
+# note column (why a value is NA) only when some row has one.
+print_diagnostics <- function(d) {
+  d$ess <- round(d$ess)
+  d$rhat <- signif(d$rhat, 4)
+  if (!is.null(d$note) && all(!nzchar(d$note))) d$note <- NULL
+  print(d, row.names = FALSE, right = is.null(d$note))
 }
 
 #' @export
@@ -189,17 +290,12 @@ print.summary.bnmf_gibbs <- function(x, digits = 3, ...) {
   cat_tau_interval(x, "", digits)
   cat(sprintf("\nSampling: %d chain%s, %d draws\n", x$chains,
               if (x$chains > 1) "s" else "", x$n_draws))
-  d <- x$diagnostics
-  d$ess <- round(d$ess)
-  d$rhat <- signif(d$rhat, 4)
-  print(d, row.names = FALSE)
+  print_diagnostics(x$diagnostics)
   fd <- x$factor_diagnostics
   if (!is.null(fd)) {
     cat(sprintf("Factor-level diagnostics (chains' factors aligned; R-hat and bulk ESS from %s):\n",
                 attr(fd, "engine")))
-    fd$ess <- round(fd$ess)
-    fd$rhat <- signif(fd$rhat, 4)
-    print(fd[c("quantity", "ess", "rhat")], row.names = FALSE)
+    print_diagnostics(fd[intersect(c("quantity", "ess", "rhat", "note"), names(fd))])
   } else {
     cat("Factor-level R-hat and ESS need the draws: fit with keep = \"draws\".\n")
   }
@@ -255,12 +351,43 @@ cat_converged <- function(x, crit) {
               if (x$converged) "converged" else "did not converge", x$iterations, crit))
 }
 
+# Why the ESS and R-hat of draws `x` (chains `chain`) cannot be computed,
+# or "" when they can: non-finite draws, fewer than 4 draws in a chain,
+# constant draws, or a chain stuck at one value (its ESS is undefined; R-hat
+# is still computed when the chains differ).
+draws_problem <- function(x, chain = rep(1L, length(x))) {
+  if (!length(x)) return("no draws")
+  if (any(!is.finite(x))) return("non-finite draws")
+  parts <- split(x, chain)
+  n <- min(lengths(parts))
+  if (n < 4L) return(sprintf("too few draws (%d in a chain; 4 needed)", n))
+  const <- vapply(parts, function(v) all(v == v[1L]), logical(1))
+  if (all(const)) {
+    return(if (all(x == x[1L])) "constant draws" else "every chain constant (stuck, or moves below rounding)")
+  }
+  if (any(const)) return(stuck_chain)
+  ""
+}
+
+stuck_chain <- "a chain constant (stuck, or moves below rounding)"
+
+# Draws divided by their largest absolute value: ESS and R-hat do not change,
+# and squares neither overflow nor underflow at any scale.
+unit_scale <- function(x) {
+  s <- max(abs(x))
+  if (s > 0 && is.finite(s)) x / s else x
+}
+
 # Effective sample size of one chain: Geyer's initial positive sequence
-# estimator of the integrated autocorrelation time.
+# estimator of the integrated autocorrelation time. NA for fewer than 4
+# draws, non-finite draws and a constant chain (see draws_problem()).
 ess_one <- function(x) {
   n <- length(x)
-  if (n < 4L || stats::var(x) == 0) return(NA_real_)
+  if (n < 4L || any(!is.finite(x))) return(NA_real_)
+  x <- unit_scale(x)
+  if (!(stats::var(x) > 0)) return(NA_real_)
   ac <- stats::acf(x, lag.max = n - 1L, plot = FALSE, demean = TRUE)$acf[, 1, 1]
+  if (any(!is.finite(ac))) return(NA_real_)
   s <- 0
   for (t in seq(1L, n - 2L, by = 2L)) {
     pair <- ac[t] + ac[t + 1L]
@@ -271,10 +398,18 @@ ess_one <- function(x) {
   n / max(tau_int, 1 / log10(max(n, 10)))
 }
 
-ess_chains <- function(x, chain) sum(vapply(split(x, chain), ess_one, numeric(1)))
+# The ESS of several chains: the sum of theirs (NA if any is NA, or no draws).
+ess_chains <- function(x, chain) {
+  if (!length(x)) return(NA_real_)
+  sum(vapply(split(x, chain), ess_one, numeric(1)))
+}
 
-# Split R-hat (Gelman et al. 2013): each chain split in halves.
+# Split R-hat (Gelman et al. 2013): each chain split in halves, the halves
+# cut to the shortest. NA for non-finite draws, fewer than 2 draws per half,
+# or when every half is constant.
 split_rhat <- function(x, chain) {
+  if (!length(x) || any(!is.finite(x))) return(NA_real_)
+  x <- unit_scale(x)
   parts <- unlist(lapply(split(x, chain), function(v) {
     n <- length(v) %/% 2L
     if (n < 2L) return(list())
@@ -287,21 +422,33 @@ split_rhat <- function(x, chain) {
   vars <- vapply(parts, stats::var, numeric(1))
   B <- n * stats::var(means)
   Wv <- mean(vars)
-  if (Wv == 0) return(NA_real_)
+  if (!(Wv > 0)) return(NA_real_)
   sqrt(((n - 1) / n * Wv + B / n) / Wv)
+}
+
+# ESS and split R-hat of each trace in the named list `traces` (chains
+# `chain`), with a note saying why a value is NA ("" when none is).
+trace_diagnostics <- function(traces, chain) {
+  data.frame(quantity = names(traces),
+             ess = vapply(traces, ess_chains, numeric(1), chain = chain),
+             rhat = vapply(traces, split_rhat, numeric(1), chain = chain),
+             note = vapply(traces, draws_problem, character(1), chain = chain),
+             row.names = NULL, stringsAsFactors = FALSE)
 }
 
 # ESS and R-hat of the factor-level quantities of a Gibbs fit that kept its
 # draws: per factor the column sum of W and the row sum of H at every draw,
 # chains' factors aligned to those of chain 1 (by their posterior-mean
-# bases; the fit aligned them already, this makes sure). NULL without draws.
+# bases; the fit aligned them already, this makes sure); chains of different
+# lengths are cut to the shortest. NULL without draws; NA with a note where
+# the draws are too few, constant or not finite.
 factor_draw_diagnostics <- function(object,
                                     use_posterior = requireNamespace("posterior", quietly = TRUE)) {
   if (is.null(object$draws)) return(NULL)
   I <- object$dims[1L]; J <- object$dims[2L]; K <- object$rank
   C <- length(object$draws)
   n <- min(vapply(object$draws, function(d) ncol(d$W), numeric(1)))
-  if (n < 4L) return(NULL)
+  if (n < 1L) return(NULL)
   # aligned by the means of the draws themselves
   fs <- lapply(object$draws, function(d) matrix(rowMeans(d$W), I, K))
   ref <- unit_columns(fs[[1L]])
@@ -316,11 +463,24 @@ factor_draw_diagnostics <- function(object,
     m[perms[[c]], , drop = FALSE]
   })
   chain <- rep(seq_len(C), each = n)
+  notes <- character()
   one <- function(sums, k) {
     m <- vapply(sums, function(s) s[k, ], numeric(n))
     m <- matrix(m, n, C)
-    if (use_posterior) {
-      suppressMessages(c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m)))
+    why <- draws_problem(as.vector(m), chain)
+    notes <<- c(notes, why)
+    if (nzchar(why) && why != stuck_chain) return(c(ess = NA_real_, rhat = NA_real_))
+    if (use_posterior && !nzchar(why)) {
+      m <- unit_scale(m)
+      # posterior caps the ESS of short chains, with a warning: a note instead
+      withCallingHandlers(
+        suppressMessages(c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m))),
+        warning = function(w) {
+          if (grepl("capped", conditionMessage(w))) {
+            notes[length(notes)] <<- "ESS capped by posterior (few draws)"
+            invokeRestart("muffleWarning")
+          }
+        })
     } else {
       c(ess = ess_chains(as.vector(m), chain), rhat = split_rhat(as.vector(m), chain))
     }
@@ -329,7 +489,8 @@ factor_draw_diagnostics <- function(object,
   res <- rbind(t(vapply(seq_len(K), function(k) one(wsum, k), numeric(2))),
                t(vapply(seq_len(K), function(k) one(hsum, k), numeric(2))))
   out <- data.frame(quantity = c(sprintf("W_sum[%s]", kn), sprintf("H_sum[%s]", kn)),
-                    factor = rep(kn, 2L), ess = res[, "ess"], rhat = res[, "rhat"])
+                    factor = rep(kn, 2L), ess = res[, "ess"], rhat = res[, "rhat"],
+                    note = notes, stringsAsFactors = FALSE)
   attr(out, "engine") <- if (use_posterior) "posterior" else "bnmf"
   attr(out, "perm") <- perms
   out
@@ -397,18 +558,20 @@ summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, wad_thre
   n_particles <- check_count(n_particles, "n_particles", min = 1)
   w <- object$weights
   X <- object$X
+  ssx <- sum_squares(X)
   tab <- data.frame(
     particle = seq_along(w), weight = unname(w), objective = object$objective,
     loglik = object$loglik,
-    rel_error = sqrt(object$candidates$objective / sum_squares(X)),
+    rel_error = if (ssx > 0) sqrt(object$candidates$objective / ssx) else NA_real_,
     iterations = object$candidates$iterations,
     converged = object$candidates$converged
   )
   if (object$likelihood$objective != "frobenius") {
     tab$rel_error <- vapply(object$particles, function(p) {
-      sqrt(sum_squares(X - p$W %*% p$H) / sum_squares(X))
+      if (ssx > 0) sqrt(sum_squares(X - p$W %*% p$H) / ssx) else NA_real_
     }, numeric(1))
   }
+  notes <- if (!(ssx > 0)) "rel_error is NA: X is all zero"
   D <- particle_distances(object)
   Dw <- wad(object)
   modes <- covering_number(Dw, epsilon = wad_threshold)$covering
@@ -419,7 +582,8 @@ summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, wad_thre
   names(top) <- paste0("particle", show)
   structure(list(particles = tab, distance = D, wad = Dw, modes = modes,
                  wad_threshold = wad_threshold, top = top, stein = object$stein,
-                 ess = 1 / sum(w^2), likelihood = object$likelihood, rank = object$rank),
+                 ess = 1 / sum(w^2), likelihood = object$likelihood, rank = object$rank,
+                 notes = notes),
             class = "summary.bnmf_particles")
 }
 
@@ -460,7 +624,9 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
   tab$objective <- signif(tab$objective, digits + 3)
   tab$loglik <- signif(tab$loglik, digits)
   tab$rel_error <- signif(tab$rel_error, digits)
+  tab <- finite_table(tab)
   print(utils::head(tab, 10L), row.names = FALSE)
+  cat_notes(c(x$notes, attr(tab, "note")))
   if (nrow(tab) > 10L) cat(sprintf("  ... and %d more\n", nrow(tab) - 10L))
   D <- x$distance
   if (nrow(D) > 1L) {
@@ -498,7 +664,9 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' @param digits Significant digits to print.
 #' @param ... Not used.
 #' @return A list of class `summary.bnmf_hmc`: `chains` (a data frame),
-#'   `diagnostics` (ESS and R-hat), `rmse`, `r_squared`, `n_draws`.
+#'   `diagnostics` (mean, ESS and R-hat, and a `note` saying why a value is
+#'   NA), `rmse`, `r_squared`, `notes` (why a number is NA or odd),
+#'   `n_draws`.
 #' @examples
 #' set.seed(1)
 #' fit <- bnmf(leukemia[1:40, 1:15], rank = 2, method = "hmc", iter = 200, chains = 2)
@@ -506,19 +674,19 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' @export
 summary.bnmf_hmc <- function(object, ...) {
   kt <- kept_trace(object)
-  res <- residuals(object)
-  X <- object$X
+  q <- fit_quality(residuals(object), object$X)
+  diag <- trace_diagnostics(list(logpost = kt$logpost, objective = kt$objective), kt$chain)
+  diag$mean <- c(mean(kt$logpost), mean(kt$objective))
+  diag$mean[!is.finite(diag$mean)] <- NA
+  diag <- diag[c("quantity", "mean", "ess", "rhat", "note")]
   structure(list(
     dims = object$dims, rank = object$rank, likelihood = object$likelihood,
     chains = data.frame(chain = seq_along(object$step_size), acceptance = unname(object$acceptance),
                         step_size = object$step_size, divergences = unname(object$divergences)),
-    diagnostics = data.frame(
-      quantity = c("logpost", "objective"),
-      mean = c(mean(kt$logpost), mean(kt$objective)),
-      ess = c(ess_chains(kt$logpost, kt$chain), ess_chains(kt$objective, kt$chain)),
-      rhat = c(split_rhat(kt$logpost, kt$chain), split_rhat(kt$objective, kt$chain))),
-    rmse = sqrt(mean(res^2)),
-    r_squared = 1 - sum(res^2) / sum((X - mean(X))^2),
+    diagnostics = diag,
+    rmse = q$rmse,
+    r_squared = q$r_squared,
+    notes = q$notes,
     n_draws = object$n_draws, leapfrog = object$control$leapfrog,
     target = object$control$target
   ), class = "summary.bnmf_hmc")
@@ -531,18 +699,18 @@ print.summary.bnmf_hmc <- function(x, digits = 3, ...) {
   cat(sprintf("Bayesian NMF by HMC, rank %d, X %d x %d, %d draws (%d leapfrog steps per draw)\n",
               x$rank, x$dims[1L], x$dims[2L], x$n_draws, x$leapfrog))
   cat(sprintf("Posterior mean of W H: RMSE %s, R^2 %s\n", format(signif(x$rmse, digits)),
-              format(signif(x$r_squared, digits))))
+              format_r_squared(x$r_squared, digits)))
   cat(sprintf("\nSampler (target acceptance %s):\n", format(x$target)))
   ch <- x$chains
   ch$acceptance <- signif(ch$acceptance, digits)
   ch$step_size <- signif(ch$step_size, digits)
+  ch <- finite_table(ch)
   print(ch, row.names = FALSE)
   cat("\n")
   d <- x$diagnostics
   d$mean <- signif(d$mean, digits + 3)
-  d$ess <- round(d$ess)
-  d$rhat <- signif(d$rhat, 4)
-  print(d, row.names = FALSE)
+  print_diagnostics(d)
+  cat_notes(c(x$notes, attr(ch, "note")))
   invisible(x)
 }
 
