@@ -80,14 +80,13 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
     fac$signal <- rel$signal
     fac$active <- rel$active
   }
-  res <- residuals(object)
+  st <- fit_stats(object)
   out <- list(
     method = object$method, dims = object$dims, rank = object$rank,
     n_obs = object$n_obs, n_missing = object$n_missing,
     factors = fac,
-    rmse = sqrt(mean(res^2, na.rm = TRUE)),
-    r_squared = 1 - sum(res^2, na.rm = TRUE) /
-      sum((as.matrix(object$X) - mean(as.matrix(object$X), na.rm = TRUE))^2, na.rm = TRUE),
+    rmse = st$rmse,
+    r_squared = st$r_squared,
     sigma = NA_real_
   )
   structure(out, class = "summary.bnmf")
