@@ -427,16 +427,23 @@ make_folds <- function(obs, I, J, k, arg = "folds") {
   fold[o] <- as.integer((pos + offset[ro]) %% k) + 1L
   # Repair the columns whose observed entries all lie in one fold by swapping
   # folds within a row (one pass: a swap never creates a new such column).
+  # The entries of each column and row are listed once (in increasing order),
+  # so a repair costs the size of its column and row, not of all entries.
   held <- fold > 0L
   cnt <- matrix(tabulate(cc[held] + J * (fold[held] - 1L), J * k), J, k)
   bad <- which(cnt == nc & cnt > 0L, arr.ind = TRUE)
+  if (nrow(bad)) {
+    by_col <- split(seq_len(n), factor(cc, levels = seq_len(J)))
+    by_row <- split(seq_len(n), factor(r, levels = seq_len(I)))
+  }
   for (b in seq_len(nrow(bad))) {
     j <- bad[b, 1L]
     f <- bad[b, 2L]
     if (cnt[j, f] < nc[j]) next
-    cand <- which(cc == j & fold == f)
+    cand <- by_col[[j]][fold[by_col[[j]]] == f]
     e <- cand[sample.int(length(cand), 1L)]
-    partners <- which(r == r[e] & fold > 0L & fold != f)
+    partners <- by_row[[r[e]]]
+    partners <- partners[fold[partners] > 0L & fold[partners] != f]
     partners <- partners[nc[cc[partners]] - cnt[cbind(cc[partners], f)] >= 2L]
     if (length(partners)) {
       p <- partners[sample.int(length(partners), 1L)]
@@ -494,7 +501,7 @@ cv_candidates <- function(X) {
   stored <- keys[!is.na(X@x)]
   n_zero <- prod(as.double(dim(X))) - length(keys)
   n_take <- min(n_zero, length(stored))
-  zeros <- if (n_take == n_zero) unstored_all(X, keys) else unstored_sample(keys, I * ncol(X), n_take)
+  zeros <- if (n_take == n_zero) unstored_all(X, keys) else unstored_sample(keys, prod(as.double(dim(X))), n_take)
   obs <- c(stored, zeros)
   w <- rep(c(1, n_zero / n_take), c(length(stored), length(zeros)))
   o <- order(obs)
