@@ -12,6 +12,9 @@
 #' et al. (2009); for Gibbs, every entry). `sigma()` is the posterior mean of
 #' the noise standard deviation `1 / sqrt(tau)` (Gibbs, over the kept sweeps)
 #' or its value at the mode (ICM). `nobs()` is the number of observed entries.
+#' For a sparse `X` the sum of squared errors runs over the stored entries
+#' one by one and over the unstored zeros through the factors, never forming
+#' the I x J matrix (see the section Sparse data of [predict.bnmf()]).
 #'
 #' @param object A `bnmf` fit.
 #' @param ... Not used.

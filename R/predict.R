@@ -1,13 +1,22 @@
-# predict(): the posterior mean (and sd) of W H on every entry, or the
-# coefficients of new samples given the fit's basis. newdata_run() is the
+# predict(): the posterior mean (and sd) of W H on every entry or on the
+# entries asked for, or the coefficients of new samples given the fit's basis. newdata_run() is the
 # run of the fit's own algorithm on the new samples with W held fixed.
 
 #' @rdname predict.bnmf
 #' @export
 predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
-                         se.fit = FALSE, iter = 500, ...) {
+                         se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
+  if (!is.null(i) || !is.null(j)) {
+    if (!is.null(newdata) || type == "coef") {
+      abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
+    }
+    e <- check_entries(object, i, j)
+    m <- wh_at(object, e$i, e$j)
+    if (!se.fit) return(m)
+    return(list(fit = m, se.fit = wh_sd_at(object, e$i, e$j)))
+  }
   if (is.null(newdata)) {
     if (type == "coef") {
       return(if (se.fit) list(fit = object$H, se.fit = object$H_sd) else object$H)
@@ -158,7 +167,34 @@ wh_sd.bnmf_gibbs <- function(object) {
          object$dims[1L], object$dims[2L], dimnames = object$dimnames)
 }
 
-wh_sd.bnmf_vb <- function(object) newdata_wh_sd(object, object$H, object$H_sd, object$dimnames)
+wh_sd.bnmf_vb <- function(object) {
+  check_dense(object, "`predict(se.fit = TRUE)`")
+  newdata_wh_sd(object, object$H, object$H_sd, object$dimnames)
+}
+
+# Posterior sd of (WH)_ij on the entries (i, j), 1-based.
+wh_sd_at <- function(object, i, j) UseMethod("wh_sd_at")
+
+wh_sd_at.bnmf <- function(object, i, j) no_posterior(object, "`se.fit = TRUE`")
+
+# Gibbs: from the running moments, kept on every entry of a dense X and on
+# the stored entries of a sparse one.
+wh_sd_at.bnmf_gibbs <- function(object, i, j) {
+  pos <- if (object$sparse) stored_pos(object$X, i, j) else linear_index(i, j, object$dims[1L])
+  if (anyNA(pos)) {
+    abort_input("`se.fit = TRUE`: a Gibbs fit of a sparse X keeps the moments of W H on the stored entries of X only; ask for stored entries, or use a VB fit.")
+  }
+  moment_sd(object$moments$WH$m2[pos], object$moments$WH$n)
+}
+
+# VB: Var_q((WH)_ij) entry by entry (see q_wh_sd()).
+wh_sd_at.bnmf_vb <- function(object, i, j) {
+  W <- unname(object$W); H <- unname(object$H)
+  Wv <- unname(object$W_sd)^2; Hv <- unname(object$H_sd)^2
+  v <- wh_entries(W^2, Hv, i - 1L, j - 1L) + wh_entries(Wv, H^2, i - 1L, j - 1L) +
+    wh_entries(Wv, Hv, i - 1L, j - 1L)
+  sqrt(pmax(v, 0))
+}
 
 # Posterior sd of W H for coefficients H (sd H_sd) of new samples.
 newdata_wh_sd <- function(object, H, H_sd, dn) UseMethod("newdata_wh_sd")

@@ -59,6 +59,22 @@
 #' and never tested (fold 0 in `$folds`). With the usual complete or mostly
 #' complete data every observed entry is held out exactly once.
 #'
+#' The zeros of a sparse `X` (a `Matrix::dgCMatrix`) are observed entries and
+#' are dealt to the folds like the others, as long as `X` has at most
+#' `getOption("bnmf.max_dense", 5e7)` entries (see the section Sparse data
+#' of [predict.bnmf()]). A larger sparse `X` cannot have all its zeros dealt
+#' to folds without a design of I x J entries: its folds are then made of its
+#' stored (non-missing) entries and of a uniform random sample, as large, of
+#' its zeros (all of them when there are fewer), held out as `NA` entries of
+#' the training matrix; in a fold's error each sampled zero weighs (number of
+#' zeros) / (number sampled), so that the error estimates the mean squared
+#' error over all observed entries, as with a dense `X`. The zeros not
+#' sampled stay in every training set, so the training sets hold a slightly
+#' larger share of zeros than `X` does. `$zeros` then gives the number of
+#' zeros, the number sampled and their weight, and `$obs` and `$folds` cover
+#' the stored entries and the sampled zeros only. Memory and time stay of
+#' the order of the stored entries.
+#'
 #' @section Reproducibility and parallel computing:
 #' The folds and one L'Ecuyer-CMRG random number stream per task (a rank,
 #' or a rank and a fold) are drawn in this R process from the session's
@@ -411,16 +427,23 @@ make_folds <- function(obs, I, J, k, arg = "folds") {
   fold[o] <- as.integer((pos + offset[ro]) %% k) + 1L
   # Repair the columns whose observed entries all lie in one fold by swapping
   # folds within a row (one pass: a swap never creates a new such column).
+  # The entries of each column and row are listed once (in increasing order),
+  # so a repair costs the size of its column and row, not of all entries.
   held <- fold > 0L
   cnt <- matrix(tabulate(cc[held] + J * (fold[held] - 1L), J * k), J, k)
   bad <- which(cnt == nc & cnt > 0L, arr.ind = TRUE)
+  if (nrow(bad)) {
+    by_col <- split(seq_len(n), factor(cc, levels = seq_len(J)))
+    by_row <- split(seq_len(n), factor(r, levels = seq_len(I)))
+  }
   for (b in seq_len(nrow(bad))) {
     j <- bad[b, 1L]
     f <- bad[b, 2L]
     if (cnt[j, f] < nc[j]) next
-    cand <- which(cc == j & fold == f)
+    cand <- by_col[[j]][fold[by_col[[j]]] == f]
     e <- cand[sample.int(length(cand), 1L)]
-    partners <- which(r == r[e] & fold > 0L & fold != f)
+    partners <- by_row[[r[e]]]
+    partners <- partners[fold[partners] > 0L & fold[partners] != f]
     partners <- partners[nc[cc[partners]] - cnt[cbind(cc[partners], f)] >= 2L]
     if (length(partners)) {
       p <- partners[sample.int(length(partners), 1L)]
@@ -442,13 +465,16 @@ make_folds <- function(obs, I, J, k, arg = "folds") {
 # The cross-validation design: outer folds over the observed entries of X
 # and, for nested CV, inner folds over each outer fold's training entries
 # (the observed entries of X outside the outer fold: the inner design never
-# sees the outer test entries).
+# sees the outer test entries). `weight` (NULL: every entry weighs 1) is the
+# weight of each entry in the held-out error (cv_candidates()).
 cv_design <- function(X, folds, nested, inner_folds) {
-  obs <- observed_index(X)
+  cand <- cv_candidates(X)
+  obs <- cand$obs
   I <- nrow(X)
   J <- ncol(X)
   fold <- make_folds(obs, I, J, folds)
-  design <- list(obs = obs, fold = fold, folds = folds, nested = nested)
+  design <- list(obs = obs, fold = fold, folds = folds, nested = nested,
+                 weight = cand$weight, zeros = cand$zeros)
   if (nested) {
     design$inner <- lapply(seq_len(folds), function(f) {
       pos <- which(fold != f)
@@ -459,19 +485,93 @@ cv_design <- function(X, folds, nested, inner_folds) {
   design
 }
 
-# The entries to hide (set to NA) and to test for outer fold f and inner fold
-# g (g = 0: the outer fold itself).
-cv_split <- function(design, f, g = 0L) {
-  outer_test <- design$obs[design$fold == f]
-  if (g == 0L) return(list(hide = outer_test, test = outer_test))
-  inn <- design$inner[[f]]
-  inner_test <- design$obs[inn$pos[inn$fold == g]]
-  list(hide = c(outer_test, inner_test), test = inner_test)
+# The entries the folds are made of: every observed entry of X, unless X is
+# a dgCMatrix whose I x J entries are more than getOption("bnmf.max_dense"):
+# then its stored observed entries and a uniform sample, as large, of its
+# unstored zeros (all of them when there are fewer), each sampled zero
+# weighing (number of zeros) / (number sampled) in the held-out error, so that
+# the error still estimates the mean over every observed entry. Linear
+# indices are doubles (I J may pass 2^31); `zeros` describes the sample.
+cv_candidates <- function(X) {
+  if (!inherits(X, "dgCMatrix") || prod(as.double(dim(X))) <= max_dense()) {
+    return(list(obs = observed_index(X), weight = NULL, zeros = NULL))
+  }
+  I <- nrow(X)
+  keys <- linear_index(X@i + 1L, stored_cols(X), I)
+  stored <- keys[!is.na(X@x)]
+  n_zero <- prod(as.double(dim(X))) - length(keys)
+  n_take <- min(n_zero, length(stored))
+  zeros <- if (n_take == n_zero) unstored_all(X, keys) else unstored_sample(keys, prod(as.double(dim(X))), n_take)
+  obs <- c(stored, zeros)
+  w <- rep(c(1, n_zero / n_take), c(length(stored), length(zeros)))
+  o <- order(obs)
+  list(obs = obs[o], weight = w[o],
+       zeros = list(n = n_zero, sampled = n_take, weight = n_zero / n_take))
 }
 
+# n distinct linear indices in 1..N, uniform, none among `keys` (a minority:
+# more than half of the entries are unstored when this is called).
+unstored_sample <- function(keys, N, n) {
+  out <- numeric()
+  while (length(out) < n) {
+    cand <- floor(stats::runif(2 * (n - length(out)) + 16L) * N) + 1
+    cand <- cand[cand <= N & is.na(match(cand, keys))]
+    out <- unique(c(out, cand))
+  }
+  out[seq_len(n)]
+}
+
+# Every unstored entry of X, column by column (fewer than the stored ones).
+unstored_all <- function(X, keys) {
+  I <- nrow(X)
+  unlist(lapply(seq_len(ncol(X)), function(j) {
+    rows <- X@i[seq_len(X@p[j + 1L] - X@p[j]) + X@p[j]] + 1L
+    linear_index(setdiff(seq_len(I), rows), j, I)
+  }))
+}
+
+# The entries to hide (set to NA) and to test for outer fold f and inner fold
+# g (g = 0: the outer fold itself), and the weights of the test entries.
+cv_split <- function(design, f, g = 0L) {
+  at <- which(design$fold == f)
+  if (g > 0L) {
+    inn <- design$inner[[f]]
+    outer_test <- design$obs[at]
+    at <- inn$pos[inn$fold == g]
+  }
+  test <- design$obs[at]
+  list(hide = if (g == 0L) test else c(outer_test, test), test = test,
+       weight = design$weight[at])
+}
+
+# X with the entries `split$hide` missing. A dgCMatrix whose folds hold
+# sampled zeros gets them as stored NAs, without a dense copy.
 cv_train <- function(X, split) {
-  X[split$hide] <- NA
-  X
+  if (!inherits(X, "dgCMatrix") || is.null(split$weight)) {
+    X[split$hide] <- NA
+    return(X)
+  }
+  I <- nrow(X)
+  j <- stored_cols(X)
+  keys <- linear_index(X@i + 1L, j, I)
+  x <- X@x
+  x[!is.na(match(keys, split$hide))] <- NA
+  new <- split$hide[is.na(match(split$hide, keys))]
+  Matrix::sparseMatrix(i = c(X@i + 1L, as.integer((new - 1) %% I) + 1L),
+                       j = c(j, as.integer((new - 1) %/% I) + 1L),
+                       x = c(x, rep(NA_real_, length(new))), dims = dim(X),
+                       dimnames = dimnames(X))
+}
+
+# The (weighted) mean squared error of `fit` on the test entries of `split`:
+# a dense fit through predict(), a sparse one entry by entry.
+cv_error <- function(fit, X, split) {
+  if (!fit$sparse) return(mean((X[split$test] - predict(fit)[split$test])^2))
+  I <- nrow(X)
+  i <- as.integer((split$test - 1) %% I) + 1L
+  j <- as.integer((split$test - 1) %/% I) + 1L
+  e2 <- (data_at(X, i, j) - wh_at(fit, i, j))^2
+  if (is.null(split$weight)) mean(e2) else sum(split$weight * e2) / sum(split$weight)
 }
 
 # The rank chosen from held-out errors (ranks x folds): the smallest mean
@@ -497,9 +597,7 @@ rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, keep_fit
   one <- function(task) {
     split <- cv_split(design, task$outer, task$inner)
     fit <- fit_one(cv_train(X, split), task$rank, method, args)
-    pred <- predict(fit)
-    truth <- X[split$test]
-    list(mse = mean((truth - pred[split$test])^2), n = length(split$test),
+    list(mse = cv_error(fit, X, split), n = length(split$test),
          fit = if (keep_fits && task$inner == 0L) fit)
   }
   res <- rank_tasks(tasks, one)
@@ -514,6 +612,7 @@ rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, keep_fit
   out <- list(best = cv_choose(fold_mse, ranks, rule), rule = rule, table = tab,
               fold_mse = fold_mse,
               folds = design$fold, obs = design$obs, n_test = tabulate(design$fold, folds))
+  out$zeros <- design$zeros
   if (nested) {
     inner <- grid[grid$inner > 0L, ]
     inner_arr <- array(inner$mse, c(length(ranks), folds, inner_folds))

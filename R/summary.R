@@ -96,7 +96,7 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
     fac$signal <- rel$signal
     fac$active <- rel$active
   }
-  q <- fit_quality(residuals(object), object$X)
+  q <- fit_stats(object)
   out <- list(
     method = object$method, dims = object$dims, rank = object$rank,
     n_obs = object$n_obs, n_missing = object$n_missing,
@@ -137,9 +137,15 @@ fit_quality <- function(res, X) {
   if (!is.finite(s) || s == 0) s <- 1
   r <- res / s
   x <- X / s
-  sse <- sum(r^2, na.rm = TRUE)
-  sst <- sum((x - mean(x, na.rm = TRUE))^2, na.rm = TRUE)
-  rmse <- s * sqrt(sse / sum(!is.na(r)))
+  quality_from_sums(sum(r^2, na.rm = TRUE), sum((x - mean(x, na.rm = TRUE))^2, na.rm = TRUE),
+                    sum(!is.na(r)), s)
+}
+
+# RMSE and R^2 (with notes) from the sums of squared residuals `sse` and of
+# squared deviations from the mean `sst` over `n` entries, all computed on
+# the data divided by `s`.
+quality_from_sums <- function(sse, sst, n, s) {
+  rmse <- s * sqrt(sse / n)
   notes <- character()
   if (!is.finite(rmse)) {
     notes <- "RMSE and R^2 are NA: the fitted values are not finite"
@@ -152,7 +158,7 @@ fit_quality <- function(res, X) {
   r2 <- 1 - sse / sst
   if (r2 < 0) {
     notes <- sprintf("R^2 < 0: W H is further from X than X's mean is (RMSE %s, sd of X %s): the fit failed or is at the wrong scale",
-                     format(signif(rmse, 3)), format(signif(s * sqrt(sst / max(sum(!is.na(x)) - 1, 1)), 3)))
+                     format(signif(rmse, 3)), format(signif(s * sqrt(sst / max(n - 1, 1)), 3)))
   }
   list(rmse = rmse, r_squared = r2, notes = notes)
 }
