@@ -5,7 +5,7 @@
 #' @export
 print.bnmf <- function(x, ...) {
   cat(sprintf("  X: %d x %d%s, %s observed (%d missing)\n", x$dims[1L], x$dims[2L],
-              if (x$sparse) " (sparse)" else "", format(x$n_obs, big.mark = ","),
+              if (x$sparse) " (sparse)" else "", format(x$n_obs, big.mark = ",", scientific = FALSE),
               x$n_missing))
   cat(sprintf("  rank: %d\n", x$rank))
   if (identical(x$prior$type, "ard")) {

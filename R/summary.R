@@ -248,7 +248,7 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
   digits <- check_count(digits, "digits", min = 1)
   cat(sprintf("Bayesian NMF (%s), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
               x$method, x$rank, x$dims[1L], x$dims[2L],
-              format(x$n_obs, big.mark = ","), x$n_missing))
+              format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
   cat("Factors:\n")
   f <- finite_table(x$factors)
   num <- vapply(f, is.numeric, logical(1))
