@@ -203,25 +203,36 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
                  progress = interactive(), data = NULL, particles = 20,
                  likelihood = silf(), control = hmc_control()) {
   call <- match.call()
-  # Check the call: the method picks the engine, which checks the arguments.
-  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"), "method")
-  engine <- bnmf_engine(method)
   given <- c(prior = !missing(prior), noise = !missing(noise), init = !missing(init),
              keep = !missing(keep), loss = !missing(loss), particles = !missing(particles),
              control = !missing(control))
-  check_method_args(method, given)
-  term <- parse_model(X, rank, prior, data, parent.frame())
-  job <- engine$check(list(
-    method = method, X = term$X, rank = term$rank, prior = term$prior, noise = noise,
-    iter = iter, burnin = burnin, thin = thin, chains = chains, init = init, tol = tol,
-    keep = keep, loss = loss, progress = progress, particles = particles,
-    likelihood = likelihood, control = control, given = given))
+  engine <- bnmf_engine(check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"),
+                                     "method"))
+  job <- bnmf_job(engine, X, rank, method, prior, noise, iter, burnin, thin, chains, init, tol,
+                  keep, loss, progress, data, particles, likelihood, control, given,
+                  parent.frame())
   # Build the model, lay out its independent tasks, run them, build the fit.
   job$model <- engine$model(job)
   job <- engine$tasks(job)
   runs <- run_tasks(job$tasks, engine$run_task, job = job, seeds = engine$seeds,
                     progress = job$task_progress)
   engine$build(runs, job, call)
+}
+
+# Check the call: the method picks the engine, which checks the arguments
+# (all of them before any work, so that select_rank() can check its fits'
+# arguments before starting any).
+bnmf_job <- function(engine, X, rank, method, prior, noise, iter, burnin, thin, chains, init,
+                     tol, keep, loss, progress, data, particles, likelihood, control, given,
+                     env) {
+  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"), "method")
+  check_method_args(method, given)
+  term <- parse_model(X, rank, prior, data, env)
+  engine$check(list(
+    method = method, X = term$X, rank = term$rank, prior = term$prior, noise = noise,
+    iter = iter, burnin = burnin, thin = thin, chains = chains, init = init, tol = tol,
+    keep = keep, loss = loss, progress = progress, particles = particles,
+    likelihood = likelihood, control = control, given = given))
 }
 
 # The engine of a method's family: a list of `check` (the arguments, into a

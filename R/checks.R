@@ -155,3 +155,48 @@ format_index <- function(idx, max = 5L) {
   if (length(idx) > max) s <- paste0(s, ", ... (", length(idx), " in all)")
   s
 }
+
+# `...` of a method that takes no further arguments (kept for the generic's
+# sake): any argument there is an error naming it, with the closest valid
+# name. `valid` are the method's own argument names (for the suggestion);
+# `fun` the name the user called.
+check_dots_empty <- function(dots, valid, fun) {
+  if (!length(dots)) return(invisible())
+  nms <- names(dots) %||% rep("", length(dots))
+  unnamed <- sum(nms == "")
+  if (unnamed) {
+    abort_input(sprintf("`...`: `%s()` takes no further arguments, but %d unnamed argument%s given.",
+                        fun, unnamed, if (unnamed > 1L) "s were" else " was"))
+  }
+  check_names_known(nms, character(), valid, fun)
+}
+
+# Names of arguments that must all be in `known`; `valid` are further names
+# used only for the suggestion (the function's own arguments).
+check_names_known <- function(nms, known, valid, fun, arg = "...") {
+  unknown <- setdiff(nms, known)
+  if (!length(unknown)) return(invisible())
+  u <- unknown[1L]
+  cand <- unique(c(known, valid))
+  hint <- closest_name(u, cand)
+  abort_input(sprintf("`%s`: `%s` is not an argument of `%s()`%s%s", arg, u, fun,
+                      if (is.na(hint)) "." else sprintf("; did you mean `%s`?", hint),
+                      if (length(unknown) > 1L)
+                        sprintf(" (also unknown: %s)", paste0("`", unknown[-1L], "`", collapse = ", "))
+                      else ""))
+}
+
+# The candidate closest to `x`: one that starts `x` or that `x` starts
+# (`iterations` -> `iter`), else the nearest by edit distance (ignoring case)
+# if at most a third of the longer name's characters away; NA otherwise.
+closest_name <- function(x, candidates) {
+  candidates <- candidates[nzchar(candidates) & candidates != "..."]
+  if (!length(candidates)) return(NA_character_)
+  lx <- tolower(x)
+  lc <- tolower(candidates)
+  pre <- startsWith(lx, lc) | startsWith(lc, lx)
+  if (any(pre)) return(candidates[pre][which.max(nchar(candidates[pre]))])
+  d <- drop(utils::adist(x, candidates, ignore.case = TRUE))
+  best <- which.min(d)
+  if (d[best] <= max(2, ceiling(max(nchar(x), nchar(candidates[best])) / 3))) candidates[best] else NA_character_
+}
