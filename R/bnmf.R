@@ -278,6 +278,11 @@ gaussian_check <- function(job) {
   job$settings <- check_settings(method, job$iter, job$burnin, job$thin, job$chains, job$tol,
                                  keep, job$progress)
   job$settings$loss <- if (method == "np") loss else NULL
+  s <- job$settings
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
+                 draws = if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0,
+                 copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
+                 nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
   check_signs(job$X, method)
   job
