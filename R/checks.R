@@ -179,11 +179,11 @@ check_names_known <- function(nms, known, valid, fun, arg = "...") {
   u <- unknown[1L]
   cand <- unique(c(known, valid))
   hint <- closest_name(u, cand)
-  abort_input(sprintf("`%s`: `%s` is not an argument of `%s()`%s%s", arg, u, fun,
-                      if (is.na(hint)) "." else sprintf("; did you mean `%s`?", hint),
-                      if (length(unknown) > 1L)
-                        sprintf(" (also unknown: %s)", paste0("`", unknown[-1L], "`", collapse = ", "))
-                      else ""))
+  also <- if (length(unknown) > 1L) {
+    sprintf(" (also unknown: %s)", paste0("`", unknown[-1L], "`", collapse = ", "))
+  } else ""
+  abort_input(sprintf("`%s`: `%s` is not an argument of `%s()`%s%s", arg, u, fun, also,
+                      if (is.na(hint)) "." else sprintf("; did you mean `%s`?", hint)))
 }
 
 # The candidate closest to `x`: one that starts `x` or that `x` starts
