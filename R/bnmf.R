@@ -110,6 +110,20 @@
 #' pooled, the factors of every chain are matched to those of the first chain
 #' (the posterior does not change when factors are permuted). [update()]
 #' continues every chain from its last state and random number stream.
+#' The session's random numbers after the call are the same under every plan.
+#' An interrupt (Ctrl-C) stops the chains also under a non-sequential plan:
+#' the tasks still running in worker processes of this machine are
+#' interrupted and the plan's workers are restarted, so the next call does
+#' not wait for them.
+#'
+#' @section Memory:
+#' The memory a fit needs is estimated before any work: its factors, their
+#' running moments and the draws kept, per chain. A fit is refused at once
+#' (an error of class `bnmf_error_input` giving the sizes) when a single array
+#' would exceed 2^31 - 1 elements (the largest the C code indexes; for
+#' example `W` of a rank-10^6 fit of a 10^6 x 10^6 sparse matrix), or when the
+#' estimated total exceeds `getOption("bnmf.max_memory")` (in bytes; unset by
+#' default, as the memory available cannot be known portably).
 #'
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed

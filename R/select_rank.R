@@ -579,7 +579,10 @@ best <- function(object, ...) UseMethod("best")
 
 #' @rdname best
 #' @export
-best.bnmf_rank <- function(object, ...) object$best
+best.bnmf_rank <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "best")
+  object$best
+}
 
 #' @rdname best
 #' @export
