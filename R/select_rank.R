@@ -220,10 +220,13 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
     if (any(c("fit", "samples") %in% names(marglik_args))) {
       abort_input("`marglik_args` must not contain `fit` or `samples` (give `samples` as an argument of `select_rank()`).")
     }
-    known <- setdiff(names(formals(marginal_likelihood.bnmf)), c("fit", "samples", "..."))
-    check_names_known(names(marglik_args), known, known, "marginal_likelihood",
-                      arg = "marglik_args")
-    do.call(check_marglik_settings, c(list(samples = samples), marglik_args))
+    # The settings of marginal_likelihood() (not of a stand-in `ml_fun`).
+    if (identical(ml_fun, marginal_likelihood)) {
+      known <- setdiff(names(formals(marginal_likelihood.bnmf)), c("fit", "samples", "..."))
+      check_names_known(names(marglik_args), known, known, "marginal_likelihood",
+                        arg = "marglik_args")
+      do.call(check_marglik_settings, c(list(samples = samples), marglik_args))
+    }
   }
   if (criterion == "cv") {
     folds <- check_count(folds, "folds", min = 2)
