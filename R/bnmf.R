@@ -110,6 +110,20 @@
 #' pooled, the factors of every chain are matched to those of the first chain
 #' (the posterior does not change when factors are permuted). [update()]
 #' continues every chain from its last state and random number stream.
+#' The session's random numbers after the call are the same under every plan.
+#' An interrupt (Ctrl-C) stops the chains also under a non-sequential plan:
+#' the tasks still running in worker processes of this machine are
+#' interrupted and the plan's workers are restarted, so the next call does
+#' not wait for them.
+#'
+#' @section Memory:
+#' The memory a fit needs is estimated before any work: its factors, their
+#' running moments and the draws kept, per chain. A fit is refused at once
+#' (an error of class `bnmf_error_input` giving the sizes) when a single array
+#' would exceed 2^31 - 1 elements (the largest the C code indexes; for
+#' example `W` of a rank-10^6 fit of a 10^6 x 10^6 sparse matrix), or when the
+#' estimated total exceeds `getOption("bnmf.max_memory")` (in bytes; unset by
+#' default, as the memory available cannot be known portably).
 #'
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed
@@ -203,25 +217,36 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
                  progress = interactive(), data = NULL, particles = 20,
                  likelihood = silf(), control = hmc_control()) {
   call <- match.call()
-  # Check the call: the method picks the engine, which checks the arguments.
-  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"), "method")
-  engine <- bnmf_engine(method)
   given <- c(prior = !missing(prior), noise = !missing(noise), init = !missing(init),
              keep = !missing(keep), loss = !missing(loss), particles = !missing(particles),
              control = !missing(control))
-  check_method_args(method, given)
-  term <- parse_model(X, rank, prior, data, parent.frame())
-  job <- engine$check(list(
-    method = method, X = term$X, rank = term$rank, prior = term$prior, noise = noise,
-    iter = iter, burnin = burnin, thin = thin, chains = chains, init = init, tol = tol,
-    keep = keep, loss = loss, progress = progress, particles = particles,
-    likelihood = likelihood, control = control, given = given))
+  engine <- bnmf_engine(check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"),
+                                     "method"))
+  job <- bnmf_job(engine, X, rank, method, prior, noise, iter, burnin, thin, chains, init, tol,
+                  keep, loss, progress, data, particles, likelihood, control, given,
+                  parent.frame())
   # Build the model, lay out its independent tasks, run them, build the fit.
   job$model <- engine$model(job)
   job <- engine$tasks(job)
   runs <- run_tasks(job$tasks, engine$run_task, job = job, seeds = engine$seeds,
                     progress = job$task_progress)
   engine$build(runs, job, call)
+}
+
+# Check the call: the method picks the engine, which checks the arguments
+# (all of them before any work, so that select_rank() can check its fits'
+# arguments before starting any).
+bnmf_job <- function(engine, X, rank, method, prior, noise, iter, burnin, thin, chains, init,
+                     tol, keep, loss, progress, data, particles, likelihood, control, given,
+                     env) {
+  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"), "method")
+  check_method_args(method, given)
+  term <- parse_model(X, rank, prior, data, env)
+  engine$check(list(
+    method = method, X = term$X, rank = term$rank, prior = term$prior, noise = noise,
+    iter = iter, burnin = burnin, thin = thin, chains = chains, init = init, tol = tol,
+    keep = keep, loss = loss, progress = progress, particles = particles,
+    likelihood = likelihood, control = control, given = given))
 }
 
 # The engine of a method's family: a list of `check` (the arguments, into a
@@ -267,6 +292,11 @@ gaussian_check <- function(job) {
   job$settings <- check_settings(method, job$iter, job$burnin, job$thin, job$chains, job$tol,
                                  keep, job$progress)
   job$settings$loss <- if (method == "np") loss else NULL
+  s <- job$settings
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
+                 draws = if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0,
+                 copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
+                 nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
   check_signs(job$X, method)
   job

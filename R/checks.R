@@ -155,3 +155,86 @@ format_index <- function(idx, max = 5L) {
   if (length(idx) > max) s <- paste0(s, ", ... (", length(idx), " in all)")
   s
 }
+
+# `...` of a method that takes no further arguments (kept for the generic's
+# sake): any argument there is an error naming it, with the closest valid
+# name. `valid` are the method's own argument names (for the suggestion);
+# `fun` the name the user called.
+check_dots_empty <- function(dots, valid, fun) {
+  if (!length(dots)) return(invisible())
+  nms <- names(dots) %||% rep("", length(dots))
+  unnamed <- sum(nms == "")
+  if (unnamed) {
+    abort_input(sprintf("`...`: `%s()` takes no further arguments, but %d unnamed argument%s given.",
+                        fun, unnamed, if (unnamed > 1L) "s were" else " was"))
+  }
+  check_names_known(nms, character(), valid, fun)
+}
+
+# Names of arguments that must all be in `known`; `valid` are further names
+# used only for the suggestion (the function's own arguments).
+check_names_known <- function(nms, known, valid, fun, arg = "...") {
+  unknown <- setdiff(nms, known)
+  if (!length(unknown)) return(invisible())
+  u <- unknown[1L]
+  cand <- unique(c(known, valid))
+  hint <- closest_name(u, cand)
+  also <- if (length(unknown) > 1L) {
+    sprintf(" (also unknown: %s)", paste0("`", unknown[-1L], "`", collapse = ", "))
+  } else ""
+  abort_input(sprintf("`%s`: `%s` is not an argument of `%s()`%s%s", arg, u, fun, also,
+                      if (is.na(hint)) "." else sprintf("; did you mean `%s`?", hint)))
+}
+
+# The candidate closest to `x`: one that starts `x` or that `x` starts
+# (`iterations` -> `iter`), else the nearest by edit distance (ignoring case)
+# if at most a third of the longer name's characters away; NA otherwise.
+closest_name <- function(x, candidates) {
+  candidates <- candidates[nzchar(candidates) & candidates != "..."]
+  if (!length(candidates)) return(NA_character_)
+  lx <- tolower(x)
+  lc <- tolower(candidates)
+  pre <- startsWith(lx, lc) | startsWith(lc, lx)
+  if (any(pre)) return(candidates[pre][which.max(nchar(candidates[pre]))])
+  d <- drop(utils::adist(x, candidates, ignore.case = TRUE))
+  best <- which.min(d)
+  if (d[best] <= max(2, ceiling(max(nchar(x), nchar(candidates[best])) / 3))) candidates[best] else NA_character_
+}
+
+# The memory a fit will need, estimated before any work: the largest single
+# array and the total (in bytes, over all chains) of the factors, their
+# running moments and the draws kept. An array of more than 2^31 - 1
+# elements is refused (the C code indexes factors and draws with int
+# products, and R cannot pass longer vectors to it), and so is a total above
+# `getOption("bnmf.max_memory")` (bytes; unset: no limit), with the sizes in
+# the message. `draws` is the number of draws kept per chain (of W and H),
+# `copies` the number of arrays of each factor's size per chain (the state,
+# moments, VB variances), `data` the per-chain arrays of the data's size.
+check_fit_size <- function(I, J, K, chains = 1, draws = 0, copies = 5, data = 0, nx = 0) {
+  I <- as.double(I); J <- as.double(J); K <- as.double(K)
+  arrays <- c(W = I * K, H = K * J, "W draws" = I * K * draws, "H draws" = K * J * draws,
+              data = if (data > 0) as.double(nx) else 0)
+  big <- which.max(arrays)
+  n <- function(x) format(x, big.mark = ",", scientific = FALSE)
+  dims <- sprintf("rank %s for a %s x %s matrix", n(K), n(I), n(J))
+  if (arrays[[big]] > .Machine$integer.max) {
+    abort_input(sprintf("`rank`: a fit of %s needs a %s array of %s elements, more than the %s (2^31 - 1) a single array can hold; lower `rank`%s.",
+                        dims, names(arrays)[big], n(arrays[[big]]), n(.Machine$integer.max),
+                        if (draws > 0) ", `iter` or keep fewer draws" else ""))
+  }
+  bytes <- 8 * chains * (copies * (I * K + K * J) + (I * K + K * J) * draws + data * nx)
+  limit <- getOption("bnmf.max_memory")
+  if (!is.null(limit) && is.numeric(limit) && length(limit) == 1L && !is.na(limit) &&
+      bytes > limit) {
+    abort_input(sprintf("`rank`: a fit of %s (%s chain%s) needs about %s of memory, more than `getOption(\"bnmf.max_memory\")` = %s.",
+                        dims, chains, if (chains > 1) "s" else "", format_bytes(bytes),
+                        format_bytes(limit)))
+  }
+  invisible(bytes)
+}
+
+format_bytes <- function(b) {
+  u <- c("bytes", "kB", "MB", "GB", "TB", "PB")
+  e <- max(0, min(length(u) - 1, floor(log(max(b, 1), 1024))))
+  sprintf("%.3g %s", b / 1024^e, u[e + 1])
+}

@@ -92,7 +92,8 @@
 #' @param progress Show a progress bar.
 #' @param orbit Average the first `K` blocks over the factors' scale (see
 #'   Scale); `FALSE` gives Chib's plain average, for comparison.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error (a misspelt name
+#'   would otherwise be ignored).
 #' @return An object of class `bnmf_marglik`: a list with `logml` (the
 #'   estimate of `log p(X)`), `se` (its Monte Carlo standard error),
 #'   `loglik` and `logprior` (the two terms at theta*), `logpost` (the
@@ -135,15 +136,17 @@ marginal_likelihood.default <- function(fit, ...) {
 marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
                                      point = c("mean", "map"), batches = 50,
                                      progress = interactive(), orbit = TRUE, ...) {
+  check_dots_empty(list(...), names(formals()), "marginal_likelihood")
   if (!fit$method %in% c("gibbs", "vb")) {
     abort_input(sprintf("`fit`: Chib's method needs a fit of method \"gibbs\" (or \"vb\"), whose posterior mean is the point theta*; not \"%s\".",
                         fit$method))
   }
-  batches <- check_count(batches, "batches", min = 2)
-  samples <- check_count(samples, "samples", min = batches)
-  burnin <- check_count(burnin %||% max(100L, samples %/% 10L), "burnin", min = 0)
-  point <- check_choice(point, c("mean", "map"), "point")
-  progress <- check_flag(progress, "progress")
+  s <- check_marglik_settings(samples, burnin, point, batches, progress, orbit)
+  samples <- s$samples
+  burnin <- s$burnin
+  point <- s$point
+  batches <- s$batches
+  progress <- s$progress
   X <- fit$X
   K <- fit$rank
   I <- fit$dims[1L]
@@ -220,6 +223,18 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
     samples = samples, burnin = burnin, batches = batches,
     symmetrised = sym, rank = K, dims = fit$dims
   )))
+}
+
+# The settings of marginal_likelihood(), checked (also by select_rank(),
+# before any fit starts).
+check_marglik_settings <- function(samples = 20000, burnin = NULL, point = c("mean", "map"),
+                                   batches = 50, progress = FALSE, orbit = TRUE) {
+  batches <- check_count(batches, "batches", min = 2)
+  samples <- check_count(samples, "samples", min = batches)
+  list(samples = samples, batches = batches,
+       burnin = check_count(burnin %||% max(100L, samples %/% 10L), "burnin", min = 0),
+       point = check_choice(point, c("mean", "map"), "point"),
+       progress = check_flag(progress, "progress"), orbit = check_flag(orbit, "orbit"))
 }
 
 # The result of marginal_likelihood(): a list of class bnmf_marglik.

@@ -207,6 +207,7 @@ match_factors <- function(ref, W) {
 #' align_factors(f1, f2)$angle
 #' @export
 align_factors <- function(a, b, ...) {
+  check_dots_empty(list(...), names(formals()), "align_factors")
   fa <- as_factorisation(a, "a")
   fb <- as_factorisation(b, "b")
   if (nrow(fb$W) != nrow(fa$W)) {

@@ -22,6 +22,7 @@ elbo <- function(object, ...) UseMethod("elbo")
 #' @rdname elbo
 #' @export
 elbo.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "elbo")
   abort_input(sprintf("`object`: the ELBO exists for variational Bayes fits (method = \"vb\") only, not method \"%s\".",
                       object$method))
 }
@@ -29,6 +30,7 @@ elbo.bnmf <- function(object, ...) {
 #' @rdname elbo
 #' @export
 elbo.bnmf_vb <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "elbo")
   tr <- object$trace[object$trace$chain == object$best, , drop = FALSE]
   tr$logpost
 }

@@ -93,6 +93,7 @@ weights.bnmf_particles <- function(object, ...) object$weights
 #' @rdname particles
 #' @export
 factors.bnmf_particles <- function(object, particle = NULL, aligned = FALSE, ...) {
+  check_dots_empty(list(...), names(formals()), "factors")
   m <- check_particle(object, particle)
   p <- object$particles[[m]]
   if (isTRUE(aligned)) p <- align_particle(p, object$alignment[[m]])
@@ -149,6 +150,7 @@ NULL
 #' @rdname hmc
 #' @export
 factors.bnmf_hmc <- function(object, draw = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "factors")
   if (is.null(draw)) return(NextMethod())
   draw <- check_count(draw, "draw", min = 1)
   if (draw > object$n_draws) abort_input(sprintf("`draw` must be between 1 and %d.", object$n_draws))

@@ -203,7 +203,8 @@ check_alignment <- function(alignment, n, K, bad) {
 #' @param iter Number of further sweeps per chain (all of them kept, thinned
 #'   by the fit's `thin`).
 #' @param progress Show a progress bar.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error (a misspelt name would
+#'   otherwise be ignored).
 #' @return The updated fit.
 #' @examples
 #' set.seed(1)
@@ -212,6 +213,7 @@ check_alignment <- function(alignment, n, K, bad) {
 #' fit$n_draws
 #' @export
 update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
+  check_dots_empty(list(...), names(formals()), "update")
   iter <- check_count(iter, "iter", min = 1)
   progress <- check_flag(progress, "progress")
   fit <- object

@@ -269,6 +269,10 @@ hmc_check <- function(job) {
   if (!inherits(job$control, "bnmf_hmc_control")) abort_input("`control` must be made by `hmc_control()`.")
   job$settings <- check_settings("gibbs", job$iter, job$burnin, job$thin, job$chains, job$tol,
                                  "summary", job$progress)
+  s <- job$settings
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
+                 draws = (s$iter - s$burnin) %/% s$thin, copies = 4, data = 2,
+                 nx = length(job$X))
   job
 }
 

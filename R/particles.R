@@ -26,6 +26,7 @@ silf_check <- function(job) {
 particles_check <- function(job) {
   job <- silf_check(job)
   job$M <- check_count(job$particles, "particles", min = 1)
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, job$M, copies = 3)
   init <- if (job$given[["init"]]) job$init else "qtransform"
   if (!inherits(init, "bnmf_qtransform")) {
     init <- check_choice(init, c("qtransform", "random", "nndsvd", "nndsvdar"), "init")

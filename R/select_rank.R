@@ -236,6 +236,13 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
     if (any(c("fit", "samples") %in% names(marglik_args))) {
       abort_input("`marglik_args` must not contain `fit` or `samples` (give `samples` as an argument of `select_rank()`).")
     }
+    # The settings of marginal_likelihood() (not of a stand-in `ml_fun`).
+    if (identical(ml_fun, marginal_likelihood)) {
+      known <- setdiff(names(formals(marginal_likelihood.bnmf)), c("fit", "samples", "..."))
+      check_names_known(names(marglik_args), known, known, "marginal_likelihood",
+                        arg = "marglik_args")
+      do.call(check_marglik_settings, c(list(samples = samples), marglik_args))
+    }
   }
   if (criterion == "cv") {
     folds <- check_count(folds, "folds", min = 2)
@@ -245,6 +252,8 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
     }
     inner_folds <- check_count(inner_folds, "inner_folds", min = 2)
   }
+  # Every fit's arguments are checked here, before any worker starts.
+  check_fit_job(X, ranks, method, args)
   t0 <- proc.time()[[3L]]
   # The ranks (and folds) are tasks of run_tasks(), under the user's plan or
   # the temporary one of `cores`.
@@ -325,6 +334,23 @@ check_fit_args <- function(args, criterion, method) {
   }
   if (is.null(args$progress)) args$progress <- FALSE
   args
+}
+
+# bnmf()'s checks of the fits' arguments (`args`, with bnmf()'s defaults
+# for the others), at the largest rank, in this process.
+check_fit_job <- function(X, ranks, method, args) {
+  defaults <- formals(bnmf)
+  rest <- setdiff(names(defaults), c(names(args), "X", "rank", "method"))
+  a <- lapply(defaults[rest], eval, envir = environment(bnmf))
+  a[names(args)] <- args
+  given <- vapply(c("prior", "noise", "init", "keep", "loss", "particles", "control"),
+                  function(n) n %in% names(args), logical(1))
+  withCallingHandlers(
+    bnmf_job(bnmf_engine(method), X, max(ranks), method, a$prior, a$noise, a$iter, a$burnin,
+             a$thin, a$chains, a$init, a$tol, a$keep, a$loss, a$progress, a$data,
+             a$particles, a$likelihood, a$control, given, environment()),
+    bnmf_warning_negative = function(w) invokeRestart("muffleWarning"))
+  invisible()
 }
 
 # One bnmf fit, without repeating the warning about negative entries (given
@@ -655,7 +681,10 @@ best <- function(object, ...) UseMethod("best")
 
 #' @rdname best
 #' @export
-best.bnmf_rank <- function(object, ...) object$best
+best.bnmf_rank <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "best")
+  object$best
+}
 
 #' @rdname best
 #' @export

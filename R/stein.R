@@ -154,6 +154,7 @@ stein_discrepancy <- function(x, ...) UseMethod("stein_discrepancy")
 #' @rdname stein_discrepancy
 #' @export
 stein_discrepancy.bnmf_particles <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "stein_discrepancy")
   val <- x$stein
   attr(val, "weights") <- x$weights
   val
@@ -165,6 +166,7 @@ stein_discrepancy.bnmf_particles <- function(x, ...) {
 #'   chain to a few factorisations).
 #' @export
 stein_discrepancy.bnmf_hmc <- function(x, weights = "equal", kernel = list(), draws = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "stein_discrepancy")
   idx <- seq_len(x$n_draws)
   if (!is.null(draws)) {
     draws <- check_count(draws, "draws", min = 1)
@@ -180,6 +182,7 @@ stein_discrepancy.bnmf_hmc <- function(x, weights = "equal", kernel = list(), dr
 #' @export
 stein_discrepancy.list <- function(x, X, likelihood = silf(), rate = 1,
                                    weights = "optimal", kernel = list(), ...) {
+  check_dots_empty(list(...), names(formals()), "stein_discrepancy")
   X <- check_particle_data(X)
   if (!length(x)) abort_input("`x` must hold at least one factorisation.")
   parts <- lapply(seq_along(x), function(m) {

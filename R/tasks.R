@@ -8,9 +8,11 @@
 # set.seed() reproduces the result), FALSE (the tasks use no random numbers)
 # or a list of streams saved at the end of an earlier run (to continue them).
 # Under a sequential plan the tasks run in this process, each on its own
-# stream, and the session's random number state is restored afterwards;
-# under any other plan they are futures with the same streams, so the
-# results are the same whatever the plan. `progress` (a label, or NULL) shows
+# stream; under any other plan they are futures with the same streams, so the
+# results are the same whatever the plan. Either way the session's random
+# number state is restored afterwards (future_lapply() draws from it), so
+# that it is the same after the call whatever the plan. An interrupt while
+# the futures run stops them (see stop_tasks_on_interrupt()). `progress` (a label, or NULL) shows
 # a bar of the tasks done when they run in this process.
 run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
   if (is.numeric(tasks) && length(tasks) == 1L) tasks <- seq_len(tasks)
@@ -19,9 +21,14 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
     # Tasks without streams draw no random numbers, but the C code brackets
     # every call with GetRNGstate()/PutRNGstate(), which creates a seed in a
     # fresh worker: not a use of random numbers for future's check.
-    return(future.apply::future_lapply(tasks, fun, ...,
-                                       future.seed = if (!isFALSE(seeds)) seeds,
-                                       future.packages = "bnmf"))
+    dir <- tempfile("bnmf-tasks-")
+    dir.create(dir)
+    on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+    return(keep_session_rng(stop_tasks_on_interrupt(dir, {
+      future.apply::future_lapply(tasks, task_in_worker, fun, dir, ...,
+                                  future.seed = if (!isFALSE(seeds)) seeds,
+                                  future.packages = "bnmf")
+    })))
   }
   run <- function(...) {
     pb <- progress_start(!is.null(progress), length(tasks), progress)
@@ -35,7 +42,47 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
     names(out) <- names(tasks)
     out
   }
-  if (isFALSE(seeds)) run(...) else keep_session_rng(run(...))
+  keep_session_rng(run(...))
+}
+
+# A task run as a future: while it runs, a file in `dir` (a directory of the
+# main process) names its process and machine, so that an interrupt in the
+# main process can stop it.
+task_in_worker <- function(task, fun, dir, ...) {
+  mark <- file.path(dir, paste(Sys.getpid(), Sys.info()[["nodename"]], sep = "@"))
+  if (dir.exists(dir)) {
+    file.create(mark, showWarnings = FALSE)
+    on.exit(unlink(mark), add = TRUE)
+  }
+  fun(task, ...)
+}
+
+# Evaluate `expr` (futures of task_in_worker()); on an interrupt, stop the
+# tasks still running in processes of this machine (SIGINT, which their
+# sweeps check) and restart the workers of the plan (future::plan() shuts
+# down the workers of the plan it replaces), so that the abandoned tasks
+# neither keep the workers busy nor block the next call; then the interrupt
+# goes on to the top level.
+stop_tasks_on_interrupt <- function(dir, expr) {
+  withCallingHandlers(expr, interrupt = function(cnd) {
+    marks <- strsplit(list.files(dir), "@", fixed = TRUE)
+    here <- Sys.info()[["nodename"]]
+    for (m in marks) {
+      pid <- suppressWarnings(as.integer(m[1L]))
+      if (length(m) == 2L && identical(m[2L], here) && !is.na(pid) && pid != Sys.getpid()) {
+        tools::pskill(pid, tools::SIGINT)
+      }
+    }
+    restart_workers()
+  })
+}
+
+# Shut down the workers of the current plan and start fresh ones.
+restart_workers <- function() {
+  stack <- future::plan("list")
+  future::plan(future::sequential)
+  future::plan(stack)
+  invisible()
 }
 
 # Evaluate `expr` and restore the session's random number state afterwards.

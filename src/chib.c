@@ -39,6 +39,8 @@
 #include "bnmf_call.h"
 #include "nmf.h"
 
+static void chib_interrupt_point(void);
+
 /*
  * Chib's method (chib_run below) needs the full conditional density of one
  * block of the factors at a fixed point: a column b of W at W*[, b] (the rows
@@ -289,6 +291,12 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         }
     }
 
+    /* Interrupts are checked every few sweeps (about every 2^24 products of
+     * the data with a factor's entries, well under 0.1 s) and, on large data,
+     * also between the two factors of a sweep. */
+    const double work = ((double) d->nx + I + J) * K;
+    const int every = work >= 16777216.0 ? 1 : (int) fmin(64.0, 16777216.0 / work);
+    const int mid = work >= 16777216.0;
     GetRNGstate();
     for (int s = 0; s < n_burn + n_samp; s++) {
         const int eval = s >= n_burn;
@@ -311,6 +319,7 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                                    0.0, 0.0, 0.0, ldd);
                 }
             }
+            if (mid) chib_interrupt_point();
             bnmf_update_H(d, pr, x, W, H, *tau, RULE_DRAW, 1, 1, 0, &ws, NULL, NULL,
                           &lin, &quad);
             bnmf_scale_move(d, pr, W, H, index);
@@ -352,13 +361,18 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         } else if (eval && block == CHIB_H) {
             for (int j = 0; j < J; j++) po[row + (R_xlen_t) j * n_samp] = each[j];
         }
-        if ((s & 63) == 63) {
-            PutRNGstate();
-            R_CheckUserInterrupt();
-            GetRNGstate();
-        }
+        if ((s + 1) % every == 0) chib_interrupt_point();
     }
     PutRNGstate();
+}
+
+/* Check for an interrupt, with the RNG state saved first (an interrupt
+ * jumps out of the run). */
+static void chib_interrupt_point(void)
+{
+    PutRNGstate();
+    R_CheckUserInterrupt();
+    GetRNGstate();
 }
 
 /* Rates > 0 everywhere (Chib's densities need proper priors). */

@@ -74,6 +74,7 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
         int m = 0; /* missing entries are sorted by column, then position */
         for (int j = 0; j < J; j++) {
             const double *hj = H + (size_t) j * K;
+            if ((j & 1023) == 1023) R_CheckUserInterrupt();
             for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
                 if (m < d->nmiss && d->miss_pos[m] == p) { m++; continue; }
                 const int i = d->xi[p];
@@ -98,6 +99,7 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
         const double *xb = x + (size_t) j0 * I;
         for (size_t t = 0; t < (size_t) I * m; t++)
             w->S[t] = kl_ratio(xb[t], w->S[t], &loss);
+        if ((j0 / nb & 15) == 15) R_CheckUserInterrupt(); /* every 1024 columns */
         if (which == 0)
             F77_CALL(dgemm)("N", "T", &I, &K, &m, &one, w->S, &I, Hb, &K, &one, w->NW,
                             &I FCONE FCONE);
@@ -194,6 +196,7 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
             prev = cur;
         }
         if (upd_W) kl_update_W(d, W, H, &w);
+        R_CheckUserInterrupt();
         kl_numerator(d, x, W, H, 1, &w);
         kl_update_H(d, W, H, &w);
         done = s + 1;

@@ -433,11 +433,19 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         sum_log_rates(pr->lamH, (size_t) K * J);
     const double tau_shape = pr->alpha + 0.5 * d->n_obs;
 
+    /* On large data a sweep takes long: check for interrupts between its
+     * halves too. */
+    const int mid_check = ((double) d->nx + I + J) * K >= 16777216.0;
     GetRNGstate();
     int s, kept = 0, converged = 0;
     for (s = 0; s < n_sweeps; s++) {
         if (upd_W)
             bnmf_update_W(d, pr, x, W, H, *tau, rule, masked, 0, &ws, vb, NULL);
+        if (mid_check) {
+            PutRNGstate();
+            R_CheckUserInterrupt();
+            GetRNGstate();
+        }
         double lin, quad;
         bnmf_update_H(d, pr, x, W, H, *tau, rule, masked, upd_H, 0, &ws, vb, NULL, &lin,
                       &quad);

@@ -122,3 +122,76 @@ test_that("progress = TRUE shows a cli progress bar with an ETA", {
   expect_true(any(grepl("^ICM .*% [|] ETA", icm)), info = paste(icm, collapse = "\n"))
   expect_length(part("<none>", "<end>"), 0L)
 })
+
+# One long call in a child R process, interrupted: it must end with an
+# interrupt condition, and a following call in the same process must work
+# (under a multisession plan: on fresh workers, the abandoned chains' workers
+# stopped).
+interrupt_call_child <- c(
+  "args <- commandArgs(trailingOnly = TRUE); what <- args[1]; dir <- args[2]",
+  "suppressPackageStartupMessages(library(bnmf))",
+  "set.seed(1)",
+  "X <- matrix(rexp(300 * 200), 300, 200)",
+  "alive <- function(p) isTRUE(tools::pskill(p, 0L))",
+  "wpids <- integer()",
+  "if (what == 'chib') fit <- bnmf(X, rank = 5, iter = 20, prior = exponential(1), progress = FALSE)",
+  "if (what == 'multisession') {",
+  "  future::plan(future::multisession, workers = 2)",
+  "  wpids <- unique(unlist(future.apply::future_lapply(1:4, function(i) { Sys.sleep(0.5); Sys.getpid() })))",
+  "}",
+  "writeLines(as.character(Sys.getpid()), file.path(dir, 'pid'))",
+  "file.create(file.path(dir, 'started'))",
+  "status <- tryCatch({",
+  "  switch(what,",
+  "    chib = marginal_likelihood(fit, samples = 1e8, progress = FALSE),",
+  "    kl = bnmf(X, rank = 5, method = 'np', loss = 'kl', iter = 1e8, tol = 0, progress = FALSE),",
+  "    hmc = bnmf(X, rank = 5, method = 'hmc', iter = 1e6, thin = 1000, progress = FALSE),",
+  "    multisession = bnmf(X, rank = 5, iter = 1e8, chains = 2, progress = FALSE))",
+  "  'finished'",
+  "}, interrupt = function(c) 'interrupted')",
+  "file.create(file.path(dir, 'returned'))",
+  "# The abandoned workers stop (they were sent SIGINT and then shut down).",
+  "t0 <- Sys.time()",
+  "while (any(vapply(wpids, alive, logical(1))) && Sys.time() - t0 < 30) Sys.sleep(0.1)",
+  "workers_stopped <- !any(vapply(wpids, alive, logical(1)))",
+  "next_fit <- tryCatch(bnmf(X[1:40, 1:20], rank = 2, iter = 20, chains = 2, progress = FALSE),",
+  "                     error = function(e) e)",
+  "saveRDS(list(status = status, workers_stopped = workers_stopped, n_workers = length(wpids),",
+  "             next_ok = inherits(next_fit, 'bnmf') && all(is.finite(fitted(next_fit)))),",
+  "        file.path(dir, 'result.rds'))"
+)
+
+test_that("Chib's runs, the KL updates, HMC and a multisession fit stop on an interrupt", {
+  skip_on_cran()
+  skip_on_os("windows")
+  dir0 <- withr::local_tempdir()
+  script <- file.path(dir0, "child.R")
+  writeLines(interrupt_call_child, script)
+  libs <- paste(.libPaths(), collapse = .Platform$path.sep)
+  for (what in c("chib", "kl", "hmc", "multisession")) {
+    dir <- file.path(dir0, what)
+    dir.create(dir)
+    system2(file.path(R.home("bin"), "Rscript"),
+            c("--vanilla", shQuote(script), what, shQuote(dir)),
+            wait = FALSE, stdout = file.path(dir, "out.txt"), stderr = file.path(dir, "err.txt"),
+            env = paste0("R_LIBS=", libs))
+    expect_true(wait_for(file.path(dir, "started"), 120), label = paste(what, "started"))
+    pid <- as.integer(readLines(file.path(dir, "pid")))
+    withr::defer(tools::pskill(pid, tools::SIGKILL))
+    Sys.sleep(2) # inside the call (each runs for hours uninterrupted)
+    tools::pskill(pid, tools::SIGINT)
+    # A generous bound: the call returns well within 30 s of the signal.
+    expect_true(wait_for(file.path(dir, "returned"), 30), label = paste(what, "returned"))
+    done <- wait_for(file.path(dir, "result.rds"), 120)
+    expect(done, paste(what, ": the child did not finish:",
+                       paste(readLines(file.path(dir, "err.txt")), collapse = "\n")))
+    if (!done) next
+    res <- readRDS(file.path(dir, "result.rds"))
+    expect_identical(res$status, "interrupted", label = paste(what, "status"))
+    expect_true(res$next_ok, label = paste(what, "next call"))
+    if (what == "multisession") {
+      expect_gte(res$n_workers, 1L)
+      expect_true(res$workers_stopped)
+    }
+  }
+})
