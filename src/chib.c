@@ -319,7 +319,7 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                           block == CHIB_H ? index : 0, &ws, NULL,
                           block == CHIB_H && eval ? &hk : NULL, &lin, &quad);
         }
-        double sse = sumsq - 2.0 * lin + quad;
+        double sse = bnmf_sse(d, x, W, H, NULL, sumsq, sumsq - 2.0 * lin + quad);
         if (sse < 0.0) sse = 0.0;
         if (block == CHIB_TAU && eval) {
             /* p(tau*, lambda* | W*, H): Gamma densities */
