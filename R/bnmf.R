@@ -124,7 +124,7 @@
 #'   relevance determination). Not used by `"np"` and `"particles"`.
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()]. The
 #'   default `gamma_prior(shape = 1, rate = "auto")` sets the rate from the
-#'   data, `rate = shape * mean(X^2)` over the observed entries (see
+#'   data, `rate = shape * 1e-4 * mean(X^2)` over the observed entries (see
 #'   [priors]), so that a fit of `c * X` is `c` times the fit of `X`; an
 #'   explicit number, e.g. `gamma_prior(1, 1)`, is used as given.
 #' @param iter Number of sweeps per chain, burn-in included (Gibbs, HMC;

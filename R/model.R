@@ -31,26 +31,33 @@
 #' @section The automatic noise rate:
 #' `gamma_prior(shape, rate = "auto")` (the default of [bnmf()]'s `noise`)
 #' sets the rate from the observed entries of `X`,
-#' `rate = shape * mean(X^2)`, so that the prior mean of the noise precision
-#' is `shape / rate = 1 / mean(X^2)`: a priori the noise may be as large as
-#' the data, and the prior weighs as much as `2 * shape` observed entries.
-#' The noise precision has units of `1 / X^2`, so with this rate and the
-#' automatic rate of `exponential()` the whole posterior follows the units of
-#' `X`: the fit of `c * X` is the fit of `X` with `W`, `H` multiplied by
-#' `sqrt(c)` and `tau` divided by `c^2`. A fixed rate does not: with
-#' `gamma_prior(1, 1)` (the default before version 0.1.0, and the same as
-#' `"auto"` for data with `mean(X^2) = 1`) data in small units get a noise
-#' prior far larger than the data, and the fit shrinks to zero. The value
-#' used is stored in `fit$noise$rate` and shown by `print(fit)`; `update()`
-#' keeps it. Method `"np"` has no noise prior.
+#' `rate = shape * 1e-4 * mean(X^2)`, so that the prior mean of the noise
+#' precision is `shape / rate = 1e4 / mean(X^2)`: a priori a noise sd of
+#' about 1% of the root mean square of `X`, with the weight of `2 * shape`
+#' observed entries (the posterior of `tau` is
+#' `Gamma(shape + n / 2, rate + SSE / 2)`), so that it moves the estimated
+#' noise variance by a fraction of about
+#' `2e-4 * shape * mean(X^2) / (n * sigma^2)`:
+#' negligible unless the noise sd is far below 1% of the data's. The noise
+#' precision has units of `1 / X^2`, so with this rate and the automatic rate
+#' of `exponential()` the whole posterior follows the units of `X`: the fit
+#' of `c * X` is the fit of `X` with `W`, `H` multiplied by `sqrt(c)` and
+#' `tau` divided by `c^2`. A fixed rate does not: with `gamma_prior(1, 1)`
+#' (the default before version 0.1.0, the same as `"auto"` for data with
+#' `mean(X^2) = 1e4`) data in small units get a prior noise far larger than
+#' the data, and the fit shrinks to zero. (If every observed entry is zero
+#' the data have no scale and the rate is `shape`.) The value used is stored
+#' in `fit$noise$rate` and shown by `print(fit)`; `update()` keeps it; for a
+#' near-exact fit whose noise is far below 1% give a smaller rate. Method
+#' `"np"` has no noise prior.
 #'
 #' @param rate For `exponential()`: the exponential rate, `"auto"`, a single
 #'   number, or a list with matrices `W` (I x K) and `H` (K x J) of entry-wise
 #'   rates. A rate of 0 (a flat, improper prior) is allowed for
 #'   `method = "icm"` only. For `gamma_prior()`: the rate of the Gamma prior of
 #'   `tau` (its prior mean is `shape / rate`), a single number > 0 or `"auto"`
-#'   (the default): `shape * mean(X^2)` over the observed entries (see The
-#'   automatic noise rate).
+#'   (the default): `shape * 1e-4 * mean(X^2)` over the observed entries (see
+#'   The automatic noise rate).
 #' @param rank The number of factors `K`.
 #' @param alpha0,beta0 Shape and rate of the Gamma prior of each ARD rate
 #'   \eqn{\lambda_k}.
@@ -187,16 +194,18 @@ c_prior <- function(spec, lamW = spec$prior$lamW, lamH = spec$prior$lamH,
 }
 
 # The noise prior of a Gaussian NMF model, resolved: rate = "auto" becomes
-# shape * mean(X^2) over the observed entries (`data`: prepare_data()), so
-# that the prior mean of tau is 1 / mean(X^2); `auto` records that it was.
+# shape * 1e-4 * mean(X^2) over the observed entries (`data`:
+# prepare_data()), so that the prior mean of tau is 1e4 / mean(X^2); `auto`
+# records that it was.
 resolve_noise <- function(noise, data) {
   if (!identical(noise$rate, "auto")) return(noise)
   ms <- data$sumsq_obs / data$n_obs
+  if (identical(ms, 0)) ms <- 1e4 # all observed entries zero: no scale to follow
   if (!(ms > 0) || !is.finite(ms)) {
     abort_input(sprintf("`noise`: the automatic rate needs a positive, finite mean of the squared observed entries of `X` (it is %s); give `gamma_prior(rate = )` explicitly.",
                         format(ms)))
   }
-  noise$rate <- noise$shape * ms
+  noise$rate <- noise$shape * 1e-4 * ms
   noise$auto <- TRUE
   noise
 }
