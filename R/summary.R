@@ -259,6 +259,7 @@ cat_converged <- function(x, crit) {
 # estimator of the integrated autocorrelation time.
 ess_one <- function(x) {
   n <- length(x)
+  if (n >= 4L && !is.finite(stats::var(x))) x <- x / max(abs(x)) # e.g. tau near 1e200
   if (n < 4L || stats::var(x) == 0) return(NA_real_)
   ac <- stats::acf(x, lag.max = n - 1L, plot = FALSE, demean = TRUE)$acf[, 1, 1]
   s <- 0
