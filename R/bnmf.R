@@ -136,7 +136,11 @@
 #'   see the section HMC).
 #' @param prior Prior of the factors: [exponential()] or [ard()] (automatic
 #'   relevance determination). Not used by `"np"` and `"particles"`.
-#' @param noise Prior of the noise precision `tau`: [gamma_prior()].
+#' @param noise Prior of the noise precision `tau`: [gamma_prior()]. The
+#'   default `gamma_prior(shape = 1, rate = "auto")` sets the rate from the
+#'   data, `rate = shape * 1e-4 * mean(X^2)` over the observed entries (see
+#'   [priors]), so that a fit of `c * X` is `c` times the fit of `X`; an
+#'   explicit number, e.g. `gamma_prior(1, 1)`, is used as given.
 #' @param iter Number of sweeps per chain, burn-in included (Gibbs, HMC;
 #'   default 2000), or the maximum number of sweeps (ICM, VB, NP; default 1000).
 #' @param burnin Sweeps discarded at the start of each chain (Gibbs; HMC:
@@ -307,7 +311,7 @@ gaussian_model <- function(job) {
   J <- ncol(job$X)
   mean_x <- job$data$sum_obs / job$data$n_obs
   nmf_spec(I, J, job$rank, gaussian_prior(job$prior, I, J, job$rank, mean_x, job$method),
-           job$noise)
+           if (job$method == "np") gamma_prior(1, 1) else resolve_noise(job$noise, job$data))
 }
 
 gaussian_tasks <- function(job) {

@@ -189,7 +189,7 @@ engine_chib <- function(state, data, prior, target, burnin, samples,
 # Random initial factors on the scale of the data: entries are
 # sqrt(mean(X) / K) times a unit exponential, so that E[(WH)_ij] = mean(X).
 random_init <- function(I, J, K, mean_x) {
-  s <- sqrt(max(mean_x, .Machine$double.eps) / K)
+  s <- sqrt((if (mean_x > 0) mean_x else .Machine$double.eps) / K)
   list(W = matrix(stats::rexp(I * K) * s, I, K),
        H = matrix(stats::rexp(K * J) * s, K, J))
 }

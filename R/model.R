@@ -28,11 +28,36 @@
 #' of any magnitude; `print(fit)` shows the value used. If the mean of `X` is
 #' not positive, give the rate explicitly.
 #'
+#' @section The automatic noise rate:
+#' `gamma_prior(shape, rate = "auto")` (the default of [bnmf()]'s `noise`)
+#' sets the rate from the observed entries of `X`,
+#' `rate = shape * 1e-4 * mean(X^2)`, so that the prior mean of the noise
+#' precision is `shape / rate = 1e4 / mean(X^2)`: a priori a noise sd of
+#' about 1% of the root mean square of `X`, with the weight of `2 * shape`
+#' observed entries (the posterior of `tau` is
+#' `Gamma(shape + n / 2, rate + SSE / 2)`), so that it moves the estimated
+#' noise variance by a fraction of about
+#' `2e-4 * shape * mean(X^2) / (n * sigma^2)`:
+#' negligible unless the noise sd is far below 1% of the data's. The noise
+#' precision has units of `1 / X^2`, so with this rate and the automatic rate
+#' of `exponential()` the whole posterior follows the units of `X`: the fit
+#' of `c * X` is the fit of `X` with `W`, `H` multiplied by `sqrt(c)` and
+#' `tau` divided by `c^2`. A fixed rate does not: with `gamma_prior(1, 1)`
+#' (the default before version 0.1.0, the same as `"auto"` for data with
+#' `mean(X^2) = 1e4`) data in small units get a prior noise far larger than
+#' the data, and the fit shrinks to zero. (If every observed entry is zero
+#' the data have no scale and the rate is `shape`.) The value used is stored
+#' in `fit$noise$rate` and shown by `print(fit)`; `update()` keeps it; for a
+#' near-exact fit whose noise is far below 1% give a smaller rate. Method
+#' `"np"` has no noise prior.
+#'
 #' @param rate For `exponential()`: the exponential rate, `"auto"`, a single
 #'   number, or a list with matrices `W` (I x K) and `H` (K x J) of entry-wise
 #'   rates. A rate of 0 (a flat, improper prior) is allowed for
 #'   `method = "icm"` only. For `gamma_prior()`: the rate of the Gamma prior of
-#'   `tau` (its prior mean is `shape / rate`).
+#'   `tau` (its prior mean is `shape / rate`), a single number > 0 or `"auto"`
+#'   (the default): `shape * 1e-4 * mean(X^2)` over the observed entries (see
+#'   The automatic noise rate).
 #' @param rank The number of factors `K`.
 #' @param alpha0,beta0 Shape and rate of the Gamma prior of each ARD rate
 #'   \eqn{\lambda_k}.
@@ -43,6 +68,7 @@
 #' exponential(rate = 2)
 #' ard()
 #' gamma_prior(shape = 2, rate = 0.5)
+#' gamma_prior()
 #' fit <- bnmf(leukemia[1:50, 1:20] ~ nmf(2), method = "icm")
 #' fit
 #' @name priors
@@ -85,9 +111,12 @@ ard <- function(alpha0 = 1, beta0 = 1) {
 #' @rdname priors
 #' @param shape Shape of the Gamma prior of the noise precision `tau`.
 #' @export
-gamma_prior <- function(shape = 1, rate = 1) {
+gamma_prior <- function(shape = 1, rate = "auto") {
   shape <- check_number(shape, "shape", 0, min_open = TRUE)
-  rate <- check_number(rate, "rate", 0, min_open = TRUE)
+  if (!identical(rate, "auto")) {
+    if (is.character(rate)) abort_input("`rate` must be \"auto\" or a single finite number > 0.")
+    rate <- check_number(rate, "rate", 0, min_open = TRUE)
+  }
   structure(list(shape = shape, rate = rate), class = "bnmf_noise")
 }
 
@@ -116,7 +145,7 @@ print.bnmf_prior <- function(x, ...) {
 #' @export
 print.bnmf_noise <- function(x, ...) {
   cat("<bnmf noise prior> tau ~ Gamma(shape = ", format(x$shape),
-      ", rate = ", format(x$rate), ")\n", sep = "")
+      ", rate = ", format_rate(x$rate), ")\n", sep = "")
   invisible(x)
 }
 
@@ -164,6 +193,23 @@ c_prior <- function(spec, lamW = spec$prior$lamW, lamH = spec$prior$lamH,
        ard = ard)
 }
 
+# The noise prior of a Gaussian NMF model, resolved: rate = "auto" becomes
+# shape * 1e-4 * mean(X^2) over the observed entries (`data`:
+# prepare_data()), so that the prior mean of tau is 1e4 / mean(X^2); `auto`
+# records that it was.
+resolve_noise <- function(noise, data) {
+  if (!identical(noise$rate, "auto")) return(noise)
+  ms <- data$sumsq_obs / data$n_obs
+  if (identical(ms, 0)) ms <- 1e4 # all observed entries zero: no scale to follow
+  if (!(ms > 0) || !is.finite(ms)) {
+    abort_input(sprintf("`noise`: the automatic rate needs a positive, finite mean of the squared observed entries of `X` (it is %s); give `gamma_prior(rate = )` explicitly.",
+                        format(ms)))
+  }
+  noise$rate <- noise$shape * 1e-4 * ms
+  noise$auto <- TRUE
+  noise
+}
+
 # The prior of a Gaussian NMF model, resolved: `type`, the rate given (`rate`,
 # `auto`), the entry-wise rate matrices and the ARD hyper-parameters. Method
 # "np" has none (zero rates).
@@ -206,6 +252,10 @@ resolve_rates <- function(prior, I, J, K, mean_x, method) {
   }
   if (method %in% c("gibbs", "vb") && (any(lamW <= 0) || any(lamH <= 0))) {
     abort_input(sprintf("`prior`: method \"%s\" needs exponential rates > 0 (a rate of 0 is an improper prior, allowed for method \"icm\" only).", method))
+  }
+  if (method == "gibbs" && (any(lamW < 1e-150) || any(lamH < 1e-150))) {
+    abort_input(sprintf("`prior`: method \"gibbs\" needs exponential rates >= 1e-150, not %s: its exact move along each factor's scale puts the factors at the prior's scale 1 / rate, whose square must be a finite double. Use a larger rate, or method \"icm\" or \"vb\".",
+                        format(min(lamW, lamH))))
   }
   list(lamW = lamW, lamH = lamH, rate = rate, auto = auto, ard = numeric())
 }

@@ -170,12 +170,12 @@ nnls_solve <- function(X, W, H, tol, maxit, data = prepare_data(X, ncol(W)),
        converged = res$converged)
 }
 
-# The C view of the flat prior of nnls_solve() (the noise prior is the
-# default gamma_prior(): it sets tau, hence the log posterior whose relative
-# change stops the iteration).
+# The C view of the flat prior of nnls_solve() (the noise prior
+# gamma_prior(1, 1) sets tau, hence the log posterior whose relative change
+# stops the iteration).
 nnls_prior <- function(I, J, K) {
   c_prior(nmf_spec(I, J, K, resolve_rates(exponential(0), I, J, K, 1, "icm"),
-                   gamma_prior()))
+                   gamma_prior(1, 1)))
 }
 
 # nnls_solve() as the public bnmf() ran it for earlier versions, drawing the

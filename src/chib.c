@@ -145,6 +145,18 @@ static double orbit_eval(const orbit_fn *o, double u)
     return s;
 }
 
+/* Whether an integrand of width h around u = m is beyond what differences
+ * can resolve: h below the spacing of doubles near m, or log values v so
+ * large that their rounding exceeds 1e-3 (near-exact data, a draw far from
+ * theta* in units of the noise). Its integral is then the Laplace value
+ * v + log(sqrt(2 pi) h) with the width of the Gaussian approximation; such
+ * a density is at most exp(-1e13) and does not move Chib's average unless
+ * every draw gives one. */
+static int orbit_unresolved(double m, double h, double v)
+{
+    return h < 8.0 * DBL_EPSILON * fmax(1.0, fabs(m)) || fabs(v) * DBL_EPSILON > 1e-3;
+}
+
 /* log of the integral of exp(orbit_eval(u)) du, for an integrand with one
  * maximum near m and width about h: a few parabolic (Newton) steps find the
  * maximum u* and the curvature there, then the trapezoidal rule with a step
@@ -153,9 +165,12 @@ static double orbit_eval(const orbit_fn *o, double u)
 static double orbit_integral(const orbit_fn *o, double m, double h)
 {
     double v0 = orbit_eval(o, m), curv = 0.0;
+    const double h0 = h;
+    double vbest = v0;
     for (int it = 0; it < 60; it++) {
         const double vp = orbit_eval(o, m + h), vm = orbit_eval(o, m - h);
         if (!R_FINITE(v0) && !R_FINITE(vp) && !R_FINITE(vm)) return R_NegInf;
+        vbest = fmax(vbest, fmax(v0, fmax(vp, vm)));
         curv = (vp - 2.0 * v0 + vm) / (h * h);
         const double grad = (vp - vm) / (2.0 * h);
         double step;
@@ -177,8 +192,10 @@ static double orbit_integral(const orbit_fn *o, double m, double h)
         v0 = orbit_eval(o, m);
         if (fabs(step) >= 4.0 * h) h *= 1.5; /* far away: larger probes */
     }
-    if (!(curv < 0.0) || !R_FINITE(curv))
+    if (!(curv < 0.0) || !R_FINITE(curv)) {
+        if (orbit_unresolved(m, h0, vbest)) return vbest + log(h0) + M_LN_SQRT_2PI;
         Rf_error("bnmf internal error: the scale integral of Chib's method has no maximum");
+    }
     const double s = 0.8 / sqrt(-curv);
     double vmax = v0, sum = 1.0; /* sum of exp(v - vmax) */
     for (int dir = -1; dir <= 1; dir += 2) {
@@ -191,6 +208,8 @@ static double orbit_integral(const orbit_fn *o, double m, double h)
                 sum += exp(v - vmax);
             }
             if (v < vmax - 40.0) break;
+            if (t == 400 && orbit_unresolved(m, s, vmax))
+                return vmax + log(s / 0.8) + M_LN_SQRT_2PI;
             if (t == 400)
                 Rf_error("bnmf internal error: the scale integral of Chib's method did not settle");
         }
@@ -328,7 +347,7 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                           block == CHIB_H ? index : 0, &ws, NULL,
                           block == CHIB_H && eval ? &hk : NULL, &lin, &quad);
         }
-        double sse = sumsq - 2.0 * lin + quad;
+        double sse = bnmf_sse(d, x, W, H, NULL, sumsq, sumsq - 2.0 * lin + quad);
         if (sse < 0.0) sse = 0.0;
         if (block == CHIB_TAU && eval) {
             /* p(tau*, lambda* | W*, H): Gamma densities */

@@ -198,5 +198,7 @@ void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
 void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
                double *Wt);
 double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int j);
+double bnmf_sse(const nmf_data *d, const double *x, const double *W, const double *H,
+                const vb_part *vb, double sumsq, double sse);
 
 #endif

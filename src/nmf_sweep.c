@@ -199,6 +199,39 @@ static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
     }
 }
 
+/* The mode of log p(u) = -A e^u - B e^-u + p u (log y) and A y, B / y, from
+ * logs: for A or B near the ends of the range of double, where y, A y or
+ * B / y computed directly overflow or underflow. With s = 2 sqrt(A B) and
+ * q = sqrt(p^2 + s^2): A y = (p + q) / 2 for p >= 0, B / y = (q - p) / 2
+ * for p < 0, and (A y)(B / y) = A B. */
+static void scale_mode_logs(double A, double B, double p, double *mode, double *Ay,
+                            double *By)
+{
+    const double sa = sqrt(A), sb = sqrt(B), s = 2.0 * sa * sb, q = hypot(p, s);
+    if (p >= 0.0) {
+        *Ay = 0.5 * (p + q);
+        *By = (s / (p + q)) * (0.5 * s);
+        *mode = log(*Ay) - log(A);
+    } else {
+        *By = 0.5 * (q - p);
+        *Ay = (s / (q - p)) * (0.5 * s);
+        *mode = log(B) - log(*By);
+    }
+}
+
+/* Whether W[, k] e^u and H[k, ] e^-u stay finite with finite squares sums
+ * (the Gram matrices of the next sweep). */
+static int scale_fits(const nmf_data *d, const double *W, const double *H, int k,
+                      double u)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double mw = 0.0, mh = 0.0;
+    for (int i = 0; i < I; i++) mw = fmax(mw, W[i + (size_t) k * I]);
+    for (int j = 0; j < J; j++) mh = fmax(mh, H[k + (size_t) j * K]);
+    const double lim = 0.5 * log(DBL_MAX) - log((double) (I > J ? I : J) + 1.0);
+    return (mw == 0.0 || log(mw) + u < lim) && (mh == 0.0 || log(mh) - u < lim);
+}
+
 /**
  * Gibbs only: a move along the scale path of each factor, W[, k] c and
  * H[k, ] / c, which leaves WH unchanged and which single-coordinate updates
@@ -224,15 +257,28 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
         bnmf_scale_sums(d, pr, W, H, k, &A, &B);
         if (!(A > 0.0) || !(B > 0.0)) continue;
         const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
-        const double mode = log(y);
-        const double sd = 1.0 / sqrt(A * y + B / y);
+        double mode = log(y), Ay = A * y, By = B / y;
+        const int logs = !(y > 0.0) || !R_FINITE(y) || !R_FINITE(Ay + By) ||
+            !(Ay + By > 0.0);
+        if (logs) scale_mode_logs(A, B, p, &mode, &Ay, &By);
+        const double sd = 1.0 / sqrt(Ay + By);
         const double u = mode + sd * norm_rand();
-        /* log target minus log proposal, at the proposal and at u = 0. */
+        /* log target minus log proposal, at the proposal and at u = 0 (from
+         * logs: A e^u = Ay e^(u - mode), B e^-u = By e^(mode - u)). */
         const double z1 = (u - mode) / sd, z0 = mode / sd;
-        const double log_ratio = (-A * exp(u) - B * exp(-u) + p * u + 0.5 * z1 * z1) -
+        const double ta = logs ? Ay * exp(u - mode) : A * exp(u);
+        const double tb = logs ? By * exp(mode - u) : B * exp(-u);
+        const double log_ratio = (-ta - tb + p * u + 0.5 * z1 * z1) -
             (-A - B + 0.5 * z0 * z0);
         if (log(unif_rand()) >= log_ratio) continue;
-        rescale_factor(d, W, H, k, exp(u));
+        const double c = exp(u);
+        if (!(c > 0.0) || !R_FINITE(c) || !scale_fits(d, W, H, k, u)) {
+            PutRNGstate();
+            Rf_error("the scale of factor %d left the range of double precision "
+                     "(factor W[, k] times %g): an exponential rate this small puts the "
+                     "prior's scale outside it; use a larger rate", k + 1, c);
+        }
+        rescale_factor(d, W, H, k, c);
     }
 }
 
@@ -284,6 +330,92 @@ static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
         double *mu = mean + (size_t) j0 * I, *s2 = m2 + (size_t) j0 * I;
         for (size_t t = 0; t < (size_t) I * m; t++) welford(mu + t, s2 + t, S[t], n);
     }
+}
+
+/*
+ * The SSE over the observed entries, summed entry by entry: the fallback of
+ * the trace identity sumsq - 2 lin + quad, which cancels when the fit is
+ * near-exact (the SSE is then below the rounding error of sumsq). Dense:
+ * WH by blocks of 64 columns (no I x J temporary); sparse: the stored values
+ * and the zeros, every entry of WH. The missing entries are skipped (their
+ * x holds a latent value or zero). VB (`vb` not NULL): the expected SSE
+ * under q, plus sum_k (Wvar Hvar + Wvar H^2 + W^2 Hvar) on every observed
+ * entry. O(I J K), run only when the identity has cancelled.
+ */
+static double sse_entrywise(const nmf_data *d, const double *x, const double *W,
+                            const double *H, const vb_part *vb)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const int nb = J < 64 ? J : 64;
+    double *S = (double *) R_alloc((size_t) I * nb, sizeof(double));
+    double *r = (double *) R_alloc(I, sizeof(double));
+    char *obs = (char *) R_alloc(I, sizeof(char));
+    const double one = 1.0, zero = 0.0;
+    double sse = 0.0;
+    int m = 0; /* next missing entry (miss_pos ascends over the stored values) */
+    for (int j0 = 0; j0 < J; j0 += nb) {
+        const int nc = J - j0 < nb ? J - j0 : nb;
+        F77_CALL(dgemm)("N", "N", &I, &nc, &K, &one, W, &I, H + (size_t) j0 * K,
+                        &K, &zero, S, &I FCONE FCONE);
+        for (int c = 0; c < nc; c++) {
+            const int j = j0 + c;
+            const double *s = S + (size_t) c * I;
+            if (d->sparse) {
+                for (int i = 0; i < I; i++) {
+                    r[i] = -s[i];
+                    obs[i] = 1;
+                }
+                for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
+                    if (m < d->nmiss && d->miss_pos[m] == p) {
+                        obs[d->xi[p]] = 0;
+                        m++;
+                    } else {
+                        r[d->xi[p]] = x[p] - s[d->xi[p]];
+                    }
+                }
+            } else {
+                const R_xlen_t base = (R_xlen_t) j * I;
+                for (int i = 0; i < I; i++) {
+                    obs[i] = 1;
+                    if (m < d->nmiss && d->miss_pos[m] == base + i) {
+                        obs[i] = 0;
+                        m++;
+                    }
+                    r[i] = x[base + i] - s[i];
+                }
+            }
+            for (int i = 0; i < I; i++) {
+                if (!obs[i]) continue;
+                sse += r[i] * r[i];
+                if (!vb) continue;
+                for (int k = 0; k < K; k++) {
+                    const double w = W[i + (size_t) k * I], h = H[k + (size_t) j * K];
+                    const double wv = vb->Wvar[i + (size_t) k * I];
+                    const double hv = vb->Hvar[k + (size_t) j * K];
+                    sse += wv * hv + wv * h * h + w * w * hv;
+                }
+            }
+        }
+    }
+    return sse;
+}
+
+/*
+ * The SSE from its trace identity, `sse` = sumsq - 2 lin + quad (Gibbs with
+ * latent entries: less their residuals), or, when that has cancelled (it is
+ * at most SSE_CANCEL sumsq, where the rounding of sumsq, lin and quad, a few
+ * hundred ulps of sumsq, could be a large part of it), summed entry by
+ * entry. The threshold keeps the relative error of the identity below about
+ * 1e-5 whenever it is used; below it the entry-wise sum is exact to rounding.
+ * Unchanged bit for bit when the identity has not cancelled.
+ */
+#define SSE_CANCEL 1e-8
+double bnmf_sse(const nmf_data *d, const double *x, const double *W, const double *H,
+                const vb_part *vb, double sumsq, double sse)
+{
+    if (sse > SSE_CANCEL * sumsq) return sse;
+    sse = sse_entrywise(d, x, W, H, vb);
+    return sse;
 }
 
 static double sum_vec(const double *v, size_t n)
@@ -464,7 +596,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                 sse -= r * r;
             }
         }
-        if (sse < 0.0) sse = 0.0; /* rounding of the trace identity */
+        sse = bnmf_sse(d, x, W, H, vb, *sumsq, sse);
+        if (sse < 0.0) sse = 0.0;
         if (upd_tau) update_tau(pr, rule, tau_shape, sse, tau, tau_rate);
         if (pr->ard && upd_W && upd_H) {
             bnmf_ard_update(d, pr, rule, lambda, lambda_rate, W, H);

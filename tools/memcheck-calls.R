@@ -75,4 +75,23 @@ invisible(rtnorm(1000, mean = c(-50, 0, 3), sd = c(1, 2), lower = c(0, -Inf, 1),
                  upper = c(Inf, 5, 1.1)))
 invisible(bnmf:::tn_moments(c(-100, -1, 0, 5), 1))
 invisible(bnmf:::tn_logdens(c(0, 1, 10), c(-100, 1), 2))
+# Near-exact data (the entry-wise noise sum: dense, missing, sparse; VB's
+# expected one; Chib's scale integral beyond resolution) and a tiny rate
+# (the scale move from logs)
+set.seed(5)
+Xe <- (matrix(rexp(16), 8, 2) %*% matrix(rexp(12), 2, 6) + 1e-9 * rnorm(48)) * 1e100
+Xe[c(4, 20)] <- NA
+for (data in list(Xe, Matrix::Matrix(pmax(Xe, 0) * (col(Xe) > 2), sparse = TRUE))) {
+  fit <- bnmf(data, rank = 2, method = "icm", noise = gamma_prior(1, 1), iter = 3000,
+              tol = 1e-14, progress = FALSE)
+  invisible(bnmf(data, rank = 2, method = "vb", noise = gamma_prior(1, 1), iter = 60,
+                 progress = FALSE))
+  invisible(bnmf(data, rank = 2, noise = gamma_prior(1, 1), iter = 10,
+                 init = list(W = fit$W, H = fit$H), progress = FALSE))
+}
+invisible(marginal_likelihood(bnmf(Xe[, 1:4], rank = 2, method = "vb", iter = 200,
+                                   noise = gamma_prior(1, 1), progress = FALSE),
+                              samples = 30, burnin = 5, batches = 5))
+invisible(bnmf(Xe / 1e100, rank = 2, prior = exponential(1e-140), iter = 20,
+               progress = FALSE))
 cat("memcheck-calls: done\n")
