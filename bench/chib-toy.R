@@ -15,19 +15,20 @@ for (r in seq_len(reps)) {
   X <- matrix(rexp(I * N), I) %*% matrix(rexp(N * J), N) + matrix(rnorm(I * J), I)
   chib <- se <- bic <- secs <- numeric(length(ranks))
   for (K in ranks) {
-    fit <- suppressWarnings(bnmf(X, rank = K, prior = exponential(1), iter = 2000,
-                                 progress = FALSE))
+    fit <- suppressWarnings(bnmf(X, rank = K, prior = exponential(1), noise = gamma_prior(1, 1),
+                                 iter = 2000, progress = FALSE))
     t0 <- proc.time()[["elapsed"]]
     ml <- marginal_likelihood(fit, samples = samples)
     secs[K] <- proc.time()[["elapsed"]] - t0
     chib[K] <- ml$logml
     se[K] <- ml$se
     icm <- suppressWarnings(bnmf(X, rank = K, method = "icm", prior = exponential(1),
-                                 chains = 3, progress = FALSE))
+                                 noise = gamma_prior(1, 1), chains = 3, progress = FALSE))
     ll <- logLik(icm)
     bic[K] <- as.numeric(ll) - attr(ll, "df") / 2 * log(nobs(icm))
   }
-  ard_fit <- suppressWarnings(bnmf(X, rank = 6, method = "vb", prior = ard(), progress = FALSE))
+  ard_fit <- suppressWarnings(bnmf(X, rank = 6, method = "vb", prior = ard(),
+                                   noise = gamma_prior(1, 1), progress = FALSE))
   ard_k <- sum(summary(ard_fit)$factors$active)
   res[[r]] <- data.frame(replicate = r, rank = ranks, chib = chib, se = se, bic = bic,
                          seconds = secs, ard_vb = ard_k)
