@@ -100,6 +100,9 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
     fit$H_sd <- matrix(moment_sd(m$H$m2, m$H$n), K, J, dimnames = list(kn, cn))
     fit$tau <- m$tau$mean
     fit$tau_sd <- moment_sd(m$tau$m2, m$tau$n)
+    # Its running sum of squares overflows for tau beyond 1e154 (data near
+    # 1e-77 and below): then the sd of the kept draws in the trace, rescaled.
+    if (is.infinite(fit$tau_sd)) fit$tau_sd <- kept_sd(fit$trace, "tau", settings$thin)
     fit$n_draws <- m$W$n
     if (settings$keep == "draws") {
       fit$draws <- lapply(seq_along(runs), function(c) {
@@ -183,6 +186,17 @@ check_simplex_factors <- function(W, H, I, J, K, bad, what) {
     bad(sprintf("%s with non-finite or negative entries", what))
   }
   if (any(abs(colSums(W) - 1) > 1e-8)) bad(sprintf("%s whose W is not on the simplex", what))
+}
+
+# The sd of the kept draws of a trace column (every `thin`-th sweep of the
+# sampling phase of each chain), computed on the draws divided by their
+# largest absolute value, so that it neither overflows nor underflows.
+kept_sd <- function(trace, column, thin) {
+  tr <- trace[trace$sampling, , drop = FALSE]
+  v <- tr[[column]][stats::ave(seq_len(nrow(tr)), tr$chain, FUN = seq_along) %% thin == 0]
+  s <- max(abs(v))
+  if (!(s > 0) || !is.finite(s)) return(stats::sd(v))
+  s * stats::sd(v / s)
 }
 
 # A permutation of 1..K for every particle or chain.

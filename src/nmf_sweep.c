@@ -72,6 +72,21 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws)
     ws->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
 }
 
+/*
+ * An interrupt check every 4096 rows (or columns) of a half sweep, so that a
+ * long sweep stops within a fraction of a second. The callers hold R's random
+ * number state (GetRNGstate()): it is saved before the check, which may jump
+ * out, and read back after it.
+ */
+static inline void row_interrupt(int r)
+{
+    if ((r & 4095) == 4095) {
+        PutRNGstate();
+        R_CheckUserInterrupt();
+        GetRNGstate();
+    }
+}
+
 /**
  * Update every row of W given H and tau (b_i: row i of X H').
  * Masked: rows with missing entries use their own Gram matrix.
@@ -94,6 +109,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
     bnmf_x_ht(d, x, H, ws->D, ws->Ht);
     bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, J, GRAM_ROWS, ws->G);
     for (int i = 0; i < I; i++) {
+        row_interrupt(i);
         const double *G = !masked ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, H, K, J, d->mrow_j + d->mrow_ptr[i],
                              d->mrow_ptr[i + 1] - d->mrow_ptr[i], K, ws->obs,
@@ -135,6 +151,7 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     bnmf_expected_gram(W, vb ? vb->Wvar : NULL, K, I, GRAM_COLS, ws->G);
     double sl = 0.0, sq = 0.0;
     for (int j = 0; j < J; j++) {
+        row_interrupt(j);
         const double *G = !masked ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, ws->Wt, K, I, d->miss_i + d->mcol_ptr[j],
                              d->mcol_ptr[j + 1] - d->mcol_ptr[j], K, ws->obs,

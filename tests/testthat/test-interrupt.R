@@ -178,7 +178,9 @@ test_that("Chib's runs, the KL updates, HMC and a multisession fit stop on an in
     expect_true(wait_for(file.path(dir, "started"), 120), label = paste(what, "started"))
     pid <- as.integer(readLines(file.path(dir, "pid")))
     withr::defer(tools::pskill(pid, tools::SIGKILL))
-    Sys.sleep(2) # inside the call (each runs for hours uninterrupted)
+    # Inside the call (each runs for hours uninterrupted); the multisession
+    # fit first has to hand its chains to the workers.
+    Sys.sleep(if (what == "multisession") 5 else 2)
     tools::pskill(pid, tools::SIGINT)
     # A generous bound: the call returns well within 30 s of the signal.
     expect_true(wait_for(file.path(dir, "returned"), 30), label = paste(what, "returned"))

@@ -186,3 +186,16 @@ test_that("tiny exponential rates: ICM and VB fit, Gibbs refuses with a classed 
   expect_true(all(is.finite(fitted(fit))))
   expect_lt(rel_err(fit, d$WH), 0.1)
 })
+
+test_that("the posterior sd of tau is finite where its running sum of squares overflows", {
+  withr::local_seed(3)
+  X <- matrix(rexp(200), 20, 10)
+  fit <- bnmf(X, rank = 2, iter = 200, thin = 2, chains = 2, progress = FALSE)
+  # The kept draws of the trace are the ones the running moments saw.
+  expect_equal(bnmf:::kept_sd(fit$trace, "tau", 2), fit$tau_sd, tolerance = 1e-12)
+  tiny <- bnmf(X * 1e-100, rank = 2, iter = 200, thin = 2, progress = FALSE)
+  expect_true(is.finite(tiny$tau_sd) && tiny$tau_sd > 0)
+  tr <- tiny$trace[tiny$trace$sampling, ]
+  kept <- tr$tau[seq_len(nrow(tr)) %% 2 == 0]
+  expect_equal(tiny$tau_sd / max(kept), stats::sd(kept / max(kept)), tolerance = 1e-12)
+})
