@@ -12,8 +12,9 @@
 # results are the same whatever the plan. Either way the session's random
 # number state is restored afterwards (future_lapply() draws from it), so
 # that it is the same after the call whatever the plan. An interrupt while
-# the futures run stops them (see stop_tasks_on_interrupt()). `progress` (a label, or NULL) shows
-# a bar of the tasks done when they run in this process.
+# the futures run stops them (see stop_tasks_on_interrupt()). `progress` (a
+# label, or NULL) shows a bar of the tasks done when they run in this
+# process.
 run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
   if (is.numeric(tasks) && length(tasks) == 1L) tasks <- seq_len(tasks)
   if (isTRUE(seeds)) seeds <- chain_streams(length(tasks))
