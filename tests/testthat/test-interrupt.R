@@ -46,16 +46,22 @@ wait_for <- function(path, timeout) {
   TRUE
 }
 
+# Start `Rscript child_lines args...` in the background, with this session's
+# libraries, its output in `dir`/out.txt and err.txt.
+start_child <- function(child_lines, dir, args) {
+  script <- file.path(dir, "child.R")
+  writeLines(child_lines, script)
+  libs <- paste(.libPaths(), collapse = .Platform$path.sep)
+  system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(script), args),
+          wait = FALSE, stdout = file.path(dir, "out.txt"), stderr = file.path(dir, "err.txt"),
+          env = paste0("R_LIBS=", libs))
+}
+
 test_that("an interrupted fit returns promptly and the session keeps working", {
   skip_on_cran()
   skip_on_os("windows")
   dir <- withr::local_tempdir()
-  script <- file.path(dir, "child.R")
-  writeLines(interrupt_child, script)
-  libs <- paste(.libPaths(), collapse = .Platform$path.sep)
-  system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(script), shQuote(dir)),
-          wait = FALSE, stdout = file.path(dir, "out.txt"), stderr = file.path(dir, "err.txt"),
-          env = paste0("R_LIBS=", libs))
+  start_child(interrupt_child, dir, shQuote(dir))
   expect_true(wait_for(file.path(dir, "pid"), 60))
   pid <- as.integer(readLines(file.path(dir, "pid")))
   on.exit(tools::pskill(pid, tools::SIGKILL), add = TRUE)
@@ -165,16 +171,10 @@ test_that("Chib's runs, the KL updates, HMC and a multisession fit stop on an in
   skip_on_cran()
   skip_on_os("windows")
   dir0 <- withr::local_tempdir()
-  script <- file.path(dir0, "child.R")
-  writeLines(interrupt_call_child, script)
-  libs <- paste(.libPaths(), collapse = .Platform$path.sep)
   for (what in c("chib", "kl", "hmc", "multisession")) {
     dir <- file.path(dir0, what)
     dir.create(dir)
-    system2(file.path(R.home("bin"), "Rscript"),
-            c("--vanilla", shQuote(script), what, shQuote(dir)),
-            wait = FALSE, stdout = file.path(dir, "out.txt"), stderr = file.path(dir, "err.txt"),
-            env = paste0("R_LIBS=", libs))
+    start_child(interrupt_call_child, dir, c(what, shQuote(dir)))
     expect_true(wait_for(file.path(dir, "started"), 120), label = paste(what, "started"))
     pid <- as.integer(readLines(file.path(dir, "pid")))
     withr::defer(tools::pskill(pid, tools::SIGKILL))

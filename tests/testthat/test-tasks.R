@@ -110,17 +110,18 @@ test_that("select_rank() leaves the user's plan alone; `cores` sets a temporary 
   expect_silent(b <- suppressWarnings(select_rank(X, ranks = 1:2, criterion = "bic")))
   expect_s3_class(future::plan(), "sequential")
   expect_identical(b$table, a$table)
-  withr::local_seed(9)
-  expect_message(c2 <- suppressWarnings(select_rank(X, ranks = 1:2, criterion = "bic",
-                                                   cores = 2)),
-                 "temporary `future::plan\\(multisession, workers = 2\\)`")
-  expect_s3_class(future::plan(), "sequential")
-  expect_identical(c2$table, a$table)
-  future::plan(future::multisession, workers = 2)
-  withr::local_seed(9)
-  expect_message(c1 <- suppressWarnings(select_rank(X, ranks = 1:2, criterion = "bic",
-                                                   cores = 1)),
-                 "temporary `future::plan\\(sequential\\)`")
-  expect_s3_class(future::plan(), "multisession")
-  expect_identical(c1$table, a$table)
+  # cores = 2 under a sequential plan, cores = 1 under a multisession one:
+  # a temporary plan, said in a message, and the user's plan afterwards.
+  cases <- list(list(cores = 2, user = "sequential",
+                     says = "temporary `future::plan\\(multisession, workers = 2\\)`"),
+                list(cores = 1, user = "multisession",
+                     says = "temporary `future::plan\\(sequential\\)`"))
+  for (cs in cases) {
+    if (cs$user == "multisession") future::plan(future::multisession, workers = 2)
+    withr::local_seed(9)
+    expect_message(r <- suppressWarnings(select_rank(X, ranks = 1:2, criterion = "bic",
+                                                     cores = cs$cores)), cs$says)
+    expect_s3_class(future::plan(), cs$user)
+    expect_identical(r$table, a$table)
+  }
 })
