@@ -170,9 +170,14 @@
 #' @param particles Method `"particles"`: the number M of candidate
 #'   factorisations.
 #' @param likelihood Methods `"particles"` and `"hmc"`: the likelihood, made
-#'   by [silf()].
+#'   by [silf()] (`NULL`, the default, means `silf()`). The other methods
+#'   have a Gaussian likelihood and take none.
 #' @param control Method `"hmc"`: tuning of the sampler, made by
-#'   [hmc_control()].
+#'   [hmc_control()] (`NULL`, the default, means `hmc_control()`).
+#' @param sparsity Reserved for count models with sparsity masks; no method
+#'   of the Gaussian likelihood takes it.
+#' @param assay Reserved for `X` given as a Bioconductor
+#'   `SummarizedExperiment`; a matrix `X` takes none.
 #' @return An object of class `c("bnmf_<method>", "bnmf")`; see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
@@ -219,16 +224,13 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
                  tol = 1e-6, keep = c("summary", "draws"),
                  loss = c("euclidean", "kl"),
                  progress = interactive(), data = NULL, particles = 20,
-                 likelihood = silf(), control = hmc_control()) {
+                 likelihood = NULL, control = NULL, sparsity = NULL, assay = NULL) {
   call <- match.call()
-  given <- c(prior = !missing(prior), noise = !missing(noise), init = !missing(init),
-             keep = !missing(keep), loss = !missing(loss), particles = !missing(particles),
-             control = !missing(control))
-  engine <- bnmf_engine(check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"),
-                                     "method"))
-  job <- bnmf_job(engine, X, rank, method, prior, noise, iter, burnin, thin, chains, init, tol,
-                  keep, loss, progress, data, particles, likelihood, control, given,
-                  parent.frame())
+  args <- mget(names(formals(sys.function())), environment())
+  given <- stats::setNames(names(args) %in% names(call), names(args))
+  method <- check_choice(method, bnmf_methods, "method")
+  engine <- bnmf_engine(method)
+  job <- bnmf_job(engine, args, given, parent.frame())
   # Build the model, lay out its independent tasks, run them, build the fit.
   job$model <- engine$model(job)
   job <- engine$tasks(job)
@@ -237,20 +239,24 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
   engine$build(runs, job, call)
 }
 
+# The methods of bnmf(), in the order of its `method` argument.
+bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc")
+
 # Check the call: the method picks the engine, which checks the arguments
 # (all of them before any work, so that select_rank() can check its fits'
-# arguments before starting any).
-bnmf_job <- function(engine, X, rank, method, prior, noise, iter, burnin, thin, chains, init,
-                     tol, keep, loss, progress, data, particles, likelihood, control, given,
-                     env) {
-  method <- check_choice(method, c("gibbs", "vb", "icm", "np", "particles", "hmc"), "method")
+# arguments before starting any). `args` holds every argument of bnmf() by
+# name (defaults filled in), `given` which of them the caller gave.
+bnmf_job <- function(engine, args, given, env) {
+  method <- check_choice(args$method, bnmf_methods, "method")
   check_method_args(method, given)
-  term <- parse_model(X, rank, prior, data, env)
-  engine$check(list(
-    method = method, X = term$X, rank = term$rank, prior = term$prior, noise = noise,
-    iter = iter, burnin = burnin, thin = thin, chains = chains, init = init, tol = tol,
-    keep = keep, loss = loss, progress = progress, particles = particles,
-    likelihood = likelihood, control = control, given = given))
+  term <- parse_model(args$X, args$rank, args$prior, args$data, env)
+  job <- args[setdiff(names(args), c("X", "rank", "prior", "data"))]
+  job$method <- method
+  job$X <- term$X
+  job$rank <- term$rank
+  job$prior <- term$prior
+  job$given <- given
+  engine$check(job)
 }
 
 # The engine of a method's family: a list of `check` (the arguments, into a
@@ -268,6 +274,12 @@ check_method_args <- function(method, given) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
   if (method != "hmc" && given[["control"]]) abort_input("`control` applies to method \"hmc\" only.")
+  if (!method %in% c("particles", "hmc") && given[["likelihood"]]) {
+    abort_input(sprintf("`likelihood` applies to methods \"particles\" and \"hmc\" only, not \"%s\" (whose likelihood is Gaussian).",
+                        method))
+  }
+  if (given[["sparsity"]]) abort_input("`sparsity` applies to `likelihood = \"poisson\"` only.")
+  if (given[["assay"]]) abort_input("`assay` applies only when `X` is a SummarizedExperiment.")
 }
 
 check_rank_bound <- function(K, X) {

@@ -266,6 +266,7 @@ hmc_check <- function(job) {
   }
   job <- silf_check(job)
   job$X <- unclass_matrix(job$X)
+  job$control <- job$control %||% hmc_control()
   if (!inherits(job$control, "bnmf_hmc_control")) abort_input("`control` must be made by `hmc_control()`.")
   job$settings <- check_settings("gibbs", job$iter, job$burnin, job$thin, job$chains, job$tol,
                                  "summary", job$progress)

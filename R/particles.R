@@ -9,7 +9,7 @@
 silf_check <- function(job) {
   job$X <- check_particle_data(job$X)
   check_rank_bound(job$rank, job$X)
-  job$likelihood <- check_likelihood(job$likelihood)
+  job$likelihood <- check_likelihood(job$likelihood %||% silf())
   if (job$likelihood$objective == "is" && min(job$X) <= 0) {
     abort_input("`likelihood`: the Itakura-Saito objective needs X > 0.")
   }

@@ -343,12 +343,12 @@ check_fit_job <- function(X, ranks, method, args) {
   rest <- setdiff(names(defaults), c(names(args), "X", "rank", "method"))
   a <- lapply(defaults[rest], eval, envir = environment(bnmf))
   a[names(args)] <- args
-  given <- vapply(c("prior", "noise", "init", "keep", "loss", "particles", "control"),
-                  function(n) n %in% names(args), logical(1))
+  a$X <- X
+  a$rank <- max(ranks)
+  a$method <- method
+  given <- stats::setNames(names(a) %in% names(args), names(a))
   withCallingHandlers(
-    bnmf_job(bnmf_engine(method), X, max(ranks), method, a$prior, a$noise, a$iter, a$burnin,
-             a$thin, a$chains, a$init, a$tol, a$keep, a$loss, a$progress, a$data,
-             a$particles, a$likelihood, a$control, given, environment()),
+    bnmf_job(bnmf_engine(method), a, given, environment()),
     bnmf_warning_negative = function(w) invokeRestart("muffleWarning"))
   invisible()
 }
