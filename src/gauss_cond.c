@@ -42,6 +42,15 @@
 void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
 {
     const double a = -mu / sd;
+    if (a < -38.5) {
+        /* Q(a) = 1 and lambda(a) = phi(a) < 1e-300 to double precision:
+         * the untruncated normal. (The general branch gives the same numbers
+         * through an exp() that underflows, glibc's slow path.) */
+        *m1 = mu;
+        *var = sd * sd;
+        *ent = M_LN_SQRT_2PI + 0.5 + log(sd);
+        return;
+    }
     if (a < 3.0) {
         const double lq = pnorm(a, 0.0, 1.0, 0, 1);
         const double lam = exp(-0.5 * a * a - M_LN_SQRT_2PI - lq);

@@ -317,35 +317,37 @@ static double exp_log_kernel(const double *z, const double *lam, size_t n)
     return s;
 }
 
-/* Welford update of a running mean and sum of squared deviations. */
-static inline void welford(double *mean, double *m2, double v, double n)
+/* Welford update of a running mean and sum of squared deviations, for the
+ * n-th value; inv_n = 1 / n (one division per kept draw, not per entry). */
+static inline void welford(double *mean, double *m2, double v, double inv_n)
 {
     const double delta = v - *mean;
-    *mean += delta / n;
+    *mean += delta * inv_n;
     *m2 += delta * (v - *mean);
 }
 
-/* Accumulate the running moments of WH on the entries the fit keeps. */
+/* Accumulate the running moments of WH on the entries the fit keeps; dense
+ * data go by blocks of at most 64 columns of WH through S, an I x min(J, 64)
+ * scratch allocated once per call of the driver. */
 static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
-                          double *mean, double *m2, double n)
+                          double *mean, double *m2, double inv_n, double *S)
 {
     const int I = d->I, J = d->J, K = d->K;
     if (d->sparse) {
         for (int j = 0; j < J; j++)
             for (int p = d->xp[j]; p < d->xp[j + 1]; p++)
                 welford(mean + p, m2 + p,
-                        bnmf_wh_entry(W, H, I, K, d->xi[p], j), n);
+                        bnmf_wh_entry(W, H, I, K, d->xi[p], j), inv_n);
         return;
     }
     const int nb = J < 64 ? J : 64;
-    double *S = (double *) R_alloc((size_t) I * nb, sizeof(double));
     const double one = 1.0, zero = 0.0;
     for (int j0 = 0; j0 < J; j0 += nb) {
         int m = J - j0 < nb ? J - j0 : nb;
         F77_CALL(dgemm)("N", "N", &I, &m, &K, &one, W, &I, H + (size_t) j0 * K,
                         &K, &zero, S, &I FCONE FCONE);
         double *mu = mean + (size_t) j0 * I, *s2 = m2 + (size_t) j0 * I;
-        for (size_t t = 0; t < (size_t) I * m; t++) welford(mu + t, s2 + t, S[t], n);
+        for (size_t t = 0; t < (size_t) I * m; t++) welford(mu + t, s2 + t, S[t], inv_n);
     }
 }
 
@@ -518,21 +520,22 @@ static double log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
 
 /* Running moments and kept draws of a sampling sweep. */
 static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
-                       const sweep_ctrl *c, sweep_out *out, int *kept, int n_draws)
+                       const sweep_ctrl *c, sweep_out *out, int *kept, int n_draws,
+                       double *wh_block)
 {
     const int I = d->I, J = d->J, K = d->K;
     const double *W = st->W, *H = st->H, *lambda = st->lambda;
     if (c->accumulate) {
-        const double n = ++(*st->n_kept);
+        const double inv_n = 1.0 / ++(*st->n_kept);
         for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-            welford(st->W_mean + t, st->W_m2 + t, W[t], n);
+            welford(st->W_mean + t, st->W_m2 + t, W[t], inv_n);
         for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-            welford(st->H_mean + t, st->H_m2 + t, H[t], n);
-        welford(st->tau_mean, st->tau_m2, *st->tau, n);
+            welford(st->H_mean + t, st->H_m2 + t, H[t], inv_n);
+        welford(st->tau_mean, st->tau_m2, *st->tau, inv_n);
         if (pr->ard)
             for (int k = 0; k < K; k++)
-                welford(st->lambda_mean + k, st->lambda_m2 + k, lambda[k], n);
-        if (st->WH_mean) accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, n);
+                welford(st->lambda_mean + k, st->lambda_m2 + k, lambda[k], inv_n);
+        if (st->WH_mean) accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, inv_n, wh_block);
     }
     if (c->keep_draws && *kept < n_draws) {
         memcpy(out->W_draws + (size_t) *kept * I * K, W, sizeof(double) * I * K);
@@ -578,6 +581,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     sweep_work ws;
     bnmf_sweep_work(d, &ws);
     double *wh_miss = augmented ? (double *) R_alloc(d->nmiss, sizeof(double)) : NULL;
+    double *wh_block = c->accumulate && st->WH_mean && !d->sparse
+        ? (double *) R_alloc((size_t) I * (J < 64 ? J : 64), sizeof(double)) : NULL;
     const double log_rates = pr->ard ? 0.0 : sum_log_rates(pr->lamW, (size_t) I * K) +
         sum_log_rates(pr->lamH, (size_t) K * J);
     const double tau_shape = pr->alpha + 0.5 * d->n_obs;
@@ -647,7 +652,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         if (pr->ard)
             for (int k = 0; k < K; k++) out->lambda[s + (R_xlen_t) k * n_sweeps] = lambda[k];
 
-        if ((s + 1) % thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws);
+        if ((s + 1) % thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws, wh_block);
         const double prev = *logpost_last;
         *logpost_last = logpost;
         if (rule != RULE_DRAW && tol > 0.0 && R_FINITE(prev) &&
