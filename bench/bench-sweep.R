@@ -156,6 +156,17 @@ for (r in seq_len(rounds)) {
   rt_abs[r] <- b
 }
 
+# Raw results for bench/both-blas.R, which alternates this script between two
+# BLAS libraries and tabulates them side by side.
+rds <- Sys.getenv("BNMF_BENCH_RDS", "")
+if (nzchar(rds)) {
+  saveRDS(list(names = vapply(configs, `[[`, "", "name"),
+               target = vapply(configs, function(cf) cf$target, 0),
+               ratio = ratio, sweep_t = sweep_t, floor_t = floor_t,
+               xprod_ratio = xprod_ratio, rt_ratio = rt_ratio,
+               blas = unname(extSoftVersion()["BLAS"])), rds)
+}
+
 fmt <- function(x, d = 2) formatC(x, format = "f", digits = d)
 ms <- function(x) fmt(1000 * x, 1)
 blas <- sessionInfo()$BLAS
