@@ -55,6 +55,11 @@ plot_heatmap <- function(x, what = c("coef", "basis"), groups = NULL, n_top = 10
 heatmap_panels <- function(M, groups = NULL, col, zlim, main, xlab, ylab, legend_title, ...) {
   n <- nrow(M)
   m <- ncol(M)
+  # room for the names of the columns of M (the y axis) when they are drawn
+  left <- if (!is.null(colnames(M)) && m <= 60L) {
+    min(14, 1.5 + 0.5 * max(nchar(colnames(M))) * max(0.4, min(0.8, 30 / m)))
+  } else 5
+  left <- max(left, 5)
   op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op))
   heights <- if (is.null(groups)) c(1, 6) else c(1, 0.45, 6)
@@ -67,7 +72,7 @@ heatmap_panels <- function(M, groups = NULL, col, zlim, main, xlab, ylab, legend
   graphics::mtext(legend_title, side = 2, las = 1, cex = 0.7, line = 0.5)
   if (!is.null(groups)) {
     gcol <- grDevices::hcl.colors(max(nlevels(groups), 2L), "Dark 3")
-    graphics::par(mar = c(0.2, 5, 0.2, 8))
+    graphics::par(mar = c(0.2, left, 0.2, 8))
     graphics::image(seq_len(n), 1, matrix(as.integer(groups)), col = gcol[seq_len(nlevels(groups))],
                     axes = FALSE, xlab = "", ylab = "", zlim = c(1, max(nlevels(groups), 1L)))
     graphics::mtext("group", side = 2, las = 1, cex = 0.7, line = 0.5)
@@ -78,7 +83,7 @@ heatmap_panels <- function(M, groups = NULL, col, zlim, main, xlab, ylab, legend
     graphics::par(xpd = FALSE)
   }
   named <- !is.null(rownames(M)) && n <= 60L
-  graphics::par(mar = c(if (named) 8 else 4, 5, 0.2, 8))
+  graphics::par(mar = c(if (named) 8 else 4, left, 0.2, 8))
   graphics::image(seq_len(n), seq_len(m), M, col = col, zlim = zlim, axes = FALSE,
                   xlab = "", ylab = ylab, ...)
   graphics::title(xlab = xlab, line = if (named) 6.5 else 2.5)

@@ -197,8 +197,17 @@ test_that("every plot type draws to PNG", {
     draw("heatmap_coef", plot(gibbs, type = "heatmap", groups = g)),
     draw("heatmap_basis", plot(vb, type = "heatmap", what = "basis", n_top = 5)),
     draw("consensus", plot(gibbs, type = "consensus", groups = g)),
-    draw("consensus_icm", plot(consensus_matrix(icm)))
+    draw("consensus_icm", plot(consensus_matrix(icm))),
+    draw("rank", plot(suppressWarnings(select_rank(X, ranks = 1:3, criterion = "bic",
+                                                   progress = FALSE))))
   )
+  pa <- bnmf(X, rank = 2, method = "particles", particles = 4)
+  hmc <- suppressWarnings(bnmf(X[1:20, 1:8], rank = 2, method = "hmc", iter = 40))
+  for (ty in c("weights", "distance", "basis", "features")) {
+    files <- c(files, draw(paste0("particles_", ty), plot(pa, type = ty)))
+  }
+  files <- c(files, draw("hmc", plot(hmc)),
+             draw("consensus_particles", plot(consensus_matrix(pa))))
   for (f in files) {
     dev_off_ok <- file.exists(f) && file.size(f) > 1000
     expect_true(dev_off_ok, label = basename(f))
