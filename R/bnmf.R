@@ -127,7 +127,8 @@
 #'
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed
-#'   zeros; only its stored `NA`s are missing). Or a formula `X ~ nmf(rank)`.
+#'   zeros; only its stored `NA`s are missing), or a `SummarizedExperiment`
+#'   (see `assay`). Or a formula `X ~ nmf(rank)`.
 #' @param rank The number of factors `K`, between 1 and `min(dim(X))`.
 #' @param method `"gibbs"` (posterior sampling), `"vb"` (variational Bayes),
 #'   `"icm"` (posterior mode), `"np"` (Lee-Seung multiplicative updates) or
@@ -176,8 +177,10 @@
 #'   [hmc_control()] (`NULL`, the default, means `hmc_control()`).
 #' @param sparsity Reserved for count models with sparsity masks; no method
 #'   of the Gaussian likelihood takes it.
-#' @param assay Reserved for `X` given as a Bioconductor
-#'   `SummarizedExperiment`; a matrix `X` takes none.
+#' @param assay When `X` is a Bioconductor `SummarizedExperiment` (or
+#'   `SingleCellExperiment`): the assay to factorise, a name or a number
+#'   (default: the first assay); see the section Bioconductor data. Any
+#'   other `X` takes none.
 #' @return An object of class `c("bnmf_<method>", "bnmf")`; see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
@@ -250,6 +253,7 @@ bnmf_job <- function(engine, args, given, env) {
   method <- check_choice(args$method, bnmf_methods, "method")
   check_method_args(method, given)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
+  term$X <- assay_matrix(term$X, args$assay)
   job <- args[setdiff(names(args), c("X", "rank", "prior", "data"))]
   job$method <- method
   job$X <- term$X
@@ -279,7 +283,6 @@ check_method_args <- function(method, given) {
                         method))
   }
   if (given[["sparsity"]]) abort_input("`sparsity` applies to `likelihood = \"poisson\"` only.")
-  if (given[["assay"]]) abort_input("`assay` applies only when `X` is a SummarizedExperiment.")
 }
 
 check_rank_bound <- function(K, X) {
@@ -374,6 +377,7 @@ gaussian_engine <- function() {
 parse_model <- function(X, rank, prior, data, env) {
   if (!inherits(X, "formula")) {
     if (is.null(rank)) abort_input("`rank` is missing: give the number of factors, e.g. `rank = 5`.")
+    check_rank_survey(rank)
     return(list(X = X, rank = check_count(rank, "rank", min = 1), prior = prior))
   }
   f <- X

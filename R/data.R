@@ -68,3 +68,61 @@
 #' @format NULL
 #' @usage NULL
 "leukemia_samples"
+
+#' Golub leukemia gene expression data
+#'
+#' The leukemia training set of Golub et al. (1999) at linear scale, as used
+#' by Brunet et al. (2004) to introduce the NMF consensus map: expression of
+#' 5000 genes in 38 bone marrow samples of acute lymphoblastic leukemia
+#' (ALL, B-cell and T-cell) and acute myeloid leukemia (AML). Laid out as the
+#' data matrix `X` of `X ~ W H`: genes in rows, samples in columns.
+#'
+#' @format
+#' `golub`: an integer matrix with 5000 rows (genes, named by their
+#' Affymetrix Hu6800 probe identifiers, e.g. `"M12759_at"`) and 38 columns
+#' (samples, e.g. `"ALL_19769_B-cell"`). Values are whole numbers from 20 to
+#' 61225 (linear scale; no missing values).
+#'
+#' `golub_samples`: a data frame with 38 rows, one per column of `golub`,
+#' in the same order:
+#' \describe{
+#'   \item{`sample`}{character, the sample name (equals `colnames(golub)`).}
+#'   \item{`type`}{factor with levels `ALL-B` (19 samples), `ALL-T` (8)
+#'     and `AML` (11).}
+#'   \item{`class`}{factor with levels `ALL` and `AML`.}
+#' }
+#'
+#' @details
+#' The values are those of the `esGolub` ExpressionSet of the CRAN package
+#' \pkg{NMF}, unchanged: Golub et al.'s data thresholded to the range
+#' \[20, 16000\] (a few larger values remain) and filtered to the 5000 genes
+#' of largest variation by Brunet et al. The script that builds the data is
+#' `data-raw/golub.R` in the package sources.
+#'
+#' @source
+#' CRAN package \pkg{NMF} (Gaujoux and Seoighe), data set `esGolub`,
+#' licensed under the GNU General Public License (>= 2), like bnmf; see the
+#' file `COPYRIGHTS` installed with this package.
+#'
+#' Golub T. R. et al. (1999). Molecular classification of cancer: class
+#' discovery and class prediction by gene expression monitoring. *Science*
+#' **286**(5439), 531--537. \doi{10.1126/science.286.5439.531}
+#'
+#' Brunet J.-P., Tamayo P., Golub T. R., Mesirov J. P. (2004). Metagenes and
+#' molecular pattern discovery using matrix factorization. *PNAS*
+#' **101**(12), 4164--4169. \doi{10.1073/pnas.0308531101}
+#'
+#' @examples
+#' dim(golub)
+#' table(golub_samples$type)
+#' @docType data
+#' @keywords datasets
+#' @name golub
+#' @usage data(golub)
+"golub"
+
+#' @rdname golub
+#' @docType data
+#' @format NULL
+#' @usage NULL
+"golub_samples"

@@ -336,6 +336,11 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
     colnames(lam) <- sprintf("lambda[%d]", seq_len(K))
     trace <- cbind(trace, lam)
   }
+  # An optimiser that used every sweep without reaching `tol` says so.
+  if (method != "gibbs" && !converged && tol > 0 && done >= iter) {
+    warn_not_converged(if (identical(label, "bnmf")) sprintf("The %s iteration", toupper(method)) else label,
+                       iter, tol, trace)
+  }
   list(
     state = state,
     trace = trace,

@@ -47,7 +47,11 @@
 #'
 #' @param object A `bnmf` fit.
 #' @param newdata `NULL`, or a matrix of new samples (columns) with the same
-#'   features (rows) as the data of the fit.
+#'   features (rows) as the data of the fit. Features are matched by row
+#'   name when the fit's data and `newdata` both have row names (every
+#'   feature of the fit must be among the rows of `newdata`, in any order;
+#'   other rows are ignored), and by position only when neither has them; a
+#'   `bnmf_error_input` otherwise.
 #' @param type `"response"` (reconstructed data) or `"coef"` (coefficients `H`).
 #' @param se.fit Also return posterior standard deviations.
 #' @param iter Gibbs sweeps used to infer the coefficients of `newdata`.

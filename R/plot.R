@@ -8,32 +8,47 @@
 #' `type = "trace"`: the log-likelihood and the noise precision `tau` against
 #' the sweep, one line per chain, burn-in shaded (for ICM: the log posterior;
 #' VB: the ELBO; NP: the loss).
-#' `type = "basis"`: the posterior mean of one basis vector `W[, factor]` with
-#' 95% posterior intervals (from the kept draws when `keep = "draws"`, else
-#' mean +/- 1.96 posterior sd; VB: from q), as in Figure 1 of Schmidt et al.
-#' (2009).
+#' `type = "basis"`: the top `n_top` features of one factor (the largest
+#' entries of `W[, factor]`, see [markers()]) as points, named, with their 95%
+#' posterior intervals (from the kept draws when `keep = "draws"`, else mean
+#' +/- 1.96 posterior sd; VB: from q; ICM and NP: the point estimates only).
+#' `type = "heatmap"`: with `what = "coef"` the coefficients, each sample's
+#' column as the shares of the factors' contributions `sum(W[, k]) * H[k, j]`,
+#' samples ordered by their dominant factor and annotated by `groups`; with
+#' `what = "basis"` the `n_top` features dominated by each factor, rows
+#' scaled to a maximum of 1.
+#' `type = "consensus"`: the posterior consensus map of the samples
+#' ([consensus_matrix()]), annotated by `groups`.
 #' `type = "ard"` (fits with an [ard()] prior): each factor's mean
 #' contribution to an entry of `W %*% H` in units of the noise sd, on a log
 #' scale, with the line at 0.1 below which [summary.bnmf()] counts a factor
 #' as switched off.
 #'
 #' @param x A `bnmf` fit.
-#' @param type `"trace"`, `"basis"` or `"ard"`.
+#' @param type `"trace"`, `"basis"`, `"ard"`, `"heatmap"` or `"consensus"`.
 #' @param factor For `type = "basis"`: which factor to show.
-#' @param ... Passed to the underlying [graphics::plot()] call.
+#' @param ... Passed to the underlying graphics call; for `"basis"` also
+#'   `n_top` (default 20) and `by` (see [markers()]); for `"heatmap"`
+#'   `what` (`"coef"` or `"basis"`), `groups` (a factor of the samples) and
+#'   `n_top` (default 10); for `"consensus"` `groups`.
 #' @return `x`, invisibly.
 #' @examples
 #' set.seed(1)
 #' fit <- bnmf(leukemia[1:60, ], rank = 2, iter = 300, keep = "draws")
 #' plot(fit)
 #' plot(fit, type = "basis", factor = 1)
+#' plot(fit, type = "heatmap", groups = leukemia_samples$cell_type)
+#' plot(fit, type = "heatmap", what = "basis")
+#' plot(fit, type = "consensus", groups = leukemia_samples$cell_type)
 #' vb <- bnmf(leukemia[1:60, ] ~ nmf(5, prior = ard()), method = "vb")
 #' plot(vb, type = "ard")
 #' @export
-plot.bnmf <- function(x, type = c("trace", "basis", "ard"), factor = 1, ...) {
-  type <- check_choice(type, c("trace", "basis", "ard"), "type")
-  switch(type, trace = plot_trace(x, ...), basis = plot_basis(x, factor, ...),
-         ard = plot_ard(x, ...))
+plot.bnmf <- function(x, type = c("trace", "basis", "ard", "heatmap", "consensus"),
+                      factor = 1, ...) {
+  type <- check_choice(type, c("trace", "basis", "ard", "heatmap", "consensus"), "type")
+  switch(type, trace = plot_trace(x, ...), basis = plot_basis_top(x, factor, ...),
+         ard = plot_ard(x, ...), heatmap = plot_heatmap(x, ...),
+         consensus = graphics::plot(consensus_matrix(x), ...))
   invisible(x)
 }
 
@@ -95,22 +110,6 @@ trace_layout.bnmf_np <- function(x) list(panels = c(sse = "loss"))
 trace_layout.bnmf_gibbs <- function(x) {
   list(panels = c(loglik = "log-likelihood", tau = "tau (noise precision)"),
        burnin = if (x$settings$burnin > 0) x$settings$burnin + 0.5)
-}
-
-plot_basis <- function(x, factor, ...) {
-  factor <- check_count(factor, "factor", min = 1)
-  if (factor > x$rank) abort_input(sprintf("`factor` must be at most the rank, %d.", x$rank))
-  w <- x$W[, factor]
-  band <- basis_band(x, factor)
-  idx <- seq_along(w)
-  graphics::plot(idx, w, type = "n", ylim = range(0, w, band$hi),
-                 xlab = "feature (row of X)",
-                 ylab = sprintf("basis vector %s", colnames(x$W)[factor]), ...)
-  if (!is.null(band)) {
-    graphics::polygon(c(idx, rev(idx)), c(band$lo, rev(band$hi)), col = grDevices::gray(0.8),
-                      border = NA)
-  }
-  graphics::lines(idx, w, lwd = 1.5)
 }
 
 # 95% posterior band (lo, hi) of the basis vector W[, factor]; NULL for the

@@ -26,11 +26,7 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
     return(list(fit = m, se.fit = wh_sd(object)))
   }
   iter <- check_count(iter, "iter", min = 2)
-  Xn <- check_data_matrix(newdata, "newdata")
-  if (nrow(Xn) != object$dims[1L]) {
-    abort_input(sprintf("`newdata` must have %d rows (the features of the fit), not %d.",
-                        object$dims[1L], nrow(Xn)))
-  }
+  Xn <- match_features(object, check_data_matrix(newdata, "newdata"))
   K <- object$rank
   Jn <- ncol(Xn)
   data_c <- prepare_data(Xn, K)
@@ -79,11 +75,7 @@ predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", 
     if (type == "coef") return(factors(object, particle)$H)
     return(fitted(object))
   }
-  Xn <- check_particle_data(newdata, "newdata")
-  if (nrow(Xn) != object$dims[1L]) {
-    abort_input(sprintf("`newdata` must have %d rows (the features of the fit), not %d.",
-                        object$dims[1L], nrow(Xn)))
-  }
+  Xn <- match_features(object, check_particle_data(newdata, "newdata"))
   if (type == "coef") {
     m <- check_particle(object, particle)
     H <- nnls_coef(object$particles[[m]]$W, Xn)

@@ -92,6 +92,8 @@
 #'
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix`; `NA` entries are missing.
+#'   Or a `SummarizedExperiment` (e.g. a `SingleCellExperiment`), whose assay
+#'   `assay` (given through `...`; default the first) is used, as in [bnmf()].
 #' @param ranks The ranks to compare: distinct whole numbers between 1 and
 #'   `min(nrow(X), ncol(X))`. For `criterion = "ard"` only the largest is
 #'   used.
@@ -119,8 +121,11 @@
 #'   `nested = TRUE` those of the outer folds only). The single ARD fit is
 #'   always kept (`$fit`).
 #' @param ... Further arguments of [bnmf()] for every fit, such as `prior`,
-#'   `noise`, `iter`, `burnin`, `chains` or `tol` (not `X`, `rank`, `method`,
-#'   `data`; `progress` is `FALSE` unless given).
+#'   `noise`, `iter`, `burnin`, `chains`, `tol` or `assay` (not `X`, `rank`,
+#'   `method`, `data`). `progress = TRUE` shows every fit's progress bar
+#'   besides the bar of the tasks (ranks, folds) done, which is shown by
+#'   default in interactive sessions when the tasks run in this process;
+#'   `progress = FALSE` shows neither.
 #' @return An object of class `bnmf_rank`: a list with `criterion`,
 #'   `method`, `ranks`, `best` (the chosen rank, also given by [best()]),
 #'   `table` (a data frame with one row per rank: for `"chib"` `logml` and
@@ -219,6 +224,9 @@ rank_method <- function(criterion, method, default) {
 rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
                         cores, samples, marglik_args, keep_fits, args, ml_fun,
                         call = NULL, rule = "min", inner_missing = TRUE) {
+  X <- assay_matrix(X, args$assay)
+  args$assay <- NULL
+  bar <- if (is.null(args$progress)) interactive() else isTRUE(args$progress)
   X <- check_data_matrix(X)
   I <- nrow(X)
   J <- ncol(X)
@@ -254,6 +262,10 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
   }
   # Every fit's arguments are checked here, before any worker starts.
   check_fit_job(X, ranks, method, args)
+  rank_plan_notice(X, ranks, criterion, method, args, samples,
+                   if (criterion == "cv") folds * (1 + nested * inner_folds) else 1L)
+  op <- options(bnmf.rank_progress = if (bar) sprintf("select_rank(criterion = \"%s\")", criterion))
+  on.exit(options(op), add = TRUE)
   t0 <- proc.time()[[3L]]
   # The ranks (and folds) are tasks of run_tasks(), under the user's plan or
   # the temporary one of `cores`.
@@ -368,7 +380,8 @@ fit_one <- function(X, rank, method, args) {
 # plan (future_lapply() may draw one more).
 rank_tasks <- function(tasks, fun) {
   seeds <- chain_streams(length(tasks))
-  keep_session_rng(run_tasks(tasks, fun, seeds = seeds))
+  keep_session_rng(run_tasks(tasks, fun, seeds = seeds,
+                             progress = getOption("bnmf.rank_progress")))
 }
 
 rank_ard <- function(X, K, method, args) {

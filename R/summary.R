@@ -9,6 +9,9 @@
 #' data, and diagnostics: for Gibbs fits the effective sample size (ESS) and,
 #' with several chains, the split R-hat of the log-likelihood and of `tau`;
 #' for ICM, VB and NP fits convergence and the log posterior, ELBO or loss.
+#' Every ESS and R-hat of a summary (of `loglik` and `tau`, and of the
+#' factors) is the bulk ESS and rank-normalised split R-hat of the posterior
+#' package when it is installed, else bnmf's own split R-hat and Geyer ESS.
 #'
 #' The per-factor table has, for each factor `k`: `share`, its part of the
 #' total fitted signal `sum(W[, k]) * sum(H[k, ])) / sum(W %*% H)`;
@@ -52,6 +55,11 @@
 #' distance ([wad()]) at `wad_threshold` degrees: chains whose bases are
 #' farther apart than that count as different modes. The bases are the
 #' chains' posterior means.
+#'
+#' `membership` ([membership()]): each sample's cluster (its dominant
+#' factor) with the posterior probability of that cluster over the fit's
+#' draws, chains or restarts; `print()` gives the cluster sizes and how many
+#' samples have a probability below 0.9.
 #'
 #' @param object A `bnmf` fit.
 #' @param wad_threshold For Gibbs fits with several chains: the WAD, in
@@ -104,6 +112,7 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
     rmse = q$rmse,
     r_squared = q$r_squared,
     sigma = NA_real_,
+    membership = membership(object),
     notes = c(notes, q$notes)
   )
   structure(out, class = "summary.bnmf")
@@ -261,6 +270,7 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
   cat(sprintf("\nFit: RMSE %s, R^2 %s%s\n", format(signif(x$rmse, digits)),
               format_r_squared(x$r_squared, digits),
               if (is.na(x$sigma)) "" else paste0(", sigma ", format(signif(x$sigma, digits)))))
+  cat_membership(x$membership, digits)
   cat_notes(c(x$notes, attr(f, "note")))
   invisible(x)
 }
@@ -294,8 +304,9 @@ print_diagnostics <- function(d) {
 print.summary.bnmf_gibbs <- function(x, digits = 3, ...) {
   NextMethod()
   cat_tau_interval(x, "", digits)
-  cat(sprintf("\nSampling: %d chain%s, %d draws\n", x$chains,
-              if (x$chains > 1) "s" else "", x$n_draws))
+  cat(sprintf("\nSampling: %d chain%s, %d draws (bulk ESS and R-hat from %s)\n", x$chains,
+              if (x$chains > 1) "s" else "", x$n_draws,
+              attr(x$diagnostics, "engine") %||% "bnmf"))
   print_diagnostics(x$diagnostics)
   fd <- x$factor_diagnostics
   if (!is.null(fd)) {
@@ -433,13 +444,45 @@ split_rhat <- function(x, chain) {
 }
 
 # ESS and split R-hat of each trace in the named list `traces` (chains
-# `chain`), with a note saying why a value is NA ("" when none is).
-trace_diagnostics <- function(traces, chain) {
-  data.frame(quantity = names(traces),
-             ess = vapply(traces, ess_chains, numeric(1), chain = chain),
-             rhat = vapply(traces, split_rhat, numeric(1), chain = chain),
-             note = vapply(traces, draws_problem, character(1), chain = chain),
-             row.names = NULL, stringsAsFactors = FALSE)
+# `chain`), with a note saying why a value is NA ("" when none is): the bulk
+# ESS and R-hat of the posterior package when it is installed (chains cut to
+# the shortest), as for the factor-level diagnostics, else bnmf's own.
+trace_diagnostics <- function(traces, chain,
+                              use_posterior = requireNamespace("posterior", quietly = TRUE)) {
+  out <- data.frame(quantity = names(traces),
+                    ess = vapply(traces, ess_chains, numeric(1), chain = chain),
+                    rhat = vapply(traces, split_rhat, numeric(1), chain = chain),
+                    note = vapply(traces, draws_problem, character(1), chain = chain),
+                    row.names = NULL, stringsAsFactors = FALSE)
+  if (use_posterior) {
+    for (q in which(!nzchar(out$note))) {
+      parts <- split(traces[[q]], chain)
+      n <- min(lengths(parts))
+      d <- posterior_diagnostics(vapply(parts, function(v) v[seq_len(n)], numeric(n)))
+      out$ess[q] <- d[["ess"]]
+      out$rhat[q] <- d[["rhat"]]
+      if (!is.null(attr(d, "note"))) out$note[q] <- attr(d, "note")
+    }
+  }
+  attr(out, "engine") <- if (use_posterior) "posterior" else "bnmf"
+  out
+}
+
+# posterior's bulk ESS and R-hat of draws m (iterations x chains); posterior
+# caps the ESS of short chains with a warning: attribute "note" instead.
+posterior_diagnostics <- function(m) {
+  m <- unit_scale(m)
+  note <- NULL
+  d <- withCallingHandlers(
+    suppressMessages(c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m))),
+    warning = function(w) {
+      if (grepl("capped", conditionMessage(w))) {
+        note <<- "ESS capped by posterior (few draws)"
+        invokeRestart("muffleWarning")
+      }
+    })
+  attr(d, "note") <- note
+  d
 }
 
 # ESS and R-hat of the factor-level quantities of a Gibbs fit that kept its
@@ -477,16 +520,9 @@ factor_draw_diagnostics <- function(object,
     notes <<- c(notes, why)
     if (nzchar(why) && why != stuck_chain) return(c(ess = NA_real_, rhat = NA_real_))
     if (use_posterior && !nzchar(why)) {
-      m <- unit_scale(m)
-      # posterior caps the ESS of short chains, with a warning: a note instead
-      withCallingHandlers(
-        suppressMessages(c(ess = posterior::ess_bulk(m), rhat = posterior::rhat(m))),
-        warning = function(w) {
-          if (grepl("capped", conditionMessage(w))) {
-            notes[length(notes)] <<- "ESS capped by posterior (few draws)"
-            invokeRestart("muffleWarning")
-          }
-        })
+      d <- posterior_diagnostics(m)
+      if (!is.null(attr(d, "note"))) notes[length(notes)] <<- attr(d, "note")
+      d
     } else {
       c(ess = ess_chains(as.vector(m), chain), rhat = split_rhat(as.vector(m), chain))
     }

@@ -1,0 +1,261 @@
+# Interpretation over the posterior: the factorisations a fit holds (its
+# kept draws, its chains or restarts, or its weighted particles), the samples'
+# dominant factors in each (membership(), consensus_matrix()) and the top
+# features of each factor with the probability of being among them
+# (markers()).
+
+# The factorisations of a fit, each a list(W, H), with their weights (summing
+# to one) and where they come from: the kept draws (Gibbs with
+# keep = "draws", HMC), the particles (weighted), else the chains or
+# restarts (their posterior means, or their point estimates), factors
+# matched to the fit's own by align_factors()'s assignment.
+posterior_factorisations <- function(fit) {
+  I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
+  dn <- list(fit$dimnames[[1L]], fit$dimnames[[2L]])
+  if (!is.null(fit$draws)) {
+    fs <- unlist(lapply(fit$draws, function(d) {
+      lapply(seq_len(ncol(d$W)), function(t) {
+        list(W = matrix(d$W[, t], I, K), H = matrix(d$H[, t], K, J))
+      })
+    }), recursive = FALSE)
+    return(list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "draws"))
+  }
+  if (!is.null(fit$particles)) {
+    fs <- lapply(seq_along(fit$particles), function(m) {
+      p <- align_particle(fit$particles[[m]], fit$alignment[[m]])
+      list(W = unname(p$W), H = unname(p$H))
+    })
+    return(list(fs = fs, weights = unname(fit$weights), source = "particles"))
+  }
+  ref <- unname(factors(fit)$W)
+  fs <- lapply(fit$chains, function(ch) {
+    W <- matrix(ch$W_mean %||% ch$W, I, K)
+    H <- matrix(ch$H_mean %||% ch$H, K, J)
+    p <- match_factors(ref, W)
+    list(W = W[, p, drop = FALSE], H = H[p, , drop = FALSE])
+  })
+  list(fs = fs, weights = rep(1 / length(fs), length(fs)),
+       source = if (fit$method == "gibbs") "chains" else "restarts")
+}
+
+# The dominant factor of every sample: the factor with the largest
+# contribution sum(W[, k]) * H[k, j] to the sample (scale-free: it does not
+# change when a column of W is multiplied and the row of H divided by the
+# same number).
+dominant_factor <- function(W, H) {
+  C <- H * colSums(W)
+  max.col(t(C), ties.method = "first")
+}
+
+#' Posterior consensus of the samples' clusters
+#'
+#' The Bayesian version of the consensus matrix of the NMF package (Brunet
+#' et al. 2004): entry `(j, l)` is the posterior probability that samples `j`
+#' and `l` have the same dominant factor, the factor `k` with the largest
+#' contribution `sum(W[, k]) * H[k, j]` to the sample. The probability is
+#' taken over the factorisations the fit holds: the kept draws of a Gibbs
+#' fit with `keep = "draws"` or of an HMC fit, the weighted particles of a
+#' particle fit, else the chains (Gibbs, their posterior means) or restarts
+#' (ICM, VB, NP: their estimates), so that a fit with one chain and no draws
+#' gives a 0/1 matrix. `plot()` shows it as a heatmap, samples ordered by
+#' average-linkage clustering of `1 - consensus`, with the sample groups
+#' `groups` as a colour bar; two well-separated clusters are two blocks.
+#'
+#' @param fit A `bnmf` fit.
+#' @param x A `bnmf_consensus` matrix.
+#' @param groups For `plot()`: `NULL` or a factor of the samples' known
+#'   groups (length J), drawn as a colour bar with a legend.
+#' @param main Title.
+#' @param ... Not used by `consensus_matrix()`; passed to
+#'   [graphics::image()] by `plot()`.
+#' @return `consensus_matrix()`: a J x J matrix of class `bnmf_consensus`
+#'   with attributes `n` (the number of factorisations) and `source`
+#'   (`"draws"`, `"particles"`, `"chains"` or `"restarts"`). `plot()`: `x`,
+#'   invisibly.
+#' @references
+#' Brunet, J.-P., Tamayo, P., Golub, T. R. and Mesirov, J. P. (2004).
+#' Metagenes and molecular pattern discovery using matrix factorization.
+#' *PNAS* 101(12), 4164-4169. \doi{10.1073/pnas.0308531101}
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:60, 1:30], rank = 2, iter = 200, keep = "draws")
+#' C <- consensus_matrix(fit)
+#' range(C)
+#' plot(C, groups = leukemia_samples$cell_type[1:30])
+#' @export
+consensus_matrix <- function(fit, ...) {
+  if (!inherits(fit, "bnmf")) abort_not_fit(fit)
+  check_dots_empty(list(...), "fit", "consensus_matrix")
+  pf <- posterior_factorisations(fit)
+  J <- fit$dims[2L]
+  C <- matrix(0, J, J)
+  for (s in seq_along(pf$fs)) {
+    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H)
+    C <- C + pf$weights[s] * outer(d, d, "==")
+  }
+  C <- pmin(C / sum(pf$weights), 1)
+  dimnames(C) <- list(fit$dimnames[[2L]], fit$dimnames[[2L]])
+  structure(C, n = length(pf$fs), source = pf$source, class = "bnmf_consensus")
+}
+
+#' @rdname consensus_matrix
+#' @export
+plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
+  C <- unclass_consensus(x)
+  J <- nrow(C)
+  groups <- check_groups(groups, J)
+  ord <- if (J > 2L) stats::hclust(stats::as.dist(1 - C), method = "average")$order else seq_len(J)
+  main <- main %||% sprintf("Posterior consensus (%d %s)", attr(x, "n"), attr(x, "source"))
+  heatmap_panels(C[ord, ord, drop = FALSE], groups = if (!is.null(groups)) groups[ord],
+                 col = grDevices::hcl.colors(32, "Blues 3", rev = TRUE), zlim = c(0, 1),
+                 main = main, xlab = "sample", ylab = "sample", legend_title = "P(same cluster)",
+                 ...)
+  invisible(x)
+}
+
+#' Cluster membership of the samples
+#'
+#' Each sample's cluster is its dominant factor (the factor with the
+#' largest contribution `sum(W[, k]) * H[k, j]`, as in
+#' [consensus_matrix()]), and its posterior probability the share of the
+#' fit's factorisations (draws, particles, chains or restarts; factors
+#' matched across them) in which the sample has that dominant factor.
+#' `summary()` of a fit reports it.
+#'
+#' @param fit A `bnmf` fit.
+#' @return A data frame with one row per sample: `sample` (the column name,
+#'   or number), `cluster` (a factor with the factors' names as levels: the
+#'   most probable dominant factor), `probability` (its posterior
+#'   probability) and `estimate` (the dominant factor of the fit's point
+#'   estimate or posterior mean).
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:60, 1:30], rank = 2, iter = 200, keep = "draws")
+#' m <- membership(fit)
+#' table(m$cluster, leukemia_samples$cell_type[1:30])
+#' @export
+membership <- function(fit) {
+  if (!inherits(fit, "bnmf")) abort_not_fit(fit)
+  pf <- posterior_factorisations(fit)
+  K <- fit$rank
+  J <- fit$dims[2L]
+  P <- matrix(0, K, J)
+  for (s in seq_along(pf$fs)) {
+    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H)
+    P[cbind(d, seq_len(J))] <- P[cbind(d, seq_len(J))] + pf$weights[s]
+  }
+  P <- P / sum(pf$weights)
+  kn <- factor_names(K)
+  best <- max.col(t(P), ties.method = "first")
+  f <- factors(fit)
+  data.frame(sample = fit$dimnames[[2L]] %||% as.character(seq_len(J)),
+             cluster = factor(kn[best], levels = kn),
+             probability = P[cbind(best, seq_len(J))],
+             estimate = factor(kn[dominant_factor(f$W, f$H)], levels = kn),
+             stringsAsFactors = FALSE)
+}
+
+#' Marker features of each factor, with their uncertainty
+#'
+#' For each factor, the `n` features with the largest score at the fit's
+#' estimate (posterior mean or point estimate of `W`), their 95% posterior
+#' interval of `W[i, k]` where the fit has one, and the posterior
+#' probability that the feature is among the factor's top `n`: the share of
+#' the fit's factorisations (kept draws, particles, chains or restarts,
+#' factors matched) in which its score is among the `n` largest. A marker
+#' with probability near one is a marker whatever the posterior draw; one
+#' near zero is in the list by chance of the point estimate. Fits without
+#' draws and with a single chain or restart have probability 0 or 1 only (fit
+#' with `keep = "draws"` for the posterior probability).
+#'
+#' The score is `W[i, k]` itself (`by = "weight"`), or its weight times its
+#' specificity (`by = "specificity"`): with the columns of `W` scaled to sum
+#' to one, `W[i, k]^2 / sum_l W[i, l]`, which prefers features that load on
+#' factor `k` rather than on every factor (such as highly expressed genes).
+#'
+#' @param fit A `bnmf` fit.
+#' @param n Number of top features per factor.
+#' @param by `"weight"` or `"specificity"`.
+#' @return A data frame with columns `factor`, `rank` (1 to `n`), `feature`
+#'   (row name, or row number), `W` (the estimate), `lower`, `upper` (the
+#'   95% interval; `NA` for point estimates), `score` and `prob_top` (the
+#'   posterior probability of being among the top `n`).
+#' @examples
+#' set.seed(1)
+#' fit <- bnmf(leukemia[1:60, 1:30], rank = 2, iter = 300, keep = "draws")
+#' head(markers(fit, n = 5))
+#' @export
+markers <- function(fit, n = 10, by = c("weight", "specificity")) {
+  if (!inherits(fit, "bnmf")) abort_not_fit(fit)
+  by <- check_choice(by, c("weight", "specificity"), "by")
+  I <- fit$dims[1L]
+  n <- check_count(n, "n", min = 1)
+  if (n > I) abort_input(sprintf("`n` must be at most the number of features, %d.", I))
+  score <- function(W) {
+    if (by == "weight") return(W)
+    U <- sweep(W, 2L, pmax(colSums(W), .Machine$double.xmin), "/")
+    U^2 / pmax(rowSums(U), .Machine$double.xmin)
+  }
+  top_n <- function(s) apply(s, 2L, function(v) order(-v)[seq_len(n)])
+  pf <- posterior_factorisations(fit)
+  K <- fit$rank
+  hits <- matrix(0, I, K)
+  for (s in seq_along(pf$fs)) {
+    tp <- matrix(top_n(score(pf$fs[[s]]$W)), n, K)
+    hits[cbind(as.vector(tp), rep(seq_len(K), each = n))] <-
+      hits[cbind(as.vector(tp), rep(seq_len(K), each = n))] + pf$weights[s]
+  }
+  hits <- hits / sum(pf$weights)
+  W <- unname(factors(fit)$W)
+  sc <- score(W)
+  tp <- matrix(top_n(sc), n, K)
+  rn <- fit$dimnames[[1L]] %||% as.character(seq_len(I))
+  kn <- factor_names(K)
+  out <- do.call(rbind, lapply(seq_len(K), function(k) {
+    i <- tp[, k]
+    band <- marker_band(fit, k)
+    data.frame(factor = kn[k], rank = seq_len(n), feature = rn[i], W = W[i, k],
+               lower = if (is.null(band)) NA_real_ else band$lo[i],
+               upper = if (is.null(band)) NA_real_ else band$hi[i],
+               score = sc[i, k], prob_top = hits[i, k], stringsAsFactors = FALSE)
+  }))
+  out$factor <- factor(out$factor, levels = kn)
+  rownames(out) <- NULL
+  out
+}
+
+# The 95% posterior interval of W[, k], or NULL (point estimates): the
+# fit's basis_band() (Gibbs, VB), else the weighted quantiles of the draws
+# or particles.
+marker_band <- function(fit, k) {
+  if (inherits(fit, c("bnmf_gibbs", "bnmf_vb"))) return(basis_band(fit, k))
+  if (is.null(fit$draws)) return(NULL)
+  pf <- posterior_factorisations(fit)
+  d <- vapply(pf$fs, function(f) f$W[, k], numeric(fit$dims[1L]))
+  q <- apply(matrix(d, fit$dims[1L]), 1L, stats::quantile, probs = c(0.025, 0.975))
+  list(lo = q[1L, ], hi = q[2L, ])
+}
+
+# The sample groups of a plot: NULL, or a factor of length J.
+check_groups <- function(groups, J) {
+  if (is.null(groups)) return(NULL)
+  if (!is.atomic(groups) || length(groups) != J) {
+    abort_input(sprintf("`groups` must be NULL or a vector with one value per sample (%d).", J))
+  }
+  as.factor(groups)
+}
+
+# The clusters of a summary: sizes, mean posterior probability, and the
+# samples whose cluster is uncertain.
+cat_membership <- function(m, digits) {
+  if (is.null(m) || !nrow(m)) return(invisible())
+  tab <- table(m$cluster)
+  p <- tapply(m$probability, m$cluster, mean)
+  parts <- sprintf("%s %d%s", names(tab), as.integer(tab),
+                   ifelse(tab > 0, sprintf(" (mean probability %s)", format(signif(p, digits))), ""))
+  cat(sprintf("Samples by cluster (dominant factor): %s\n", paste(parts, collapse = ", ")))
+  low <- sum(m$probability < 0.9)
+  if (low) cat(sprintf("  %d sample%s with a posterior cluster probability below 0.9 (see membership())\n",
+                       low, if (low > 1L) "s" else ""))
+  invisible()
+}

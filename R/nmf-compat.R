@@ -1,0 +1,72 @@
+# Habits of NMF users: when the NMF package is loaded (before or after
+# bnmf), its S4 generics basis(), coef(), coefficients(), nbasis(),
+# featureNames(), sampleNames() and consensus() give bnmf's answers for bnmf
+# fits. NMF's catch-all methods would otherwise answer NULL (basis()) or
+# nonsense. The methods are set when NMF's namespace loads (a hook), without
+# a dependency on NMF.
+
+#' bnmf fits under the NMF package's generics
+#'
+#' The NMF package (CRAN) defines S4 generics `basis()`, `coef()`,
+#' `nbasis()`, `consensus()`, `featureNames()` and `sampleNames()`. When it
+#' is attached after bnmf, its `basis()` masks bnmf's and, for any object it
+#' does not know, returns `NULL`. bnmf therefore registers methods for bnmf
+#' fits on these generics as soon as NMF's namespace is loaded (whether
+#' before or after bnmf), so that `basis(fit)`, `coef(fit)`, `nbasis(fit)`
+#' (the rank), `consensus(fit)` ([consensus_matrix()], as a plain matrix),
+#' `featureNames(fit)` and `sampleNames(fit)` (the row and column names of
+#' the data) give bnmf's answers under either package's functions. bnmf does
+#' not depend on NMF.
+#'
+#' @examples
+#' fit <- bnmf(leukemia[1:40, 1:20], rank = 2, method = "icm")
+#' if (requireNamespace("NMF", quietly = TRUE)) {
+#'   all.equal(NMF::basis(fit), basis(fit))
+#'   NMF::nbasis(fit)
+#' }
+#' @name nmf-compat
+#' @keywords internal
+NULL
+
+# S4 dispatch of an S3 object looks at its first class only, so every class
+# of fit, c("bnmf_<method>", "bnmf"), is declared to extend "bnmf".
+methods::setOldClass("bnmf")
+for (cl in paste0("bnmf_", bnmf_methods)) methods::setOldClass(c(cl, "bnmf"))
+rm(cl)
+
+# The S4 methods for bnmf fits on NMF's generics, in an environment of their
+# own (bnmf's namespace is locked once loaded).
+register_nmf_methods <- function(...) {
+  ns <- asNamespace("NMF")
+  where <- nmf_compat_env
+  defs <- list(
+    basis = function(object, ...) object$W %||% factors(object)$W,
+    coef = function(object, ...) stats::coef(object),
+    coefficients = function(object, ...) stats::coef(object),
+    nbasis = function(x, ...) x$rank,
+    consensus = function(object, ...) unclass_consensus(consensus_matrix(object, ...)),
+    featureNames = function(object) object$dimnames[[1L]],
+    sampleNames = function(object) object$dimnames[[2L]]
+  )
+  for (g in names(defs)) {
+    gen <- tryCatch(get(g, envir = ns), error = function(e) NULL)
+    if (!methods::is(gen, "genericFunction")) next
+    def <- defs[[g]]
+    formals(def) <- formals(gen)
+    methods::setMethod(gen, "bnmf", def, where = where)
+  }
+  invisible(TRUE)
+}
+
+nmf_compat_env <- new.env()
+
+unclass_consensus <- function(x) {
+  attributes(x) <- attributes(x)[c("dim", "dimnames")]
+  x
+}
+
+.onLoad <- function(libname, pkgname) {
+  setHook(packageEvent("NMF", "onLoad"), register_nmf_methods)
+  if (isNamespaceLoaded("NMF")) register_nmf_methods()
+  invisible()
+}
