@@ -218,7 +218,7 @@
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
@@ -240,7 +240,7 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
 }
 
 # The methods of bnmf(), in the order of its `method` argument.
-bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc")
+bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd")
 
 # Check the call: the method picks the engine, which checks the arguments
 # (all of them before any work, so that select_rank() can check its fits'
@@ -265,7 +265,8 @@ bnmf_job <- function(engine, args, given, env) {
 # `run_task` (one unit, as run_tasks() calls it), `seeds` (whether the units
 # draw random numbers) and `build` (the fit object).
 bnmf_engine <- function(method) {
-  switch(method, particles = particles_engine(), hmc = hmc_engine(), gaussian_engine())
+  switch(method, particles = particles_engine(), hmc = hmc_engine(),
+         svgd = , dsgd = svgd_engine(), gaussian_engine())
 }
 
 # Arguments that the method does not take, before the model term is read.
@@ -273,9 +274,11 @@ check_method_args <- function(method, given) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  if (method != "hmc" && given[["control"]]) abort_input("`control` applies to method \"hmc\" only.")
-  if (!method %in% c("particles", "hmc") && given[["likelihood"]]) {
-    abort_input(sprintf("`likelihood` applies to methods \"particles\" and \"hmc\" only, not \"%s\" (whose likelihood is Gaussian).",
+  if (!method %in% c("hmc", "svgd", "dsgd") && given[["control"]]) {
+    abort_input("`control` applies to methods \"hmc\", \"svgd\" and \"dsgd\" only.")
+  }
+  if (!method %in% c("particles", "hmc", "svgd", "dsgd") && given[["likelihood"]]) {
+    abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\", \"svgd\" and \"dsgd\" only, not \"%s\" (whose likelihood is Gaussian).",
                         method))
   }
   if (given[["sparsity"]]) abort_input("`sparsity` applies to `likelihood = \"poisson\"` only.")
