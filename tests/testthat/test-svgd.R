@@ -69,3 +69,69 @@ test_that("the SVGD and DSGD terms of a Gaussian target equal plain R", {
   }
   expect_equal(grad, num, tolerance = 1e-6)
 })
+
+test_that("SVGD with the exact score of a Gaussian approaches its mean and variance", {
+  withr::local_seed(23)
+  M <- 40; mu <- 2; s2 <- 0.5
+  theta <- matrix(rnorm(M, -3, 0.3), 1, M)
+  par <- c(1, -0.5, 1)
+  err <- NULL
+  for (it in 1:1000) {
+    v <- .Call(bnmf:::C_stein_directions, list(theta), list(-(theta - mu) / s2), par,
+               rep(1 / M, M), FALSE)[[1]][[1]]
+    theta <- theta + 0.05 * v
+    if (it %in% c(10, 100, 1000)) {
+      err <- rbind(err, c(abs(mean(theta) - mu), abs(mean((theta - mean(theta))^2) - s2)))
+    }
+  }
+  # the errors of the mean and the variance shrink as the steps grow
+  expect_true(all(diff(err[, 1]) < 0))
+  expect_true(all(diff(err[, 2]) < 0))
+  expect_lt(err[3, 1], 0.01)
+  expect_lt(err[3, 2] / s2, 0.05)
+  # the equal-weight discrepancy of the final particles is small, as for
+  # M exact draws (about 1/M for the unit-scaled kernel)
+  expect_lt(as.numeric(ksd(t(theta), -(t(theta) - mu) / s2)),
+            as.numeric(ksd(matrix(rnorm(M, -3, 0.3)), -(matrix(rnorm(M, -3, 0.3)) - mu) / s2)))
+})
+
+test_that("DSGD lowers the Stein discrepancy of NMF particles over its steps", {
+  withr::local_seed(24)
+  X <- matrix(rexp(20 * 3), 20, 3) %*% matrix(rexp(3 * 10), 3, 10)
+  fit <- bnmf(X, rank = 2, method = "dsgd", iter = 100, control = stein_control(step_size = 0.003))
+  s <- fit$trace$stein
+  expect_equal(nrow(fit$trace), 11)
+  expect_lt(s[11], 0.05 * s[1])
+  expect_lt(s[6], s[1])
+  expect_true(all(diff(fit$trace$time) >= 0))
+  # the recorded value is the equal-weight discrepancy of the particles
+  w <- rep(1 / 5, 5)
+  expect_equal(s[11], as.numeric(stein_discrepancy(fit$particles, X, likelihood = fit$likelihood,
+                                                   weights = w)), tolerance = 1e-10)
+})
+
+test_that("SVGD and DSGD fits are particle fits with their methods", {
+  withr::local_seed(25)
+  X <- leukemia[1:40, 1:15]
+  X[sample(length(X), 60)] <- NA
+  fit <- bnmf(X, rank = 2, method = "svgd", iter = 30)
+  expect_s3_class(fit, c("bnmf_svgd", "bnmf_particles", "bnmf"))
+  expect_length(weights(fit), 5)
+  expect_equal(sum(weights(fit)), 1)
+  expect_equal(as.numeric(stein_discrepancy(fit)),
+               as.numeric(stein_discrepancy(fit$particles, X, likelihood = fit$likelihood)),
+               tolerance = 1e-8)
+  for (p in fit$particles) expect_equal(unname(colSums(p$W)), rep(1, 2))
+  expect_true(all(vapply(fit$particles, function(p) min(p$W, p$H), 1) >= 0))
+  expect_equal(dim(predict(fit)), dim(X))
+  expect_output(print(fit), "SVGD")
+  fit2 <- bnmf(X, rank = 2, method = "dsgd", iter = 5, particles = 3, init = "nndsvdar")
+  expect_s3_class(fit2, "bnmf_dsgd")
+  expect_length(weights(fit2), 3)
+  expect_error(bnmf(X, rank = 2, method = "dsgd", likelihood = silf(objective = "kl")),
+               class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = 2, method = "svgd", control = hmc_control()),
+               class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = 2, method = "svgd", chains = 2), class = "bnmf_error_input")
+  expect_error(stein_control(momentum = 1), class = "bnmf_error_input")
+})
