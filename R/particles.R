@@ -264,3 +264,61 @@ NULL
 #' @rdname hmc
 #' @name hmc
 NULL
+
+#' Starting points of particle fits
+#'
+#' The starts that `bnmf(method = "particles")` solves, before any solve:
+#' Q-Transform (Masood and Doshi-Velez, Algorithms 2-4, with the shipped
+#' pairs or pairs made by [qtransform_pairs()]), random (the scikit-learn
+#' convention \eqn{\sqrt{\bar{x} / K} |N(0, 1)|}), NNDSVD or NNDSVDar
+#' (Boutsidis and Gallopoulos 2008). With missing entries (NA) the SVD-based
+#' starts use the completion of `X` by masked multiplicative updates, as the
+#' fit does.
+#'
+#' @param X A non-negative matrix (NA entries missing) or a `dgCMatrix`.
+#' @param rank The rank K.
+#' @param n The number of starts.
+#' @param init `"qtransform"`, `"random"`, `"nndsvd"`, `"nndsvdar"`, or pairs
+#'   made by [qtransform_pairs()].
+#' @return A list of `n` lists with `W` (I x K) and `H` (K x J).
+#' @examples
+#' set.seed(1)
+#' st <- nmf_starts(leukemia, rank = 3, n = 2)
+#' sqrt(sum((leukemia - st[[1]]$W %*% st[[1]]$H)^2) / sum(leukemia^2))
+#' @export
+nmf_starts <- function(X, rank, n = 1, init = "qtransform") {
+  X <- check_particle_data(X, method = "particles")
+  rank <- check_count(rank, "rank", min = 1)
+  check_rank_bound(rank, X)
+  n <- check_count(n, "n", min = 1)
+  if (!inherits(init, "bnmf_qtransform")) {
+    init <- check_choice(init, c("qtransform", "random", "nndsvd", "nndsvdar"), "init")
+  }
+  data <- prepare_data(X, rank)
+  st <- particle_starts(start_data(X, data, rank, 1e-6, 1000L), rank, n, init)
+  lapply(st, function(s) list(W = s$W, H = s$H))
+}
+
+#' Data with exactly two non-negative factorisations
+#'
+#' A rank-3 matrix whose exact non-negative factorisations are two, up to
+#' the order and scale of the factors (Laurberg et al. 2008; Masood and
+#' Doshi-Velez, section 5.1): the rows are the facets of a regular hexagon,
+#' the columns points of the inner hexagon cut out by the two triangles of a
+#' star of David, whose two triangles are the two solutions. Uniform noise
+#' of `noise` times the largest entry is added.
+#'
+#' @param I,J Rows and columns (at least 6 each).
+#' @param noise Noise level, >= 0.
+#' @return A list: `X` (I x J, with noise), `X0` (without) and `solutions`,
+#'   the two exact factorisations (lists with `W` and `H`).
+#' @references Laurberg, H., Christensen, M. G., Plumbley, M. D., Hansen,
+#'   L. K. and Jensen, S. H. (2008). Theorems on positive data: on the
+#'   uniqueness of NMF. *Computational Intelligence and Neuroscience*.
+#' @examples
+#' set.seed(1)
+#' lb <- laurberg_data(I = 30, J = 30)
+#' wad(lb$solutions[[1]], lb$solutions[[2]])
+#' @name laurberg_data
+#' @export laurberg_data
+NULL
