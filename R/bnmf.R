@@ -63,8 +63,8 @@
 #' (`tol`, at most `iter` sweeps) by coordinate-descent non-negative least
 #' squares (ICM with a flat prior), rescaled so that the columns of `W` sum to
 #' one, and weighted by minimising the kernel Stein discrepancy over the
-#' simplex ([stein_discrepancy()]). `X` must be dense, complete and
-#' non-negative. See [weights.bnmf_particles()] and
+#' simplex ([stein_discrepancy()]). `X` must be non-negative (see the
+#' section Missing and sparse data for particles and HMC). See [weights.bnmf_particles()] and
 #' [summary.bnmf_particles()].
 #'
 #' @section HMC:
@@ -88,8 +88,8 @@
 #' `thin`-th later draw is kept. The warm starts are drawn in this R process;
 #' the chains are independent tasks, each on its own random number stream
 #' (see the section Chains and reproducibility), so `set.seed()` reproduces
-#' the fit under any [future::plan()]. `X` must be dense, complete and
-#' non-negative. The SILF likelihood
+#' the fit under any [future::plan()]. `X` must be non-negative (see the
+#' section Missing and sparse data for particles and HMC). The SILF likelihood
 #' acts on the objective in the units of `X`: the posterior puts the
 #' objective some K(I + J) / (2C) or more above its minimum (the volume of
 #' the parameter space grows with it), which is negligible when `epsilon` is
@@ -168,12 +168,14 @@
 #' @param data For the formula interface: where to find the variable on the
 #'   left side (default: the formula's environment).
 #' @param particles Method `"particles"`: the number M of candidate
-#'   factorisations.
-#' @param likelihood Methods `"particles"` and `"hmc"`: the likelihood, made
-#'   by [silf()] (`NULL`, the default, means `silf()`). The other methods
-#'   have a Gaussian likelihood and take none.
+#'   factorisations; methods `"svgd"` and `"dsgd"`: the number of particles
+#'   moved jointly (5 unless given).
+#' @param likelihood Methods `"particles"`, `"hmc"`, `"svgd"` and `"dsgd"`:
+#'   the likelihood, made by [silf()] (`NULL`, the default, means `silf()`).
+#'   The other methods have a Gaussian likelihood and take none.
 #' @param control Method `"hmc"`: tuning of the sampler, made by
-#'   [hmc_control()] (`NULL`, the default, means `hmc_control()`).
+#'   [hmc_control()] (`NULL`, the default, means `hmc_control()`); methods
+#'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()].
 #' @param sparsity Reserved for count models with sparsity masks; no method
 #'   of the Gaussian likelihood takes it.
 #' @param assay Reserved for `X` given as a Bioconductor

@@ -322,3 +322,23 @@ nmf_starts <- function(X, rank, n = 1, init = "qtransform") {
 #' @name laurberg_data
 #' @export laurberg_data
 NULL
+
+#' @section Missing and sparse data for particles and HMC:
+#' Methods `"particles"`, `"hmc"`, `"svgd"` and `"dsgd"` take `X` with NA
+#' entries (missing, never zero; Masood and Doshi-Velez, section 7.3): the
+#' SILF objective, its gradient and the scores run over the observed entries
+#' only (for the Frobenius objective from the products of the complete case
+#' corrected at the missing entries, without an I x J temporary); candidates
+#' are solved by the masked solver; the SVD-based starts (`"qtransform"`,
+#' `"nndsvd"`, `"nndsvdar"`) use the completion of `X` by masked Lee-Seung
+#' multiplicative updates at the fit's rank. `predict(fit)` is the I x J
+#' prediction, missing entries included: the weighted mean of the particles'
+#' `W %*% H` (the mean over the draws for HMC), with `se.fit = TRUE` also its
+#' spread across the particles (draws). A `Matrix::dgCMatrix` `X` (its zeros
+#' observed) is fitted from sparse products and a sparse truncated SVD with
+#' the Frobenius objective; the KL and IS objectives need `W %*% H` at every
+#' entry, so a sparse `X` is refused for them with an error that says so,
+#' and dense predictions of a sparse fit obey `getOption("bnmf.max_dense")`.
+#' @rdname bnmf
+#' @name bnmf
+NULL
