@@ -63,8 +63,8 @@
 #' (`tol`, at most `iter` sweeps) by coordinate-descent non-negative least
 #' squares (ICM with a flat prior), rescaled so that the columns of `W` sum to
 #' one, and weighted by minimising the kernel Stein discrepancy over the
-#' simplex ([stein_discrepancy()]). `X` must be dense, complete and
-#' non-negative. See [weights.bnmf_particles()] and
+#' simplex ([stein_discrepancy()]). `X` must be non-negative (see the
+#' section Missing and sparse data for particles and HMC). See [weights.bnmf_particles()] and
 #' [summary.bnmf_particles()].
 #'
 #' @section HMC:
@@ -88,8 +88,8 @@
 #' `thin`-th later draw is kept. The warm starts are drawn in this R process;
 #' the chains are independent tasks, each on its own random number stream
 #' (see the section Chains and reproducibility), so `set.seed()` reproduces
-#' the fit under any [future::plan()]. `X` must be dense, complete and
-#' non-negative. The SILF likelihood
+#' the fit under any [future::plan()]. `X` must be non-negative (see the
+#' section Missing and sparse data for particles and HMC). The SILF likelihood
 #' acts on the objective in the units of `X`: the posterior puts the
 #' objective some K(I + J) / (2C) or more above its minimum (the volume of
 #' the parameter space grows with it), which is negligible when `epsilon` is
@@ -169,12 +169,14 @@
 #' @param data For the formula interface: where to find the variable on the
 #'   left side (default: the formula's environment).
 #' @param particles Method `"particles"`: the number M of candidate
-#'   factorisations.
-#' @param likelihood Methods `"particles"` and `"hmc"`: the likelihood, made
-#'   by [silf()] (`NULL`, the default, means `silf()`). The other methods
-#'   have a Gaussian likelihood and take none.
+#'   factorisations; methods `"svgd"` and `"dsgd"`: the number of particles
+#'   moved jointly (5 unless given).
+#' @param likelihood Methods `"particles"`, `"hmc"`, `"svgd"` and `"dsgd"`:
+#'   the likelihood, made by [silf()] (`NULL`, the default, means `silf()`).
+#'   The other methods have a Gaussian likelihood and take none.
 #' @param control Method `"hmc"`: tuning of the sampler, made by
-#'   [hmc_control()] (`NULL`, the default, means `hmc_control()`).
+#'   [hmc_control()] (`NULL`, the default, means `hmc_control()`); methods
+#'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()].
 #' @param sparsity Reserved for count models with sparsity masks; no method
 #'   of the Gaussian likelihood takes it.
 #' @param assay When `X` is a Bioconductor `SummarizedExperiment` (or
@@ -221,7 +223,7 @@
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
@@ -243,7 +245,7 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
 }
 
 # The methods of bnmf(), in the order of its `method` argument.
-bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc")
+bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd")
 
 # Check the call: the method picks the engine, which checks the arguments
 # (all of them before any work, so that select_rank() can check its fits'
@@ -269,7 +271,8 @@ bnmf_job <- function(engine, args, given, env) {
 # `run_task` (one unit, as run_tasks() calls it), `seeds` (whether the units
 # draw random numbers) and `build` (the fit object).
 bnmf_engine <- function(method) {
-  switch(method, particles = particles_engine(), hmc = hmc_engine(), gaussian_engine())
+  switch(method, particles = particles_engine(), hmc = hmc_engine(),
+         svgd = , dsgd = svgd_engine(), gaussian_engine())
 }
 
 # Arguments that the method does not take, before the model term is read.
@@ -277,9 +280,11 @@ check_method_args <- function(method, given) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  if (method != "hmc" && given[["control"]]) abort_input("`control` applies to method \"hmc\" only.")
-  if (!method %in% c("particles", "hmc") && given[["likelihood"]]) {
-    abort_input(sprintf("`likelihood` applies to methods \"particles\" and \"hmc\" only, not \"%s\" (whose likelihood is Gaussian).",
+  if (!method %in% c("hmc", "svgd", "dsgd") && given[["control"]]) {
+    abort_input("`control` applies to methods \"hmc\", \"svgd\" and \"dsgd\" only.")
+  }
+  if (!method %in% c("particles", "hmc", "svgd", "dsgd") && given[["likelihood"]]) {
+    abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\", \"svgd\" and \"dsgd\" only, not \"%s\" (whose likelihood is Gaussian).",
                         method))
   }
   if (given[["sparsity"]]) abort_input("`sparsity` applies to `likelihood = \"poisson\"` only.")

@@ -106,7 +106,7 @@ fitted.bnmf_particles <- function(object, ...) {
 
 #' @rdname hmc
 #' @export
-fitted.bnmf_hmc <- function(object, ...) object$WH
+fitted.bnmf_hmc <- function(object, ...) object$WH %||% predict(object)
 
 # The posterior mean of W H on every entry, as a dense matrix (sparse fits:
 # refused above the dense limit, check_dense()).

@@ -76,11 +76,13 @@ print.bnmf_hmc_control <- function(x, ...) {
 
 # ---- the target -------------------------------------------------------------
 
-# The model of a chain: data, likelihood (epsilon resolved), rate, sizes.
+# The model of a chain: data (silf_data()), likelihood (epsilon resolved),
+# rate, sizes.
 hmc_model <- function(X, K, likelihood, rate) {
-  I <- nrow(X); J <- ncol(X)
+  X <- silf_data(X)
+  I <- X$dims[1L]; J <- X$dims[2L]
   list(X = X, I = I, J = J, K = K, lik = likelihood, rate = rate,
-       sumsq = sum_squares(X), iv = seq_len(I * K), ih = I * K + seq_len(K * J))
+       sumsq = X$sumsq, iv = seq_len(I * K), ih = I * K + seq_len(K * J))
 }
 
 # Potential energy U(q) and its gradient at q = c(V, H); also the objective
@@ -206,7 +208,8 @@ hmc_chain <- function(q, m, settings, control, pb = NULL, pb_offset = 0L) {
   I <- m$I; J <- m$J; K <- m$K
   dW <- matrix(0, I * K, n_keep)
   dH <- matrix(0, K * J, n_keep)
-  WH <- matrix(0, I, J)
+  # The mean of W H over the draws (not for a sparse X: see hmc_wh()).
+  WH <- if (!m$X$sparse) matrix(0, I, J)
   tr_lp <- tr_f <- tr_acc <- tr_eps <- numeric(iter)
   tr_div <- logical(iter)
   kept <- 0L
@@ -243,11 +246,11 @@ hmc_chain <- function(q, m, settings, control, pb = NULL, pb_offset = 0L) {
       kept <- kept + 1L
       dW[, kept] <- ev$W
       dH[, kept] <- ev$H
-      WH <- WH + ev$W %*% ev$H
+      if (!is.null(WH)) WH <- WH + ev$W %*% ev$H
     }
     if (!is.null(pb) && it %% 10L == 0L) progress_update(pb, pb_offset + it)
   }
-  list(W = dW, H = dH, WH = WH / max(kept, 1L), step_size = eps, inv_metric = minv,
+  list(W = dW, H = dH, WH = if (!is.null(WH)) WH / max(kept, 1L), step_size = eps, inv_metric = minv,
        trace = data.frame(iteration = seq_len(iter), logpost = tr_lp, objective = tr_f,
                           accept = tr_acc, step_size = tr_eps, divergent = tr_div,
                           sampling = seq_len(iter) > burnin))
@@ -265,7 +268,7 @@ hmc_check <- function(job) {
                         paste0("`", names(unused)[unused], "`", collapse = ", ")))
   }
   job <- silf_check(job)
-  job$X <- unclass_matrix(job$X)
+  if (!inherits(job$X, "dgCMatrix")) job$X <- unclass_matrix(job$X)
   job$control <- job$control %||% hmc_control()
   if (!inherits(job$control, "bnmf_hmc_control")) abort_input("`control` must be made by `hmc_control()`.")
   job$settings <- check_settings("gibbs", job$iter, job$burnin, job$thin, job$chains, job$tol,
@@ -283,10 +286,11 @@ hmc_tasks <- function(job) {
   X <- job$X
   s <- job$settings
   starts <- hmc_starts(X, job$rank, job$init, s$chains, s$tol, job$control$solver_iter)
-  job$f0 <- vapply(starts, function(st) nmf_objective(X, st$W, st$H, job$model$silf$objective),
+  sd <- silf_data(X)
+  job$f0 <- vapply(starts, function(st) nmf_objective(sd, st$W, st$H, job$model$silf$objective),
                    numeric(1))
   if (is.null(job$model$silf$epsilon)) {
-    if (!(max(job$f0) > 1e-12 * max(sum_squares(X), 1e-300))) {
+    if (!(max(job$f0) > 1e-12 * max(sd$sumsq, 1e-300))) {
       abort_input("`likelihood`: the warm start fits `X` exactly (objective 0), so the default `epsilon` (1.2 times its objective) is 0; give `silf(epsilon = )`.")
     }
     job$model$silf$epsilon <- 1.2 * max(job$f0)
@@ -334,7 +338,7 @@ hmc_starts <- function(X, K, init, chains, tol, solver_iter) {
   if (is.character(init)) {
     init <- check_choice(init, "random", "init")
     return(lapply(seq_len(chains), function(c) {
-      st <- random_start(I, J, K, mean(X))
+      st <- random_start(I, J, K, mean_entries(X))
       sol <- nnls_solve(X, st$W, st$H, tol, solver_iter)
       hmc_check_start(to_simplex(sol$W, sol$H), c)
     }))
@@ -385,13 +389,14 @@ new_hmc_fit <- function(runs, X, K, likelihood, rate, settings, control, f0, cal
                dimnames = list(rownames(X), kn))
   Hm <- matrix(rowMeans(do.call(cbind, lapply(runs, `[[`, "H"))), K, J,
                dimnames = list(kn, colnames(X)))
-  WH <- Reduce(`+`, lapply(runs, `[[`, "WH")) / length(runs)
-  dimnames(WH) <- dimnames(X)
+  WH <- if (!inherits(X, "dgCMatrix")) Reduce(`+`, lapply(runs, `[[`, "WH")) / length(runs)
+  if (!is.null(WH)) dimnames(WH) <- dimnames(X)
   samp <- trace[trace$sampling, , drop = FALSE]
   by_chain <- function(v, f) vapply(split(v, samp$chain), f, numeric(1))
   fit <- list(
     call = call, method = "hmc", rank = K, dims = c(I, J), dimnames = list(rownames(X), colnames(X)),
-    sparse = FALSE, n_obs = as.double(I) * J, n_missing = 0L,
+    sparse = inherits(X, "dgCMatrix"), n_obs = as.double(I) * J - n_missing(X),
+    n_missing = n_missing(X),
     likelihood = likelihood, prior = list(type = "hmc", rate = rate), control = control,
     settings = settings,
     draws = lapply(runs, function(r) list(W = r$W, H = r$H)),
@@ -418,7 +423,7 @@ validate_hmc_fit <- function(fit) {
   C <- length(fit$draws)
   if (C < 1L) bad("no chains")
   check_simplex_factors(fit$W, fit$H, I, J, K, bad, "posterior means")
-  if (!identical(dim(fit$WH), c(I, J)) || any(!is.finite(fit$WH))) {
+  if (!(fit$sparse && is.null(fit$WH)) && (!identical(dim(fit$WH), c(I, J)) || any(!is.finite(fit$WH)))) {
     bad("a posterior mean of W H that is not a finite I x J matrix")
   }
   n <- vapply(fit$draws, function(d) {

@@ -4,15 +4,14 @@
 
 # The particles engine of bnmf() (see bnmf_engine()).
 
-# The checks shared with HMC: dense complete non-negative data, the rank, the
-# SILF likelihood and the rate of H ("auto" means 1).
+# The checks shared with HMC, SVGD and DSGD: non-negative data (NA entries
+# missing, or a dgCMatrix), the rank, the SILF likelihood and the rate of H
+# ("auto" means 1).
 silf_check <- function(job) {
-  job$X <- check_particle_data(job$X)
+  job$X <- check_particle_data(job$X, method = job$method)
   check_rank_bound(job$rank, job$X)
   job$likelihood <- check_likelihood(job$likelihood %||% silf())
-  if (job$likelihood$objective == "is" && min(job$X) <= 0) {
-    abort_input("`likelihood`: the Itakura-Saito objective needs X > 0.")
-  }
+  check_silf_objective(job$X, job$likelihood$objective, job$method)
   rate <- job$prior$rate
   if (!inherits(job$prior, "bnmf_prior") || !(identical(rate, "auto") ||
       is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate >= 0)) {
@@ -39,17 +38,51 @@ particles_check <- function(job) {
 }
 
 # The candidates' starts, drawn here; their solves use no random numbers, so
-# the fit is the same whatever the plan.
+# the fit is the same whatever the plan. With missing entries the starts use
+# a completion of X (start_data()).
 particles_tasks <- function(job) {
-  job$tasks <- particle_starts(job$X, job$rank, job$M, job$init)
+  job$data <- prepare_data(job$X, job$rank)
+  job$tasks <- particle_starts(start_data(job$X, job$data, job$rank, job$tol, job$iter),
+                               job$rank, job$M, job$init)
   # Earlier versions solved each candidate through bnmf(), which drew a random
   # number stream (six uniforms of the session) that the solve never used:
   # drawing them still keeps what set.seed() reproduces after the fit.
   skip_streams(job$M)
-  job$data <- prepare_data(job$X, job$rank)
   job$flat <- nnls_prior(nrow(job$X), ncol(job$X), job$rank)
   if (job$progress) job$task_progress <- "Candidate factorisations"
   job
+}
+
+# The matrix the starts are made from (Masood & Doshi-Velez, section 7.3): X
+# itself when nothing is missing; otherwise X with its missing entries filled
+# by W H of a rank-K fit of the observed entries by masked Lee-Seung
+# multiplicative updates (bnmf's "np" rule) from a random start. A dgCMatrix
+# stays sparse (its SVD by sparse_svd()).
+start_data <- function(X, data, K, tol, iter) {
+  if (!length(data$miss_pos)) return(X)
+  mean_x <- data$sum_obs / data$n_obs
+  st <- random_start(nrow(X), ncol(X), K, mean_x)
+  res <- run_chain(X, data, nnls_prior(nrow(X), ncol(X), K), "np", iter, 0L, 1L, "summary",
+                   tol, st, progress = FALSE, masked = TRUE)
+  fill <- wh_entries(res$state$W, res$state$H, data$miss_i, data$miss_j)
+  if (inherits(X, "dgCMatrix")) X@x[data$miss_pos + 1L] <- fill else X[data$miss_pos + 1L] <- fill
+  X
+}
+
+# The top r singular triplets of a dgCMatrix from sparse products only: a
+# block power iteration (Halko, Martinsson and Tropp 2011, Algorithm 4.4)
+# with r + 10 columns and a fixed (not random) start, then the SVD of the
+# small projected matrix.
+sparse_svd <- function(X, r, power = 6L) {
+  p <- min(r + 10L, min(dim(X)))
+  Y <- as.matrix(X %*% matrix(cos(seq_len(ncol(X) * p) * 0.7), ncol(X), p))
+  Q <- qr.Q(qr(Y))
+  for (i in seq_len(power)) {
+    Z <- qr.Q(qr(as.matrix(Matrix::crossprod(X, Q))))
+    Q <- qr.Q(qr(as.matrix(X %*% Z)))
+  }
+  s <- svd(as.matrix(Matrix::crossprod(Q, X)), nu = r, nv = r)
+  list(u = Q %*% s$u, d = s$d, v = s$v)
 }
 
 particle_candidate <- function(start, job) {
@@ -60,6 +93,14 @@ particle_candidate <- function(start, job) {
 }
 
 skip_streams <- function(n) invisible(stats::runif(6L * n))
+
+# The mean of the observed entries (without an I x J temporary).
+mean_entries <- function(X) {
+  if (inherits(X, "dgCMatrix")) return(sum(X@x, na.rm = TRUE) / (length(X) - n_missing(X)))
+  if (anyNA(X)) mean(X, na.rm = TRUE) else mean(X)
+}
+
+n_missing <- function(X) sum(is.na(if (inherits(X, "dgCMatrix")) X@x else X))
 
 # Rescale the candidates onto the simplex, weight them by the Stein
 # discrepancy, and build the fit.
@@ -73,7 +114,6 @@ particles_build <- function(cands, job, call) {
   iter <- job$iter
   parts <- lapply(cands, function(cd) to_simplex(cd$W, cd$H))
   st <- particle_stein(X, parts, job$model$silf, rate, stein_kernel_par())
-
   validate_particles_fit(new_particles_fit(X, R, init, rate, starts, cands, parts, st, tol,
                                              iter, call))
 }
@@ -97,7 +137,8 @@ new_particles_fit <- function(X, R, init, rate, starts, cands, parts, st, tol, i
   perms <- lapply(parts, function(p) match_factors(parts[[best]]$W, p$W))
   fit <- list(
     call = call, method = "particles", rank = R, dims = c(I, J),
-    dimnames = list(rn, cn), sparse = FALSE, n_obs = as.double(I) * J, n_missing = 0L,
+    dimnames = list(rn, cn), sparse = inherits(X, "dgCMatrix"),
+    n_obs = as.double(I) * J - n_missing(X), n_missing = n_missing(X),
     init = if (is.character(init)) init else "qtransform (given pairs)",
     likelihood = st$likelihood, prior = list(type = "particles", rate = rate),
     kernel = st$kernel,
@@ -185,3 +226,119 @@ solve_nnls_candidate <- function(X, W, H, tol, maxit) {
   skip_streams(1L)
   nnls_solve(X, W, H, tol, maxit)
 }
+
+# The weighted mean of W H over factorisations `parts` (lists with W, H) with
+# weights `w` on every entry, and with `spread = TRUE` its weighted standard
+# deviation across them: sqrt(sum_m w_m (W_m H_m - mean)^2). A sparse fit's
+# dense result goes through check_dense().
+wh_over_parts <- function(object, parts, w, spread = FALSE) {
+  check_dense(object, "predict()")
+  I <- object$dims[1L]; J <- object$dims[2L]
+  m1 <- matrix(0, I, J)
+  m2 <- if (spread) matrix(0, I, J)
+  for (m in which(w > 0)) {
+    P <- parts[[m]]$W %*% parts[[m]]$H
+    m1 <- m1 + w[[m]] * P
+    if (spread) m2 <- m2 + w[[m]] * P * P
+  }
+  dimnames(m1) <- object$dimnames
+  if (!spread) return(m1)
+  sd <- sqrt(pmax(m2 - m1 * m1, 0))
+  dimnames(sd) <- object$dimnames
+  list(fit = m1, se.fit = sd)
+}
+
+#' @param se.fit `predict()` without `newdata`: also return the spread of
+#'   the prediction across the particles, the weighted standard deviation
+#'   \eqn{\sqrt{\sum_m w_m ((W_m H_m)_{ij} - \bar{x}_{ij})^2}} of every entry
+#'   (a list `fit`, `se.fit`). Missing entries of `X` are predicted like the
+#'   others.
+#' @rdname particles
+#' @name particles
+NULL
+
+#' @param se.fit `predict()`: also return the standard deviation of every
+#'   entry of `W %*% H` across the kept draws (a list `fit`, `se.fit`).
+#'   Missing entries of `X` are predicted like the others, by the mean over
+#'   the draws.
+#' @rdname hmc
+#' @name hmc
+NULL
+
+#' Starting points of particle fits
+#'
+#' The starts that `bnmf(method = "particles")` solves, before any solve:
+#' Q-Transform (Masood and Doshi-Velez, Algorithms 2-4, with the shipped
+#' pairs or pairs made by [qtransform_pairs()]), random (the scikit-learn
+#' convention \eqn{\sqrt{\bar{x} / K} |N(0, 1)|}), NNDSVD or NNDSVDar
+#' (Boutsidis and Gallopoulos 2008). With missing entries (NA) the SVD-based
+#' starts use the completion of `X` by masked multiplicative updates, as the
+#' fit does.
+#'
+#' @param X A non-negative matrix (NA entries missing) or a `dgCMatrix`.
+#' @param rank The rank K.
+#' @param n The number of starts.
+#' @param init `"qtransform"`, `"random"`, `"nndsvd"`, `"nndsvdar"`, or pairs
+#'   made by [qtransform_pairs()].
+#' @return A list of `n` lists with `W` (I x K) and `H` (K x J).
+#' @examples
+#' set.seed(1)
+#' st <- nmf_starts(leukemia, rank = 3, n = 2)
+#' sqrt(sum((leukemia - st[[1]]$W %*% st[[1]]$H)^2) / sum(leukemia^2))
+#' @export
+nmf_starts <- function(X, rank, n = 1, init = "qtransform") {
+  X <- check_particle_data(X, method = "particles")
+  rank <- check_count(rank, "rank", min = 1)
+  check_rank_bound(rank, X)
+  n <- check_count(n, "n", min = 1)
+  if (!inherits(init, "bnmf_qtransform")) {
+    init <- check_choice(init, c("qtransform", "random", "nndsvd", "nndsvdar"), "init")
+  }
+  data <- prepare_data(X, rank)
+  st <- particle_starts(start_data(X, data, rank, 1e-6, 1000L), rank, n, init)
+  lapply(st, function(s) list(W = s$W, H = s$H))
+}
+
+#' Data with exactly two non-negative factorisations
+#'
+#' A rank-3 matrix whose exact non-negative factorisations are two, up to
+#' the order and scale of the factors (Laurberg et al. 2008; Masood and
+#' Doshi-Velez, section 5.1): the rows are the facets of a regular hexagon,
+#' the columns points of the inner hexagon cut out by the two triangles of a
+#' star of David, whose two triangles are the two solutions. Uniform noise
+#' of `noise` times the largest entry is added.
+#'
+#' @param I,J Rows and columns (at least 6 each).
+#' @param noise Noise level, >= 0.
+#' @return A list: `X` (I x J, with noise), `X0` (without) and `solutions`,
+#'   the two exact factorisations (lists with `W` and `H`).
+#' @references Laurberg, H., Christensen, M. G., Plumbley, M. D., Hansen,
+#'   L. K. and Jensen, S. H. (2008). Theorems on positive data: on the
+#'   uniqueness of NMF. *Computational Intelligence and Neuroscience*.
+#' @examples
+#' set.seed(1)
+#' lb <- laurberg_data(I = 30, J = 30)
+#' wad(lb$solutions[[1]], lb$solutions[[2]])
+#' @name laurberg_data
+#' @export laurberg_data
+NULL
+
+#' @section Missing and sparse data for particles and HMC:
+#' Methods `"particles"`, `"hmc"`, `"svgd"` and `"dsgd"` take `X` with NA
+#' entries (missing, never zero; Masood and Doshi-Velez, section 7.3): the
+#' SILF objective, its gradient and the scores run over the observed entries
+#' only (for the Frobenius objective from the products of the complete case
+#' corrected at the missing entries, without an I x J temporary); candidates
+#' are solved by the masked solver; the SVD-based starts (`"qtransform"`,
+#' `"nndsvd"`, `"nndsvdar"`) use the completion of `X` by masked Lee-Seung
+#' multiplicative updates at the fit's rank. `predict(fit)` is the I x J
+#' prediction, missing entries included: the weighted mean of the particles'
+#' `W %*% H` (the mean over the draws for HMC), with `se.fit = TRUE` also its
+#' spread across the particles (draws). A `Matrix::dgCMatrix` `X` (its zeros
+#' observed) is fitted from sparse products and a sparse truncated SVD with
+#' the Frobenius objective; the KL and IS objectives need `W %*% H` at every
+#' entry, so a sparse `X` is refused for them with an error that says so,
+#' and dense predictions of a sparse fit obey `getOption("bnmf.max_dense")`.
+#' @rdname bnmf
+#' @name bnmf
+NULL

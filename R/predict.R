@@ -69,13 +69,14 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
 #' @rdname particles
 #' @export
 predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", "coef"),
-                                   particle = NULL, ...) {
+                                   particle = NULL, se.fit = FALSE, ...) {
   type <- check_choice(type, c("response", "coef"), "type")
+  se.fit <- check_flag(se.fit, "se.fit")
   if (is.null(newdata)) {
     if (type == "coef") return(factors(object, particle)$H)
-    return(fitted(object))
+    return(wh_over_parts(object, object$particles, object$weights, se.fit))
   }
-  Xn <- match_features(object, check_particle_data(newdata, "newdata"))
+  Xn <- match_features(object, check_particle_data(newdata, "newdata", complete = TRUE))
   if (type == "coef") {
     m <- check_particle(object, particle)
     H <- nnls_coef(object$particles[[m]]$W, Xn)
@@ -94,12 +95,16 @@ predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", 
 
 #' @rdname hmc
 #' @export
-predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"), ...) {
+predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"),
+                             se.fit = FALSE, ...) {
   type <- check_choice(type, c("response", "coef"), "type")
+  se.fit <- check_flag(se.fit, "se.fit")
   if (!is.null(newdata)) {
     abort_input("`newdata`: an HMC fit does not predict new samples; fit them with the data, or use method = \"particles\".")
   }
-  if (type == "coef") object$H else fitted(object)
+  if (type == "coef") return(object$H)
+  if (!se.fit && !is.null(object$WH)) return(object$WH)
+  wh_over_parts(object, hmc_draw_list(object), rep(1 / object$n_draws, object$n_draws), se.fit)
 }
 
 # The coefficients of new samples: the fit's algorithm run with W fixed from

@@ -111,3 +111,24 @@ cat_silf_model <- function(x, how = NULL) {
   print(x$likelihood)
   cat(sprintf("  prior: columns of W ~ Dirichlet(1), H ~ Exp(rate = %s)\n", format(x$prior$rate)))
 }
+
+# ---- SVGD and DSGD fits (R/svgd.R) ---------------------------------------------
+
+#' @export
+print.bnmf_svgd <- function(x, ...) {
+  label <- c(svgd = "Stein variational gradient descent (SVGD)",
+             dsgd = "gradient descent on the kernel Stein discrepancy (DSGD)")[[x$method]]
+  cat(sprintf("Bayesian NMF by %s\n", label))
+  cat_silf_model(x, sprintf("  %d particles from %s starts moved jointly for %d steps\n",
+                            length(x$weights), x$init, x$settings$iter))
+  tr <- x$trace
+  cat(sprintf("  Stein discrepancy (equal weights) %s at the start, %s after %d steps (%.3g s)\n",
+              format(signif(tr$stein[1L], 4)), format(signif(tr$stein[nrow(tr)], 4)),
+              tr$step[nrow(tr)], tr$time[nrow(tr)]))
+  cat(sprintf("  Stein discrepancy at the Stein weights %s; effective number of particles %.3g\n",
+              format(signif(x$stein, 4)), 1 / sum(x$weights^2)))
+  invisible(x)
+}
+
+#' @export
+print.bnmf_dsgd <- print.bnmf_svgd

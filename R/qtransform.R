@@ -10,7 +10,7 @@
 # when they disagree the larger one in absolute value wins, and u_k, v_k are
 # flipped together when the winner is negative (so u d v' is unchanged).
 svd_top <- function(X, r) {
-  s <- svd(X, nu = r, nv = r)
+  s <- if (inherits(X, "dgCMatrix")) sparse_svd(X, r) else svd(X, nu = r, nv = r)
   svd_signs(list(u = s$u[, seq_len(r), drop = FALSE], d = s$d[seq_len(r)],
                  v = s$v[, seq_len(r), drop = FALSE]))
 }
@@ -225,7 +225,7 @@ nndsvd_start <- function(sv, R, mean_x, variant = c("nndsvd", "nndsvdar")) {
 # are computed once for all of them.
 particle_starts <- function(X, R, M, init) {
   I <- nrow(X); J <- ncol(X)
-  mean_x <- mean(X)
+  mean_x <- mean_entries(X)
   if (inherits(init, "bnmf_qtransform")) {
     pairs <- init
     init <- "qtransform"

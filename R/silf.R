@@ -78,19 +78,57 @@ silf_deriv <- function(y, epsilon, beta) {
   ifelse(y <= lo, 0, ifelse(y <= (1 + beta) * epsilon, (y - lo) / (2 * beta * epsilon), 1))
 }
 
-# Data for the particle model: a dense, complete, non-negative matrix.
-check_particle_data <- function(X, arg = "X") {
+# Data for the particle model: a non-negative matrix (NA entries are missing)
+# or a dgCMatrix (its zeros observed).
+check_particle_data <- function(X, arg = "X", method = "particles", complete = FALSE) {
   X <- check_data_matrix(X, arg)
-  if (inherits(X, "Matrix")) {
-    abort_input(sprintf("`%s`: method \"particles\" needs a dense matrix; use as.matrix(%s).", arg, arg))
+  if (complete && (inherits(X, "Matrix") || anyNA(X))) {
+    abort_input(sprintf("`%s` must be a dense complete matrix (no NA); use as.matrix(%s).", arg, arg))
   }
-  if (anyNA(X)) {
-    abort_input(sprintf("`%s`: method \"particles\" needs a complete matrix (no NA).", arg))
-  }
-  if (min(X) < 0) {
-    abort_input(sprintf("`%s`: method \"particles\" needs non-negative data (an NMF objective is the likelihood).", arg))
+  vals <- if (inherits(X, "Matrix")) X@x else X
+  if (isTRUE(min(vals, na.rm = TRUE) < 0)) {
+    abort_input(sprintf("`%s`: method \"%s\" needs non-negative data (an NMF objective is the likelihood).",
+                        arg, method))
   }
   X
+}
+
+# The data of the SILF objective: X with its missing entries set to 0 (a
+# dense matrix or a dgCMatrix), the sum of squares and the largest value of
+# the observed entries, and the missing entries (1-based rows `mi`, columns
+# `mj`; `miss` their positions in X, or in X@x when sparse).
+silf_data <- function(X) {
+  if (inherits(X, "bnmf_silf_data")) return(X)
+  sparse <- inherits(X, "dgCMatrix")
+  vals <- if (sparse) X@x else X
+  miss <- if (anyNA(vals)) which(is.na(vals)) else integer()
+  if (sparse) {
+    mi <- X@i[miss] + 1L
+    mj <- rep.int(seq_len(ncol(X)), diff(X@p))[miss]
+    X@x[miss] <- 0
+  } else {
+    mi <- (miss - 1L) %% nrow(X) + 1L
+    mj <- (miss - 1L) %/% nrow(X) + 1L
+    X[miss] <- 0
+  }
+  vals <- if (sparse) X@x else X
+  structure(list(X = X, sparse = sparse, miss = miss, mi = as.integer(mi), mj = as.integer(mj),
+                 sumsq = sum_squares(vals), max = max(vals), dims = dim(X)),
+            class = "bnmf_silf_data")
+}
+
+# The objective's needs on the data: KL and IS need W H at every entry (an I x
+# J dense matrix, which a sparse X is meant to avoid) and IS needs X > 0.
+check_silf_objective <- function(X, objective, method) {
+  if (objective == "frobenius") return(invisible(TRUE))
+  if (inherits(X, "dgCMatrix")) {
+    abort_input(sprintf("`likelihood`: the %s objective of method \"%s\" needs W H at every entry of X, a dense %d x %d matrix that a sparse X is meant to avoid; use `silf(objective = \"frobenius\")` (sparse products only) or `as.matrix(X)`.",
+                        objective_label(objective), method, nrow(X), ncol(X)))
+  }
+  if (objective == "is" && isTRUE(min(X, na.rm = TRUE) <= 0)) {
+    abort_input("`likelihood`: the Itakura-Saito objective needs X > 0.")
+  }
+  invisible(TRUE)
 }
 
 # Move a factorisation onto the prior's manifold: every column of W sums to
@@ -111,7 +149,14 @@ to_simplex <- function(W, H) {
 # Frobenius without an I x J temporary:
 #   f = |X|^2 - 2 <W, X H'> + <W'W, H H'>,
 #   df/dW = 2 (W H H' - X H'),  df/dH = 2 (W'W H - W'X).
+# `X` is a dense complete matrix or the data of silf_data() (missing entries,
+# sparse X: masked_objective_grad()).
 objective_grad <- function(X, W, H, objective, sumsq = NULL) {
+  if (inherits(X, "bnmf_silf_data")) {
+    if (X$sparse || length(X$miss)) return(masked_objective_grad(X, W, H, objective))
+    sumsq <- X$sumsq
+    X <- X$X
+  }
   if (objective == "frobenius") {
     XHt <- tcrossprod(X, H)
     WtX <- crossprod(W, X)
@@ -132,6 +177,64 @@ objective_grad <- function(X, W, H, objective, sumsq = NULL) {
     G <- (1 - Q) / WH
   }
   list(f = f, W = tcrossprod(G, H), H = crossprod(W, G))
+}
+
+# The objective over the observed entries O only. Frobenius: with X0 = X
+# zero at the missing entries M (a dense matrix or a dgCMatrix) and
+# r_ij = (W H)_ij on M,
+#   f = |X_O|^2 - 2 <W, X0 H'> + <W'W, H H'> - sum_M r_ij^2,
+#   df/dW = 2 (W H H' - X0 H' - R H'),  df/dH = 2 (W'W H - W'X0 - W'R),
+# with R the sparse I x J matrix of the r_ij: O(|M| K) beyond the products
+# of the complete case, no I x J temporary. KL and IS (dense X only): the
+# dense formulas with the terms of M set to zero.
+masked_objective_grad <- function(d, W, H, objective) {
+  mi <- d$mi; mj <- d$mj
+  X <- d$X
+  if (objective == "frobenius") {
+    XHt <- as.matrix(Matrix::tcrossprod(X, H))
+    WtX <- as.matrix(Matrix::crossprod(W, X))
+    HHt <- tcrossprod(H)
+    WtW <- crossprod(W)
+    f <- d$sumsq - 2 * sum(W * XHt) + sum(WtW * HHt)
+    gW <- W %*% HHt - XHt
+    gH <- WtW %*% H - WtX
+    if (length(mi)) {
+      Wm <- W[mi, , drop = FALSE]
+      Hm <- t(H)[mj, , drop = FALSE]
+      r <- rowSums(Wm * Hm)
+      f <- f - sum(r * r)
+      gW <- gW - scatter_rows(r * Hm, mi, nrow(W))
+      gH <- gH - t(scatter_rows(r * Wm, mj, ncol(H)))
+    }
+    return(list(f = max(f, 0), W = 2 * gW, H = 2 * gH))
+  }
+  WH <- pmax(W %*% H, 1e-12 * d$max)
+  miss <- d$miss
+  if (objective == "kl") {
+    pos <- X > 0
+    f <- sum(X[pos] * log(X[pos] / WH[pos])) - sum(X) + sum(WH) - sum(WH[miss])
+    G <- 1 - X / WH
+  } else {
+    Q <- X / WH
+    Q[miss] <- 1
+    f <- sum(Q - log(Q) - 1)
+    G <- (1 - Q) / WH
+  }
+  G[miss] <- 0
+  list(f = f, W = tcrossprod(G, H), H = crossprod(W, G))
+}
+
+na_to_zero <- function(x) {
+  if (anyNA(x)) x[is.na(x)] <- 0
+  x
+}
+
+# The n x K matrix whose row i is the sum of the rows of `v` with index i.
+scatter_rows <- function(v, idx, n) {
+  out <- matrix(0, n, ncol(v))
+  s <- rowsum(v, idx, reorder = FALSE)
+  out[as.integer(rownames(s)), ] <- s
+  out
 }
 
 nmf_objective <- function(X, W, H, objective) {

@@ -245,9 +245,9 @@ check_kernel_par <- function(kernel) {
 # 2 gamma = 2 (c^2)^b, so the base kernel takes values in (0, 1].
 particle_stein <- function(X, parts, likelihood, rate, kernel, weights = "optimal") {
   kernel <- check_kernel_par(kernel)
-  sumsq <- sum_squares(X)
+  X <- silf_data(X)
   t0 <- proc.time()[[3L]]
-  grads <- lapply(parts, function(p) objective_grad(X, p$W, p$H, likelihood$objective, sumsq))
+  grads <- lapply(parts, function(p) objective_grad(X, p$W, p$H, likelihood$objective))
   obj <- vapply(grads, function(g) g$f, numeric(1))
   if (is.null(likelihood$epsilon)) likelihood$epsilon <- 1.2 * max(obj)
   scores <- lapply(grads, particle_score, likelihood = likelihood, rate = rate)

@@ -600,7 +600,7 @@ summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, wad_thre
   n_particles <- check_count(n_particles, "n_particles", min = 1)
   w <- object$weights
   X <- object$X
-  ssx <- sum_squares(X)
+  ssx <- silf_data(X)$sumsq
   tab <- data.frame(
     particle = seq_along(w), weight = unname(w), objective = object$objective,
     loglik = object$loglik,
@@ -610,7 +610,7 @@ summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, wad_thre
   )
   if (object$likelihood$objective != "frobenius") {
     tab$rel_error <- vapply(object$particles, function(p) {
-      if (ssx > 0) sqrt(sum_squares(X - p$W %*% p$H) / ssx) else NA_real_
+      if (ssx > 0) sqrt(sum_squares(na_to_zero(X - p$W %*% p$H)) / ssx) else NA_real_
     }, numeric(1))
   }
   notes <- if (!(ssx > 0)) "rel_error is NA: X is all zero"
