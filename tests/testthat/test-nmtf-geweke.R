@@ -1,0 +1,50 @@
+# Joint-distribution ("getting it right") tests (Geweke 2004) of the NMTF
+# Gibbs sampler, through the harness of helper-geweke.R and the model of
+# helper-nmtf.R: one Gibbs sweep of bnmf:::nmtf_sweeps() given X alternated
+# with fresh data given the parameters leaves the prior invariant, so the
+# draws of F, S, G, tau (and the ARD rates) must follow the prior. K != L and
+# I != J so that no transposition or index mix-up can cancel out.
+
+test_that("the NMTF harness accepts independent prior draws", {
+  # The references of geweke_nmtf_model() themselves: independent prior draws
+  # pass the comparison (exact and sampled references, with and without ARD).
+  for (ard in list(NULL, list(alpha0 = 3, beta0 = 2))) {
+    model <- geweke_nmtf_model(I = 4, J = 3, K = 2, L = 3, lF = 1.5, lS = 0.8, lG = 1.2,
+                               alpha = 3, beta = 2, ard = ard)
+    withr::local_seed(71)
+    res <- geweke_compare(model, model$prior(20000), seed = 72)
+    expect_geweke(res, label = if (is.null(ard)) "prior draws" else "prior draws, ARD")
+  }
+})
+
+test_that("the NMTF Gibbs sampler gets the joint distribution right (complete data)", {
+  skip_on_cran()
+  model <- geweke_nmtf_model(I = 4, J = 3, K = 2, L = 3, lF = 1.5, lS = 0.8, lG = 1.2,
+                             alpha = 3, beta = 2)
+  expect_geweke(geweke_run(model, n = 20000, seed = 73), label = "NMTF complete data")
+})
+
+test_that("the NMTF Gibbs sampler gets the joint distribution right with missing entries", {
+  skip_on_cran()
+  model <- geweke_nmtf_model(I = 3, J = 4, K = 3, L = 2, lF = 1, lS = 1.3, lG = 0.9,
+                             alpha = 2, beta = 1, miss = c(2, 7, 12))
+  expect_geweke(geweke_run(model, n = 20000, seed = 74), label = "NMTF missing")
+})
+
+test_that("the NMTF Gibbs sampler with ARD gets the joint distribution right", {
+  skip_on_cran()
+  model <- geweke_nmtf_model(I = 4, J = 3, K = 2, L = 3, lS = 0.8, alpha = 3, beta = 2,
+                             miss = 5, ard = list(alpha0 = 4, beta0 = 3))
+  expect_geweke(geweke_run(model, n = 20000, seed = 75), label = "NMTF ARD")
+})
+
+test_that("the NMTF joint-distribution test detects a tau shape off by one half", {
+  skip_on_cran()
+  # The sampler's tau conditional gets the shape alpha + 1/2 + n/2 instead of
+  # alpha + n/2; the draws of tau then drift above the prior.
+  model <- geweke_nmtf_model(I = 4, J = 3, K = 2, L = 3, lF = 1.5, lS = 0.8, lG = 1.2,
+                             alpha = 3, beta = 2, shape_offset = 0.5)
+  res <- geweke_run(model, n = 5000, seed = 76)
+  tau <- res[res$stat == "tau", ]
+  expect_gt(tau$z[tau$fun == "mean"], 4.5)
+})
