@@ -7,18 +7,23 @@
 nmtf_tiny <- list(
   one = list(X = matrix(2, 1, 1), lambda = 1, alpha = 2, beta = 1),
   two = list(X = matrix(c(2, 0.5), 2, 1), lambda = 1, alpha = 2, beta = 1),
-  ard = list(X = matrix(2, 1, 1), lambda = 1, alpha = 2, beta = 1, ard = c(3, 2))
+  # Under ARD, S keeps bnmf's automatic rate (K L / mean(X))^(1/3).
+  ard = list(X = matrix(2, 1, 1), lambda = (1 / 2)^(1 / 3), alpha = 2, beta = 1, ard = c(3, 2))
 )
 
 nmtf_tiny_exact <- function(p) {
   nmtf_exact_tiny(as.vector(p$X), lambda = p$lambda, alpha = p$alpha, beta = p$beta,
-                  ard = if (!is.null(p$ard)) list(a0 = p$ard[1L], b0 = p$ard[2L]))
+                  ard = if (!is.null(p$ard)) list(a0 = p$ard[1L], b0 = p$ard[2L]), lS = p$lambda)
 }
 
 nmtf_tiny_fit <- function(p, method, ...) {
   model <- if (is.null(p$ard)) quote(X ~ nmtf(1, 1)) else
     bquote(X ~ nmtf(1, 1, prior = ard(.(p$ard[1L]), .(p$ard[2L]))))
   X <- p$X
+  if (!is.null(p$ard)) {
+    return(eval(bquote(bnmf(.(model), method = method,
+                            noise = gamma_prior(.(p$alpha), .(p$beta)), progress = FALSE, ...))))
+  }
   eval(bquote(bnmf(.(model), method = method, prior = exponential(.(p$lambda)),
                    noise = gamma_prior(.(p$alpha), .(p$beta)), progress = FALSE, ...)))
 }
