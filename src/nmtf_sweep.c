@@ -632,6 +632,53 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
     return kl_ratio(d, st, w);
 }
 
+/*
+ * ICM only: maximise the log posterior along the scale paths F[, k] c,
+ * S[k, ] / c and G[, l] c, S[, l] / c, which leave F S G' (so the
+ * likelihood) unchanged: the log prior -c a - b / c, with a = lF_k sum_i F_ik
+ * and b = lS sum_l S_kl (or lG_l sum_j G_jl and lS sum_k S_kl), is largest at
+ * c = sqrt(b / a). Coordinate updates approach that balance only slowly (the
+ * posterior is nearly flat along these paths); an exact maximisation along
+ * them keeps the log posterior from decreasing, and every MAP is balanced.
+ */
+static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
+                           nmtf_work *w)
+{
+    const int I = d->I, J = d->J, K = st->K, L = st->L;
+    if (!(pr->rate_S > 0.0)) return;
+    double *cs[2] = {w->vrow, w->erow};
+    for (int side = 0; side < 2; side++) {
+        const int R = side ? L : K, n = side ? J : I;
+        double *Z = side ? st->G : st->F;
+        const double *lam = side ? w->lamG : w->lamF;
+        for (int r = 0; r < R; r++) {
+            double a = 0.0, b = 0.0;
+            cs[side][r] = 1.0;
+            for (int t = 0; t < n; t++) a += Z[t + (size_t) r * n];
+            const int m = side ? K : L;
+            for (int t = 0; t < m; t++)
+                b += st->S[side ? t + (size_t) r * K : r + (size_t) t * K];
+            a *= lam[r];
+            b *= pr->rate_S;
+            if (!(a > 0.0) || !(b > 0.0)) continue;
+            const double c = sqrt(b / a);
+            if (!R_FINITE(c) || !(c > 0.0)) continue;
+            cs[side][r] = c;
+            for (int t = 0; t < n; t++) Z[t + (size_t) r * n] *= c;
+            for (int t = 0; t < m; t++)
+                st->S[side ? t + (size_t) r * K : r + (size_t) t * K] /= c;
+        }
+    }
+    /* F'F, G'G and F' X G of the rescaled factors (F S G' is unchanged) */
+    const double *cf = cs[0], *cg = cs[1];
+    for (int k2 = 0; k2 < K; k2++)
+        for (int k = 0; k < K; k++) w->A[k + (size_t) k2 * K] *= cf[k] * cf[k2];
+    for (int l2 = 0; l2 < L; l2++)
+        for (int l = 0; l < L; l++) w->B[l + (size_t) l2 * L] *= cg[l] * cg[l2];
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
+}
+
 /* ---- priors, log joint, ELBO ---- */
 
 /* The halves of the data that the ARD code of ard.c sees: a factor of n
@@ -811,6 +858,9 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             if (c->update_G) update_G(d, st, rule, vb, &w);
             g_side(d, st, vb, &w);
             if (c->update_S) update_S(d, st, rule, vb, pr->rate_S, &w);
+            if (rule == RULE_MODE && c->update_F && c->update_S && c->update_G) {
+                balance_scales(d, pr, st, &w);
+            }
             sse = nmtf_sse(d, st, vb, &w);
             if (sse < 0.0) sse = 0.0;
             if (upd_tau) bnmf_update_tau(&taup, rule, tau_shape, sse, st->tau, st->tau_rate);
