@@ -12,5 +12,7 @@ SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl);
 SEXP bnmf_stein_kernel_call(SEXP theta, SEXP score, SEXP par);
 SEXP bnmf_simplex_qp_call(SEXP K, SEXP tol, SEXP maxit);
 SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctrl);
+/* the tri-factorisation */
+SEXP bnmf_nmtf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl, SEXP L);
 
 #endif

@@ -14,6 +14,8 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(stein_kernel, 3),
     CALLDEF(simplex_qp, 3),
     CALLDEF(chib_run, 5),
+    /* the tri-factorisation */
+    CALLDEF(nmtf_sweeps, 5),
     { NULL, NULL, 0 }
 };
 
