@@ -78,7 +78,7 @@ for (problem in names(nmtf_tiny)) {
     est <- c(as.vector(factors(fit)$F), as.vector(fitted(fit)), mean(tau))
     se <- c(apply(f, 2L, batch_se), apply(fsg, 2L, batch_se), batch_se(tau))
     # The fit's posterior means are the means of its draws.
-    expect_equal(est, c(colMeans(f), colMeans(fsg), mean(tau)), tolerance = 1e-10)
+    expect_equal(est, unname(c(colMeans(f), colMeans(fsg), mean(tau))), tolerance = 1e-10)
     z <- (est - unname(ex$mean)) / se
     expect_true(all(abs(z) < 4.5),
                 info = paste(names(ex$mean), signif(est, 5), signif(ex$mean, 5), round(z, 2),
@@ -150,7 +150,7 @@ test_that("NMTF ICM stops at the interior KKT point of the exact log joint densi
                   info = paste(problem, nm, v, gr[[nm]]))
     }
     # From its start (k-means indicators + 0.2) ICM climbs to the interior mode.
-    expect_equal(c(f, s, g, tau), c(ref$f, ref$s, ref$g, ref$tau), tolerance = 1e-5,
+    expect_equal(unname(c(f, s, g, tau)), c(ref$f, ref$s, ref$g, ref$tau), tolerance = 1e-5,
                  info = problem)
     # A local maximum: no feasible perturbation nearby is higher.
     lj <- nmtf_log_joint(f, s, g, tau, x, p$lambda, p$alpha, p$beta)
