@@ -401,8 +401,8 @@ rank_tasks <- function(tasks, fun) {
 
 rank_ard <- function(X, K, method, args) {
   fit <- fit_one(X, K, method, args)
-  tab <- summary(fit)$factors
-  keep <- intersect(c("factor", "share", "lambda", "signal", "active"), names(tab))
+  tab <- if (inherits(fit, "bnmf_nmtf")) nmtf_ard_relevance(fit) else summary(fit)$factors
+  keep <- intersect(c("matrix", "factor", "share", "lambda", "signal", "active"), names(tab))
   tab <- tab[, keep, drop = FALSE]
   rownames(tab) <- NULL
   list(best = sum(tab$active), table = tab, fit = fit)
@@ -950,8 +950,7 @@ pair_result <- function(out, pairs, criterion) {
   if (criterion == "ard") {
     # The ARD fit at the largest K and L: the active factors of F and of G.
     tab <- out$table
-    side <- if (!is.null(tab$matrix)) tab$matrix else substr(tab$factor, 1L, 1L)
-    out$best <- c(K = sum(tab$active & side == "F"), L = sum(tab$active & side == "G"))
+    out$best <- c(K = sum(tab$active & tab$matrix == "F"), L = sum(tab$active & tab$matrix == "G"))
     return(out)
   }
   idx <- out$table$rank
@@ -965,6 +964,24 @@ pair_result <- function(out, pairs, criterion) {
   }
   if (!is.null(out$fits)) names(out$fits) <- lab[idx]
   out
+}
+
+# Relevance of the factors of an NMTF fit under ARD, as ard_relevance() for
+# NMF: the mean contribution of column k of F to an entry of F S G' (the
+# terms F[, k] S[k, ] G'), and of column l of G (the terms F S[, l] G[, l]'),
+# in units of the noise sd; active when at least 0.1.
+nmtf_ard_relevance <- function(fit) {
+  fa <- factors(fit)
+  cF <- colSums(fa$F)
+  cG <- colSums(fa$G)
+  mass <- c(cF * as.vector(fa$S %*% cG), cG * as.vector(crossprod(fa$S, cF)))
+  signal <- mass / prod(fit$dims) / sigma(fit)
+  side <- rep(c("F", "G"), c(length(cF), length(cG)))
+  lam <- fit$lambda
+  data.frame(matrix = side, factor = c(paste0("k", seq_along(cF)), paste0("l", seq_along(cG))),
+             lambda = if (is.list(lam)) c(lam$F, lam$G) else NA_real_,
+             share = mass / stats::ave(mass, side, FUN = sum), signal = signal,
+             active = signal >= 0.1)
 }
 
 # The ranks of a selection as text ("3" or "3x2"): all of them, the largest
