@@ -123,10 +123,10 @@ S4Vectors_frame <- function(..., row.names) {
 # A vector of ranks in bnmf() (the rank survey of the NMF package): say how
 # to compare ranks.
 check_rank_survey <- function(rank) {
-  if (!is.numeric(rank) || length(rank) < 2L) return(invisible())
+  if (!is.numeric(rank) || length(rank) < 3L) return(invisible())
   shown <- if (length(rank) > 1L && all(diff(rank) == 1)) sprintf("%g:%g", min(rank), max(rank)) else
     sprintf("c(%s)", paste(format(rank), collapse = ", "))
-  abort_input(sprintf("`rank` must be a single number of factors, not %s. To compare ranks, use `sel <- select_rank(X, ranks = %s)` (criterion \"chib\", \"bic\", \"cv\" or \"ard\"), then `bnmf(X, rank = best(sel))`.",
+  abort_input(sprintf("`rank` must be one number of factors K (or two, c(K, L), for a tri-factorisation), not %s. To compare ranks, use `sel <- select_rank(X, ranks = %s)` (criterion \"chib\", \"bic\", \"cv\" or \"ard\"), then `bnmf(X, rank = best(sel))`.",
                       shown, shown))
 }
 

@@ -236,6 +236,7 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
   method <- check_choice(method, bnmf_methods, "method")
   engine <- bnmf_engine(method)
   job <- bnmf_job(engine, args, given, parent.frame())
+  engine <- job$engine %||% engine
   # Build the model, lay out its independent tasks, run them, build the fit.
   job$model <- engine$model(job)
   job <- engine$tasks(job)
@@ -256,6 +257,7 @@ bnmf_job <- function(engine, args, given, env) {
   check_method_args(method, given)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
   term$X <- assay_matrix(term$X, args$assay)
+  if (length(term$rank) == 2L) engine <- nmtf_engine(method)
   job <- args[setdiff(names(args), c("X", "rank", "prior", "data"))]
   job$method <- method
   job$X <- term$X
@@ -382,25 +384,36 @@ gaussian_engine <- function() {
 parse_model <- function(X, rank, prior, data, env) {
   if (!inherits(X, "formula")) {
     if (is.null(rank)) abort_input("`rank` is missing: give the number of factors, e.g. `rank = 5`.")
-    check_rank_survey(rank)
-    return(list(X = X, rank = check_count(rank, "rank", min = 1), prior = prior))
+    return(list(X = X, rank = check_rank(rank), prior = prior))
   }
   f <- X
   if (length(f) != 3L) abort_input("`X`: the formula must have a data matrix on its left side, as in `X ~ nmf(5)`.")
   fenv <- environment(f) %||% env
   lhs <- eval(f[[2L]], if (is.null(data)) fenv else data, fenv)
   rhs <- f[[3L]]
-  if (!is.call(rhs) || !identical(rhs[[1L]], as.name("nmf"))) {
-    abort_input(sprintf("`X`: the right side of the formula must be `nmf(rank)`, not `%s`.",
+  if (!is.call(rhs) || !(identical(rhs[[1L]], as.name("nmf")) ||
+                         identical(rhs[[1L]], as.name("nmtf")))) {
+    abort_input(sprintf("`X`: the right side of the formula must be `nmf(rank)` or `nmtf(K, L)`, not `%s`.",
                         deparse1(rhs)))
   }
   terms_env <- new.env(parent = fenv)
   terms_env$nmf <- nmf
+  terms_env$nmtf <- nmtf
   model <- eval(rhs, terms_env)
-  if (!is.null(rank) && !identical(as.integer(rank), model$rank)) {
+  if (!is.null(rank) && !identical(as.integer(rank), as.integer(model$rank))) {
     abort_input("`rank` is given both in the formula and as an argument; give it once.")
   }
   list(X = lhs, rank = model$rank, prior = model$prior %||% prior)
+}
+
+# A rank: one whole number K (NMF), or two, c(K, L) (NMTF).
+check_rank <- function(rank) {
+  if (is.numeric(rank) && length(rank) == 2L) {
+    return(c(check_count(rank[1L], "rank[1]", min = 1), check_count(rank[2L], "rank[2]", min = 1)))
+  }
+  # More than two numbers: the rank survey of the NMF package's habit.
+  if (is.numeric(rank) && length(rank) > 2L) check_rank_survey(rank)
+  check_count(rank, "rank", min = 1)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

@@ -102,3 +102,48 @@ as.mcmc.bnmf <- function(x, ...) {
   if (dim(a)[2L] == 1L) return(one(1L))
   coda::mcmc.list(lapply(seq_len(dim(a)[2L]), one))
 }
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+# Gibbs: tau, loglik, the ARD rates lambda_F[k], lambda_G[l] and with
+# keep = "draws" every entry of F, S and G, in the factor order of the pooled
+# fit (each chain's labels matched to the first chain's).
+draws_cube.bnmf_nmtf <- function(x) {
+  if (x$method != "gibbs") return(draws_cube.bnmf(x))
+  kt <- kept_trace(x)
+  chains <- sort(unique(kt$chain))
+  n <- min(table(kt$chain))
+  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank[[1L]]; L <- x$rank[[2L]]
+  ard <- identical(x$prior$type, "ard")
+  lam <- if (ard) c(sprintf("lambda_F[%d]", seq_len(K)), sprintf("lambda_G[%d]", seq_len(L)))
+  vars <- c("tau", "loglik", lam)
+  if (!is.null(x$draws)) {
+    vars <- c(vars,
+              sprintf("F[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
+              sprintf("S[%d,%d]", rep(seq_len(K), L), rep(seq_len(L), each = K)),
+              sprintf("G[%d,%d]", rep(seq_len(J), L), rep(seq_len(L), each = J)))
+  }
+  a <- array(NA_real_, c(n, length(chains), length(vars)),
+             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
+  for (c in seq_along(chains)) {
+    s <- kt[kt$chain == chains[c], ]
+    a[, c, 1L] <- s$tau[seq_len(n)]
+    a[, c, 2L] <- s$loglik[seq_len(n)]
+    pF <- x$perm$F[[chains[c]]]
+    pG <- x$perm$G[[chains[c]]]
+    if (ard) {
+      own <- c(sprintf("lambda_F[%d]", pF), sprintf("lambda_G[%d]", pG))
+      for (v in seq_along(own)) a[, c, 2L + v] <- s[[own[v]]][seq_len(n)]
+    }
+    if (!is.null(x$draws)) {
+      d <- x$draws[[chains[c]]]
+      iF <- as.vector(matrix(seq_len(I * K), I, K)[, pF])
+      iS <- as.vector(matrix(seq_len(K * L), K, L)[pF, pG])
+      iG <- as.vector(matrix(seq_len(J * L), J, L)[, pG])
+      a[, c, -seq_len(2L + length(lam))] <-
+        t(rbind(d$F[iF, , drop = FALSE], d$S[iS, , drop = FALSE],
+                d$G[iG, , drop = FALSE])[, seq_len(n), drop = FALSE])
+    }
+  }
+  a
+}

@@ -34,3 +34,12 @@ elbo.bnmf_vb <- function(object, ...) {
   tr <- object$trace[object$trace$chain == object$best, , drop = FALSE]
   tr$logpost
 }
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+#' @rdname elbo
+#' @export
+elbo.bnmf_nmtf <- function(object, ...) {
+  if (object$method != "vb") return(elbo.bnmf(object, ...))
+  elbo.bnmf_vb(object, ...)
+}

@@ -290,10 +290,36 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
                   keep_draws = accumulate && keep == "draws", update = update,
                   tol = if (method == "gibbs") 0 else tol)
   }
+  ch <- run_chunks(sweep, method, iter, burnin, thin, progress, label,
+                   draws = c("W_draws", "H_draws"),
+                   lambda_names = if (ard) sprintf("lambda[%d]", seq_len(K)), tol = tol)
+  trace <- ch$trace
+  converged <- ch$converged
+  W_draws <- ch$draws$W_draws
+  H_draws <- ch$draws$H_draws
+  list(
+    state = state,
+    trace = trace,
+    W_draws = W_draws,
+    H_draws = H_draws,
+    converged = converged,
+    latent = if (nmiss) state$x[data$miss_pos + 1L] else numeric()
+  )
+}
+
+# The chunk loop of a chain, for every model: `sweep(n, accumulate)` advances
+# the chain's state by n sweeps (accumulating the running moments in the
+# sampling phase of a sampler) and returns the C routine's list (trace,
+# lambda, the draws named in `draws`, converged). R drives burn-in,
+# thinning, the progress bar and convergence; returns the trace (a data frame
+# with the ARD rates as `lambda_names`), the kept draws (a matrix per name in
+# `draws`, NULL when none) and whether tol stopped the chain. An optimiser
+# (tol > 0) that uses all `iter` sweeps warns (bnmf_warning_convergence).
+run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
+                       draws = character(), lambda_names = NULL, tol = 0) {
   traces <- list()
   lambdas <- list()
-  W_draws <- list()
-  H_draws <- list()
+  kept <- stats::setNames(rep(list(list()), length(draws)), draws)
   converged <- FALSE
   pb <- progress_start(progress, iter, label)
   chunk <- max(1L, thin)
@@ -310,10 +336,9 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
       dt <- proc.time()[[3L]] - t0
       ndone <- nrow(out$trace)
       traces[[length(traces) + 1L]] <- cbind(out$trace, phase == 2L)
-      if (ard) lambdas[[length(lambdas) + 1L]] <- out$lambda
-      if (length(out$W_draws) && ncol(out$W_draws)) {
-        W_draws[[length(W_draws) + 1L]] <- out$W_draws
-        H_draws[[length(H_draws) + 1L]] <- out$H_draws
+      if (length(lambda_names)) lambdas[[length(lambdas) + 1L]] <- out$lambda
+      for (nm in draws) {
+        if (length(out[[nm]]) && ncol(out[[nm]])) kept[[nm]][[length(kept[[nm]]) + 1L]] <- out[[nm]]
       }
       done <- done + ndone
       left <- left - ndone
@@ -331,9 +356,9 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
   colnames(trace) <- c("loglik", "tau", "logpost", "sse", "sampling")
   trace <- data.frame(iteration = seq_len(nrow(trace)), trace[, 1:4, drop = FALSE],
                       sampling = trace[, 5L] == 1)
-  if (ard) {
+  if (length(lambda_names)) {
     lam <- do.call(rbind, lambdas)
-    colnames(lam) <- sprintf("lambda[%d]", seq_len(K))
+    colnames(lam) <- lambda_names
     trace <- cbind(trace, lam)
   }
   # An optimiser that used every sweep without reaching `tol` says so.
@@ -341,14 +366,8 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
     warn_not_converged(if (identical(label, "bnmf")) sprintf("The %s iteration", toupper(method)) else label,
                        iter, tol, trace)
   }
-  list(
-    state = state,
-    trace = trace,
-    W_draws = if (length(W_draws)) do.call(cbind, W_draws) else NULL,
-    H_draws = if (length(H_draws)) do.call(cbind, H_draws) else NULL,
-    converged = converged,
-    latent = if (nmiss) state$x[data$miss_pos + 1L] else numeric()
-  )
+  list(trace = trace, converged = converged,
+       draws = lapply(kept, function(d) if (length(d)) do.call(cbind, d) else NULL))
 }
 
 # Pool running moments of several chains (Chan et al.'s parallel update of

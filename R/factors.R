@@ -165,3 +165,20 @@ factors.bnmf_hmc <- function(object, draw = NULL, ...) {
 hmc_draw_list <- function(object) {
   lapply(seq_len(object$n_draws), function(d) factors(object, draw = d))
 }
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+#' @rdname factors
+#' @export
+factors.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), character(), "factors")
+  list(F = object$F, S = object$S, G = object$G)
+}
+
+#' @rdname factors
+#' @export
+basis.bnmf_nmtf <- function(object, ...) object$F
+
+#' @rdname factors
+#' @export
+coef.bnmf_nmtf <- function(object, ...) object$S %*% t(object$G)

@@ -347,3 +347,60 @@ max_dense <- function() {
   }
   limit
 }
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+# The fitted F S G' of an NMTF fit on every entry (dense), or on the stored
+# entries of a sparse X: for Gibbs the posterior mean (running means over the
+# kept draws; elsewhere than the stored entries of a sparse X the product of
+# the posterior means), else the product of the point estimates.
+#' @rdname predict.bnmf
+#' @export
+fitted.bnmf_nmtf <- function(object, ...) {
+  I <- object$dims[1L]; J <- object$dims[2L]
+  gibbs <- object$method == "gibbs"
+  if (object$sparse) {
+    X <- object$X
+    X@x <- if (gibbs) object$moments$X$mean else
+      fsg_entries(object$F, object$S, object$G, X@i, stored_cols(X) - 1L)
+    return(X)
+  }
+  m <- if (gibbs) matrix(object$moments$X$mean, I, J) else
+    object$F %*% object$S %*% t(object$G)
+  dimnames(m) <- object$dimnames
+  m
+}
+
+#' @export
+residuals.bnmf_nmtf <- function(object, ...) {
+  check_dense(object, "`residuals()`")
+  as.matrix(object$X) - nmtf_mean(object)
+}
+
+# The posterior mean (point estimate) of F S G' on every entry, dense.
+nmtf_mean <- function(object) {
+  if (!object$sparse) return(fitted(object))
+  check_dense(object, "`predict()`")
+  m <- object$F %*% object$S %*% t(object$G)
+  if (object$method == "gibbs") {
+    X <- object$X
+    m[cbind(X@i + 1L, stored_cols(X))] <- object$moments$X$mean
+  }
+  dimnames(m) <- object$dimnames
+  m
+}
+
+# The sum of squared errors of the point estimate F S G' over the observed
+# entries (a sparse X: its zeros included, through ||F S G'||^2).
+nmtf_sse_point <- function(object) {
+  F <- unname(object$F); S <- unname(object$S); G <- unname(object$G)
+  if (!object$sparse) {
+    r <- object$X - F %*% S %*% t(G)
+    return(sum(r^2, na.rm = TRUE))
+  }
+  X <- object$X
+  y <- fsg_entries(F, S, G, X@i, stored_cols(X) - 1L)
+  all_y2 <- sum((crossprod(F) %*% S) * (S %*% crossprod(G)))
+  obs <- !is.na(X@x)
+  sum((X@x[obs] - y[obs])^2) + all_y2 - sum(y^2)
+}

@@ -100,3 +100,22 @@ kept_trace <- function(object) {
   keep <- stats::ave(seq_len(nrow(tr)), tr$chain, FUN = seq_along) %% thin == 0
   tr[keep, , drop = FALSE]
 }
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+#' @export
+logLik.bnmf_nmtf <- function(object, ...) {
+  if (object$method == "np") return(logLik.bnmf_np(object))
+  n <- object$n_obs
+  tau <- object$tau
+  val <- 0.5 * n * (log(tau) - log(2 * pi)) - 0.5 * tau * nmtf_sse_point(object)
+  df <- if (object$method == "icm") sum(object$F > 0) + sum(object$S > 0) + sum(object$G > 0) + 1 else
+    length(object$F) + length(object$S) + length(object$G) + 1
+  structure(val, df = df, nobs = n, class = "logLik")
+}
+
+#' @export
+sigma.bnmf_nmtf <- function(object, ...) {
+  switch(object$method, gibbs = sigma.bnmf_gibbs(object), vb = sigma.bnmf_vb(object),
+         np = sigma.bnmf_np(object), sigma.bnmf(object))
+}

@@ -131,6 +131,19 @@ nmf <- function(rank, prior = NULL) {
   structure(list(type = "nmf", rank = rank, prior = prior), class = "bnmf_model")
 }
 
+#' @rdname priors
+#' @param K,L For `nmtf()`: the numbers of row factors (columns of `F`) and
+#'   of column factors (columns of `G`) of the tri-factorisation
+#'   `X ~ F S t(G)`; see the section NMTF of [bnmf()].
+nmtf <- function(K, L, prior = NULL) {
+  K <- check_count(K, "K", min = 1)
+  L <- check_count(L, "L", min = 1)
+  if (!is.null(prior) && !inherits(prior, "bnmf_prior")) {
+    abort_input("`prior` must be made by `exponential()` or `ard()`.")
+  }
+  structure(list(type = "nmtf", rank = c(K, L), prior = prior), class = "bnmf_model")
+}
+
 #' @export
 print.bnmf_prior <- function(x, ...) {
   if (identical(x$type, "ard")) {
@@ -151,6 +164,10 @@ print.bnmf_noise <- function(x, ...) {
 
 #' @export
 print.bnmf_model <- function(x, ...) {
+  if (identical(x$type, "nmtf")) {
+    cat("<bnmf model> nmtf(K = ", x$rank[1L], ", L = ", x$rank[2L], ")\n", sep = "")
+    return(invisible(x))
+  }
   cat("<bnmf model> nmf(rank = ", x$rank, ")\n", sep = "")
   invisible(x)
 }

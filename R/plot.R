@@ -23,9 +23,14 @@
 #' contribution to an entry of `W %*% H` in units of the noise sd, on a log
 #' scale, with the line at 0.1 below which [summary.bnmf()] counts a factor
 #' as switched off.
+#' `type = "biclusters"` (tri-factorisation fits, `X ~ nmtf(K, L)`): `X` with
+#' its rows and columns ordered by their clusters (`summary(x)$row_clusters`,
+#' `$col_clusters`), next to `S` drawn as the block pattern (block `(k, l)`
+#' coloured by `S[k, l]`).
 #'
 #' @param x A `bnmf` fit.
-#' @param type `"trace"`, `"basis"`, `"ard"`, `"heatmap"` or `"consensus"`.
+#' @param type `"trace"`, `"basis"`, `"ard"`, `"heatmap"`, `"consensus"` or
+#'   `"biclusters"`.
 #' @param factor For `type = "basis"`: which factor to show.
 #' @param ... Passed to the underlying graphics call; for `"basis"` also
 #'   `n_top` (default 20) and `by` (see [markers()]); for `"heatmap"`
@@ -43,12 +48,14 @@
 #' vb <- bnmf(leukemia[1:60, ] ~ nmf(5, prior = ard()), method = "vb")
 #' plot(vb, type = "ard")
 #' @export
-plot.bnmf <- function(x, type = c("trace", "basis", "ard", "heatmap", "consensus"),
+plot.bnmf <- function(x, type = c("trace", "basis", "ard", "heatmap", "consensus", "biclusters"),
                       factor = 1, ...) {
-  type <- check_choice(type, c("trace", "basis", "ard", "heatmap", "consensus"), "type")
+  type <- check_choice(type, c("trace", "basis", "ard", "heatmap", "consensus", "biclusters"),
+                       "type")
   switch(type, trace = plot_trace(x, ...), basis = plot_basis_top(x, factor, ...),
          ard = plot_ard(x, ...), heatmap = plot_heatmap(x, ...),
-         consensus = graphics::plot(consensus_matrix(x), ...))
+         consensus = graphics::plot(consensus_matrix(x), ...),
+         biclusters = plot_biclusters(x, ...))
   invisible(x)
 }
 
@@ -227,4 +234,54 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
     }
   )
   invisible(x)
+}
+
+# ---- NMTF: biclusters -------------------------------------------------------
+# plot(fit, type = "biclusters") for NMTF fits: left, X with its rows and
+# columns ordered by their clusters (summary()$row_clusters / $col_clusters:
+# argmax of the rows of F and of G; within a cluster by decreasing posterior
+# probability), cluster boundaries drawn; right, S as the block pattern: block
+# (k, l) spans the rows of row cluster k and the columns of column cluster l
+# (the same layout as the left panel) and is coloured by S[k, l], its value
+# printed. Missing entries of X are left blank.
+plot_biclusters <- function(x, ...) {
+  if (!inherits(x, "bnmf_nmtf")) {
+    abort_input("`type = \"biclusters\"` needs a tri-factorisation fit (`X ~ nmtf(K, L)`).")
+  }
+  sm <- summary(x)
+  rc <- sm$row_clusters
+  cc <- sm$col_clusters
+  S <- factors(x)$S
+  ro <- order(rc$cluster, -rc$prob)
+  co <- order(cc$cluster, -cc$prob)
+  X <- as.matrix(x$X)[ro, co, drop = FALSE]
+  I <- nrow(X); J <- ncol(X)
+  rcl <- rc$cluster[ro]
+  ccl <- cc$cluster[co]
+  pal <- grDevices::hcl.colors(64L, "YlGnBu", rev = TRUE)
+  # Rows run from the top down; boundaries between consecutive clusters.
+  cuts <- function(cl) which(diff(cl) != 0) + 0.5
+  draw <- function(Z, zlim, main, xlab, ylab) {
+    graphics::image(seq_len(J), seq_len(I), t(Z[rev(seq_len(I)), , drop = FALSE]),
+                    col = pal, zlim = zlim, axes = FALSE, xlab = xlab, ylab = ylab,
+                    main = main, useRaster = I * J > 1e4, ...)
+    graphics::abline(v = cuts(ccl), h = I + 1 - cuts(rcl), col = "grey20", lwd = 1)
+    graphics::box()
+  }
+  op <- graphics::par(mfrow = c(1L, 2L), mar = c(3, 3, 2.5, 1), mgp = c(1.5, 0.5, 0))
+  on.exit(graphics::par(op))
+  zl <- range(X, finite = TRUE)
+  if (!all(is.finite(zl))) zl <- c(0, 1)
+  draw(X, zl, "X by row and column cluster", "columns (by cluster)", "rows (by cluster)")
+  B <- S[rcl, ccl, drop = FALSE]
+  draw(B, range(0, S), "S: block pattern", "column cluster", "row cluster")
+  # Each non-empty block labelled with S[k, l] at its centre.
+  for (k in unique(rcl)) {
+    for (l in unique(ccl)) {
+      yc <- I + 1 - mean(which(rcl == k))
+      xc <- mean(which(ccl == l))
+      graphics::text(xc, yc, formatC(S[k, l], digits = 2, format = "g"), cex = 0.8,
+                     col = if (S[k, l] > 0.6 * max(S)) "white" else "black")
+    }
+  }
 }

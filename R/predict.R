@@ -242,3 +242,17 @@ nnls_coef <- function(W, X, maxit = 1000L) {
   }
   H
 }
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+#' @rdname predict.bnmf
+#' @export
+predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef"), ...) {
+  check_dots_empty(list(...), c("newdata", "type"), "predict")
+  type <- check_choice(type, c("response", "coef"), "type")
+  if (!is.null(newdata)) {
+    abort_input("`newdata`: predictions for new samples are not available for a tri-factorisation; refit with the new columns (as missing entries, NA, they are predicted).")
+  }
+  if (type == "coef") return(coef(object))
+  nmtf_mean(object)
+}

@@ -132,3 +132,44 @@ print.bnmf_svgd <- function(x, ...) {
 
 #' @export
 print.bnmf_dsgd <- print.bnmf_svgd
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+#' @export
+print.bnmf_nmtf <- function(x, ...) {
+  how <- c(gibbs = "Gibbs sampling", icm = "iterated conditional modes (posterior mode)",
+           vb = "variational Bayes",
+           np = sprintf("multiplicative updates (%s loss)",
+                        if (identical(x$settings$loss, "kl")) "Kullback-Leibler" else "Euclidean"))
+  cat(sprintf("%s NMTF X ~ F S t(G) by %s\n", if (x$method == "np") "Non-negative" else "Bayesian",
+              how[[x$method]]))
+  cat(sprintf("  X: %d x %d%s, %s observed (%d missing)\n", x$dims[1L], x$dims[2L],
+              if (x$sparse) " (sparse)" else "",
+              format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
+  cat(sprintf("  rank: K = %d row factors, L = %d column factors\n", x$rank[[1L]], x$rank[[2L]]))
+  if (identical(x$prior$type, "ard")) {
+    cat(sprintf("  prior: ARD, F[, k] ~ Exp(lambda_F[k]), G[, l] ~ Exp(lambda_G[l]), Gamma(%s, %s); S ~ Exp(%s)\n",
+                format(x$prior$ard[1L]), format(x$prior$ard[2L]),
+                format(signif(x$prior$rate[["S"]], 4))))
+  } else if (!identical(x$prior$type, "none")) {
+    cat(sprintf("  prior: F, S, G ~ Exp(rate = %s)%s\n", format(signif(x$prior$rate[["F"]], 4)),
+                if (isTRUE(x$prior$auto)) "  [auto: (K L / mean(X))^(1/3)]" else ""))
+  }
+  if (x$method != "np") {
+    cat(sprintf("  noise: tau ~ Gamma(shape = %s, rate = %s)\n", format(x$noise$shape),
+                format(x$noise$rate)))
+  }
+  if (x$method == "gibbs") {
+    s <- x$settings
+    cat(sprintf("  %d chain%s x %d sweeps (burn-in %d, thin %d): %d draws\n", s$chains,
+                if (s$chains > 1) "s" else "", s$iter, s$burnin, s$thin, x$n_draws))
+    cat_tau(x)
+  } else if (x$method == "np") {
+    cat_optimiser(x, sprintf("loss %s", format(signif(x$loss, 8))))
+  } else {
+    cat_optimiser(x, if (x$method == "vb") sprintf("ELBO %s", format(signif(x$elbo, 8))) else
+      sprintf("log posterior %s", format(signif(x$logpost, 8))))
+    if (x$method == "vb") cat_tau(x) else
+      cat(sprintf("  tau: %s; sigma = %s\n", format(signif(x$tau, 4)), format(signif(sigma(x), 4))))
+  }
+  invisible(x)
+}

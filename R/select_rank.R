@@ -44,6 +44,18 @@
 #'   of factors that remain active (`summary(fit)$factors$active`, see
 #'   [summary.bnmf()]).
 #'
+#' @section Tri-factorisation:
+#' `ranks` given as (K, L) pairs, `list(c(2, 2), c(3, 2))` or a two-column
+#' matrix (one row per candidate, K the number of row factors, L of column
+#' factors), compares tri-factorisations `X ~ F S G'` ([nmtf()], fitted as
+#' `bnmf(X, rank = c(K, L))`) by criterion `"cv"` or `"ard"`. Everything
+#' works as for NMF ranks, with one candidate per pair: `$ranks` is the
+#' two-column matrix of the pairs (columns `K` and `L`), `$best` the chosen
+#' pair `c(K = , L = )`, the table has columns `K` and `L` instead of `rank`,
+#' and the rows of `$fold_mse` are named `"KxL"`. With `"ard"` one fit with
+#' ARD priors on the columns of F and of G is made at the largest K and the
+#' largest L, and `$best` counts the active factors of F and of G.
+#'
 #' @section Folds:
 #' The folds partition the observed entries. To keep every row and column of
 #' `X` observed in every training set, the assignment is stratified by row:
@@ -96,7 +108,8 @@
 #'   `assay` (given through `...`; default the first) is used, as in [bnmf()].
 #' @param ranks The ranks to compare: distinct whole numbers between 1 and
 #'   `min(nrow(X), ncol(X))`. For `criterion = "ard"` only the largest is
-#'   used.
+#'   used. For a tri-factorisation, (K, L) pairs: a list of length-2 vectors
+#'   or a two-column matrix (see the section Tri-factorisation).
 #' @param criterion `"chib"`, `"bic"`, `"cv"` or `"ard"`; see the section
 #'   Criteria.
 #' @param method The fitting method: for `"cv"` any of `"gibbs"` (default),
@@ -230,10 +243,12 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
   X <- check_data_matrix(X)
   I <- nrow(X)
   J <- ncol(X)
-  ranks <- check_ranks(ranks, min(I, J))
+  pairs <- check_rank_pairs(ranks, I, J, criterion)
+  ranks <- if (is.null(pairs)) check_ranks(ranks, min(I, J)) else seq_len(nrow(pairs))
   keep_fits <- check_flag(keep_fits, "keep_fits")
   if (!is.null(cores)) cores <- check_count(cores, "cores", min = 1)
   args <- check_fit_args(args, criterion, method)
+  attr(args, "rank_pairs") <- pairs
   check_signs(X, method)
   if (criterion == "chib") {
     samples <- check_count(samples, "samples", min = 1)
@@ -270,12 +285,14 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
   # The ranks (and folds) are tasks of run_tasks(), under the user's plan or
   # the temporary one of `cores`.
   out <- with_cores(cores, switch(criterion,
-    ard = rank_ard(X, max(ranks), method, args),
+    ard = rank_ard(X, if (is.null(pairs)) max(ranks) else apply(pairs, 2L, max), method, args),
     chib = rank_chib(X, ranks, args, samples, marglik_args, ml_fun, keep_fits),
     bic = rank_bic(X, ranks, args, keep_fits),
     cv = rank_cv(X, ranks, method, folds, nested, inner_folds, args, keep_fits, rule)
   ))
-  out <- c(list(criterion = criterion, method = method, ranks = ranks), out)
+  if (!is.null(pairs)) out <- pair_result(out, pairs, criterion)
+  out <- c(list(criterion = criterion, method = method,
+                ranks = if (is.null(pairs)) ranks else pairs), out)
   out$dims <- c(I, J)
   out$elapsed <- proc.time()[[3L]] - t0
   out$call <- call
@@ -297,8 +314,15 @@ validate_rank_result <- function(x) {
   if (!is.numeric(r) || !length(r) || any(!is.finite(r)) || any(r < 1) || any(r != round(r))) {
     bad("ranks that are not whole numbers >= 1")
   }
-  ok <- if (x$criterion == "ard") x$best %in% 0:max(r) else x$best %in% r
-  if (length(x$best) != 1L || !isTRUE(ok)) bad("a chosen rank outside its ranks")
+  if (is.matrix(r)) {
+    ok <- length(x$best) == 2L && if (x$criterion == "ard") {
+      all(x$best >= 0 & x$best <= apply(r, 2L, max))
+    } else any(r[, 1L] == x$best[1L] & r[, 2L] == x$best[2L])
+    if (!isTRUE(ok)) bad("a chosen (K, L) pair outside its ranks")
+  } else {
+    ok <- if (x$criterion == "ard") x$best %in% 0:max(r) else x$best %in% r
+    if (length(x$best) != 1L || !isTRUE(ok)) bad("a chosen rank outside its ranks")
+  }
   if (length(x$dims) != 2L) bad("no data dimensions")
   x
 }
@@ -356,7 +380,8 @@ check_fit_job <- function(X, ranks, method, args) {
   a <- lapply(defaults[rest], eval, envir = environment(bnmf))
   a[names(args)] <- args
   a$X <- X
-  a$rank <- max(ranks)
+  pairs <- attr(args, "rank_pairs")
+  a$rank <- if (is.null(pairs)) max(ranks) else apply(pairs, 2L, max)
   a$method <- method
   given <- stats::setNames(names(a) %in% names(args), names(a))
   withCallingHandlers(
@@ -368,6 +393,9 @@ check_fit_job <- function(X, ranks, method, args) {
 # One bnmf fit, without repeating the warning about negative entries (given
 # once by select_rank()), and with a short call.
 fit_one <- function(X, rank, method, args) {
+  # Tri-factorisation candidates are numbered: the number picks the (K, L) row.
+  pairs <- attr(args, "rank_pairs")
+  if (!is.null(pairs) && length(rank) == 1L) rank <- pairs[rank, ]
   f <- function(...) bnmf(X, rank = rank, method = method, ...)
   withCallingHandlers(
     do.call(f, args),
@@ -386,8 +414,8 @@ rank_tasks <- function(tasks, fun) {
 
 rank_ard <- function(X, K, method, args) {
   fit <- fit_one(X, K, method, args)
-  tab <- summary(fit)$factors
-  keep <- intersect(c("factor", "share", "lambda", "signal", "active"), names(tab))
+  tab <- if (inherits(fit, "bnmf_nmtf")) nmtf_ard_relevance(fit) else summary(fit)$factors
+  keep <- intersect(c("matrix", "factor", "share", "lambda", "signal", "active"), names(tab))
   tab <- tab[, keep, drop = FALSE]
   rownames(tab) <- NULL
   list(best = sum(tab$active), table = tab, fit = fit)
@@ -713,7 +741,7 @@ rank_title <- function(x) {
     cv = sprintf("Rank selection by %s%d-fold cross-validation (method \"%s\")",
                  if (!is.null(x$nested)) sprintf("nested (%d inner folds) ", x$nested$inner_folds) else "",
                  ncol(x$fold_mse), x$method),
-    ard = sprintf("Rank selection by ARD (method \"%s\", rank %d)", x$method, max(x$ranks)))
+    ard = sprintf("Rank selection by ARD (method \"%s\", rank %s)", x$method, rank_text(x, "max")))
 }
 
 rank_rule <- function(x) {
@@ -730,14 +758,14 @@ rank_rule <- function(x) {
 print.bnmf_rank <- function(x, digits = 4, ...) {
   cat(rank_title(x), "\n", sep = "")
   cat(sprintf("  X: %d x %d; ranks %s\n", x$dims[1L], x$dims[2L],
-              paste(x$ranks, collapse = ", ")))
+              paste(rank_text(x), collapse = ", ")))
   print_rank_table(rank_table(x), digits)
   if (!is.null(x$nested)) {
     cat(sprintf("Nested CV: ranks chosen by the outer folds %s; outer test MSE %s (se %s)\n",
                 paste(x$nested$outer$rank, collapse = ", "),
                 format(signif(x$nested$mse, digits)), format(signif(x$nested$se, digits))))
   }
-  cat(sprintf("Chosen rank: %d (%s)\n", x$best, rank_rule(x)))
+  cat(sprintf("Chosen rank: %s (%s)\n", rank_text(x, "best"), rank_rule(x)))
   invisible(x)
 }
 
@@ -824,7 +852,7 @@ print.summary.bnmf_rank <- function(x, digits = 4, ...) {
   digits <- check_count(digits, "digits", min = 1)
   cat(x$title, "\n", sep = "")
   cat(sprintf("  X: %d x %d; ranks %s; %.1f s\n\n", x$dims[1L], x$dims[2L],
-              paste(x$ranks, collapse = ", "), x$elapsed))
+              paste(rank_text(x), collapse = ", "), x$elapsed))
   print_rank_table(x$table, digits)
   if (x$criterion == "bic") {
     cat(sprintf("\nBIC = -2 loglik + df log(n), n = %d observed entries\n", x$nobs))
@@ -846,7 +874,7 @@ print.summary.bnmf_rank <- function(x, digits = 4, ...) {
                   format(signif(x$nested$mse, digits)), format(signif(x$nested$se, digits))))
     }
   }
-  cat(sprintf("\nChosen rank: %d (%s)\n", x$best, x$rule))
+  cat(sprintf("\nChosen rank: %s (%s)\n", rank_text(x, "best"), x$rule))
   invisible(x)
 }
 
@@ -860,12 +888,13 @@ plot.bnmf_rank <- function(x, ...) {
                       col = ifelse(tab$active, "grey30", "grey80"), border = NA,
                       ylab = "mean contribution / noise sd",
                       ylim = c(min(sig, 1e-2) / 2, max(sig, 1) * 2),
-                      main = sprintf("ARD: %d of %d factors active", x$best, nrow(tab)), ...)
+                      main = sprintf("ARD: %s of %d factors active",
+                                     paste(x$best, collapse = " + "), nrow(tab)), ...)
     graphics::abline(h = 0.1, lty = 2)
     return(invisible(x))
   }
   tab <- x$table
-  r <- tab$rank
+  r <- if (is.matrix(x$ranks)) seq_len(nrow(x$ranks)) else tab$rank
   spec <- switch(x$criterion,
     chib = list(y = tab$logml, lo = tab$logml - 2 * tab$se, hi = tab$logml + 2 * tab$se,
                 lab = "log marginal likelihood (+/- 2 se)"),
@@ -875,8 +904,8 @@ plot.bnmf_rank <- function(x, ...) {
   yr <- range(c(spec$y, spec$lo, spec$hi, if (x$criterion == "cv") x$fold_mse),
               finite = TRUE)
   graphics::plot(r, spec$y, type = "b", pch = 19, ylim = yr, xaxt = "n",
-                 xlab = "rank", ylab = spec$lab, ...)
-  graphics::axis(1, at = r)
+                 xlab = if (is.matrix(x$ranks)) "rank (K x L)" else "rank", ylab = spec$lab, ...)
+  graphics::axis(1, at = r, labels = rank_text(x))
   if (x$criterion == "cv") {
     graphics::matlines(r, x$fold_mse, lty = 1, col = "grey75")
     graphics::lines(r, spec$y, type = "b", pch = 19)
@@ -888,10 +917,95 @@ plot.bnmf_rank <- function(x, ...) {
                        length = 0.05)
     }
   }
-  b <- match(x$best, r)
-  graphics::abline(v = x$best, lty = 2, col = "red")
-  graphics::points(x$best, spec$y[b], pch = 21, cex = 2, col = "red", lwd = 2)
-  graphics::legend("topright", legend = sprintf("chosen: %d", x$best), bty = "n",
+  b <- match(rank_text(x, "best"), rank_text(x))
+  graphics::abline(v = r[b], lty = 2, col = "red")
+  graphics::points(r[b], spec$y[b], pch = 21, cex = 2, col = "red", lwd = 2)
+  graphics::legend("topright", legend = sprintf("chosen: %s", rank_text(x, "best")), bty = "n",
                    text.col = "red")
   invisible(x)
+}
+
+# ---- Tri-factorisation ranks: (K, L) pairs ----------------------------------
+
+# NULL for NMF ranks (a plain vector), else the candidate pairs as an integer
+# matrix with columns K and L, checked: a list of length-2 vectors or a
+# two-column matrix, whole numbers from 1 to min(nrow(X), ncol(X)), no
+# duplicate pair; only criteria "cv" and "ard".
+check_rank_pairs <- function(ranks, I, J, criterion) {
+  if (is.list(ranks) && !is.data.frame(ranks)) {
+    if (!length(ranks) || !all(vapply(ranks, function(r) is.numeric(r) && length(r) == 2L,
+                                      logical(1)))) {
+      abort_input("`ranks` given as a list must hold (K, L) pairs: numeric vectors of length 2.")
+    }
+    ranks <- do.call(rbind, lapply(ranks, as.numeric))
+  } else if (!is.matrix(ranks)) {
+    return(NULL)
+  }
+  if (!is.numeric(ranks) || ncol(ranks) != 2L || !nrow(ranks) || anyNA(ranks) ||
+      any(!is.finite(ranks)) || any(ranks != round(ranks)) || any(ranks < 1)) {
+    abort_input("`ranks` as (K, L) pairs must be a two-column matrix (or a list of pairs) of whole numbers >= 1.")
+  }
+  if (any(ranks > min(I, J))) {
+    abort_input(sprintf("`ranks`: K and L must be at most min(nrow(X), ncol(X)) = %d.", min(I, J)))
+  }
+  if (anyDuplicated(ranks)) abort_input("`ranks` must not contain duplicate (K, L) pairs.")
+  if (!criterion %in% c("cv", "ard")) {
+    abort_input(sprintf("`ranks`: (K, L) pairs take criterion \"cv\" or \"ard\", not \"%s\".",
+                        criterion))
+  }
+  out <- matrix(as.integer(ranks), ncol = 2L, dimnames = list(NULL, c("K", "L")))
+  out[order(out[, 1L], out[, 2L]), , drop = FALSE]
+}
+
+# The result of a selection over numbered pairs, in terms of the pairs.
+pair_result <- function(out, pairs, criterion) {
+  lab <- paste0(pairs[, 1L], "x", pairs[, 2L])
+  if (criterion == "ard") {
+    # The ARD fit at the largest K and L: the active factors of F and of G.
+    tab <- out$table
+    out$best <- c(K = sum(tab$active & tab$matrix == "F"), L = sum(tab$active & tab$matrix == "G"))
+    return(out)
+  }
+  idx <- out$table$rank
+  out$table <- data.frame(K = pairs[idx, 1L], L = pairs[idx, 2L],
+                          out$table[setdiff(names(out$table), "rank")])
+  out$best <- pairs[out$best, ]
+  if (!is.null(out$fold_mse)) rownames(out$fold_mse) <- lab[idx]
+  if (!is.null(out$nested)) {
+    rownames(out$nested$inner_mse) <- lab[idx]
+    out$nested$outer$rank <- lab[out$nested$outer$rank]
+  }
+  if (!is.null(out$fits)) names(out$fits) <- lab[idx]
+  out
+}
+
+# Relevance of the factors of an NMTF fit under ARD, as ard_relevance() for
+# NMF: the mean contribution of column k of F to an entry of F S G' (the
+# terms F[, k] S[k, ] G'), and of column l of G (the terms F S[, l] G[, l]'),
+# in units of the noise sd; active when at least 0.1.
+nmtf_ard_relevance <- function(fit) {
+  fa <- factors(fit)
+  cF <- colSums(fa$F)
+  cG <- colSums(fa$G)
+  mass <- c(cF * as.vector(fa$S %*% cG), cG * as.vector(crossprod(fa$S, cF)))
+  signal <- mass / prod(fit$dims) / sigma(fit)
+  side <- rep(c("F", "G"), c(length(cF), length(cG)))
+  lam <- fit$lambda
+  data.frame(matrix = side, factor = c(paste0("k", seq_along(cF)), paste0("l", seq_along(cG))),
+             lambda = if (is.list(lam)) c(lam$F, lam$G) else NA_real_,
+             share = mass / stats::ave(mass, side, FUN = sum), signal = signal,
+             active = signal >= 0.1)
+}
+
+# The ranks of a selection as text ("3" or "3x2"): all of them, the largest
+# (per column for pairs) or the chosen one.
+rank_text <- function(x, which = c("all", "max", "best")) {
+  which <- match.arg(which)
+  r <- x$ranks
+  if (!is.matrix(r)) {
+    return(as.character(switch(which, all = r, max = max(r), best = x$best)))
+  }
+  switch(which, all = paste0(r[, 1L], "x", r[, 2L]),
+         max = paste0(max(r[, 1L]), "x", max(r[, 2L])),
+         best = paste0(x$best[1L], "x", x$best[2L]))
 }

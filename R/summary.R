@@ -756,3 +756,64 @@ print.summary.bnmf_hmc <- function(x, digits = 3, ...) {
   invisible(x)
 }
 
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+#' @rdname summary.bnmf
+#' @export
+summary.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), "object", "summary")
+  K <- object$rank[[1L]]; L <- object$rank[[2L]]
+  n <- object$n_obs
+  sse <- nmtf_sse_point(object)
+  vals <- if (object$sparse) object$X@x else object$X
+  ss <- sum(vals^2, na.rm = TRUE)
+  sst <- ss - sum(vals, na.rm = TRUE)^2 / n
+  q <- quality_from_sums(sse, sst, n, 1)
+  out <- list(
+    method = object$method, dims = object$dims, rank = object$rank,
+    n_obs = n, n_missing = object$n_missing,
+    row_clusters = cluster_table(object$F, object$row_prob, object$dimnames[[1L]]),
+    col_clusters = cluster_table(object$G, object$col_prob, object$dimnames[[2L]]),
+    S = object$S,
+    rmse = q$rmse, r_squared = q$r_squared,
+    sigma = if (object$method == "np") NA_real_ else sigma(object),
+    lambda = object$lambda,
+    notes = q$notes
+  )
+  if (object$method != "gibbs") {
+    out$converged <- object$converged[object$best]
+    out$iterations <- object$iterations[object$best]
+  }
+  structure(out, class = "summary.bnmf_nmtf")
+}
+
+#' @rdname summary.bnmf
+#' @export
+print.summary.bnmf_nmtf <- function(x, digits = 3, ...) {
+  digits <- check_count(digits, "digits", min = 1)
+  cat(sprintf("Bayesian NMTF (%s), K = %d, L = %d, X %d x %d, %s observed entries (%d missing)\n\n",
+              x$method, x$rank[[1L]], x$rank[[2L]], x$dims[1L], x$dims[2L],
+              format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
+  for (side in c("row", "col")) {
+    tab <- x[[paste0(side, "_clusters")]]
+    R <- ncol(if (side == "row") x$S else t(x$S))
+    size <- tabulate(tab$cluster, R)
+    pm <- vapply(seq_len(R), function(r) if (size[r]) mean(tab$prob[tab$cluster == r]) else NA_real_,
+                 numeric(1))
+    cat(sprintf("%s clusters (argmax of each row of %s): sizes %s; mean probability %s\n",
+                if (side == "row") "Row" else "Column", if (side == "row") "F" else "G",
+                paste(size, collapse = ", "), paste(format(signif(pm, digits)), collapse = ", ")))
+  }
+  cat("\nS (block strengths):\n")
+  print(signif(x$S, digits))
+  if (!is.null(x$lambda)) {
+    cat("\nARD rates: lambda_F", format(signif(x$lambda$F, digits)), "\n")
+    cat("           lambda_G", format(signif(x$lambda$G, digits)), "\n")
+  }
+  cat(sprintf("\nFit: RMSE %s, R^2 %s%s\n", format(signif(x$rmse, digits)),
+              format_r_squared(x$r_squared, digits),
+              if (is.na(x$sigma)) "" else paste0(", sigma ", format(signif(x$sigma, digits)))))
+  cat_notes(x$notes)
+  invisible(x)
+}

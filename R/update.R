@@ -10,3 +10,31 @@ update.bnmf_particles <- function(object, ...) {
 update.bnmf_hmc <- function(object, ...) {
   abort_input("`update()` does not apply to an HMC fit: fit again with a larger `iter`.")
 }
+
+# ---- the tri-factorisation (bnmf_nmtf) ----
+
+#' @rdname update.bnmf
+#' @export
+update.bnmf_nmtf <- function(object, iter = 1000, progress = interactive(), ...) {
+  check_dots_empty(list(...), names(formals()), "update")
+  iter <- check_count(iter, "iter", min = 1)
+  progress <- check_flag(progress, "progress")
+  fit <- object
+  settings <- fit$settings
+  if (fit$method == "gibbs") iter <- max(settings$thin, iter %/% settings$thin * settings$thin)
+  # every chain continues from its last state (running moments included)
+  # and its random number stream
+  job <- list(method = fit$method, X = fit$X, rank = unname(fit$rank),
+              data = prepare_data(fit$X, fit$rank[[1L]]),
+              model = list(prior = fit$prior, noise = fit$noise), settings = settings)
+  job$settings$iter <- iter
+  job$settings$burnin <- 0L
+  job$settings$progress <- progress
+  job$starts <- lapply(fit$chains, function(ch) list(state = ch$state))
+  job <- nmtf_tasks(job)
+  runs <- run_tasks(job$tasks, nmtf_chain, job = job,
+                    seeds = lapply(fit$chains, function(ch) ch$seed))
+  job$settings <- settings
+  job$settings$iter <- settings$iter + iter
+  validate_bnmf_nmtf_fit(new_bnmf_nmtf_fit(runs, job, fit$call, previous = fit))
+}

@@ -16,6 +16,8 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(chib_run, 5),
     /* SVGD and DSGD */
     CALLDEF(stein_directions, 5),
+    /* the tri-factorisation */
+    CALLDEF(nmtf_sweeps, 5),
     { NULL, NULL, 0 }
 };
 

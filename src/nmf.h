@@ -164,6 +164,8 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
                      int first);
 void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                      const sweep_ctrl *c, sweep_out *out);
+void bnmf_update_tau(const nmf_prior *pr, nmf_rule rule, double tau_shape,
+                     double sse, double *tau, double *tau_rate);
 
 /* nmf_kl.c: Lee-Seung updates for the KL divergence */
 int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,

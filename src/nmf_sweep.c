@@ -478,8 +478,8 @@ static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
 
 /* tau | W, H ~ Gamma(tau_shape, beta + sse / 2): draw it (Gibbs), take its
  * mode (ICM) or its mean (VB, whose q(tau) keeps the rate). */
-static void update_tau(const nmf_prior *pr, nmf_rule rule, double tau_shape,
-                       double sse, double *tau, double *tau_rate)
+void bnmf_update_tau(const nmf_prior *pr, nmf_rule rule, double tau_shape,
+                     double sse, double *tau, double *tau_rate)
 {
     const double rate = pr->beta + 0.5 * sse;
     if (rule == RULE_DRAW)
@@ -620,7 +620,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         }
         sse = bnmf_sse(d, x, W, H, vb, *sumsq, sse);
         if (sse < 0.0) sse = 0.0;
-        if (upd_tau) update_tau(pr, rule, tau_shape, sse, tau, tau_rate);
+        if (upd_tau) bnmf_update_tau(pr, rule, tau_shape, sse, tau, tau_rate);
         if (pr->ard && upd_W && upd_H) {
             bnmf_ard_update(d, pr, rule, lambda, lambda_rate, W, H);
             bnmf_ard_fill_rates(d, pr, lambda);

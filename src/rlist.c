@@ -375,3 +375,33 @@ SEXP bnmf_named_list(int n, const char **names, SEXP *values)
     UNPROTECT(2);
     return out;
 }
+
+/* ---- the tri-factorisation (nmtf_sweep.c) ---- */
+#include "nmtf.h"
+
+/**
+ * The controls of nmtf_sweeps: list(n, rule = "gibbs" | "icm" | "vb" | "np",
+ * loss = "euclidean" | "kl", accumulate, thin, keep_draws, update_F,
+ * update_S, update_G, update_tau, tol).
+ */
+void bnmf_read_nmtf_ctrl(SEXP ctrl, nmtf_ctrl *c)
+{
+    static const char *const known[] = {"n", "rule", "loss", "accumulate", "thin",
+        "keep_draws", "update_F", "update_S", "update_G", "update_tau", "tol"};
+    static const char *const rules[] = {"gibbs", "icm", "vb", "np"}; /* as nmf_rule */
+    static const char *const losses[] = {"euclidean", "kl"};
+    ctrl_check_names(ctrl, known, 11);
+    c->n = ctrl_count(ctrl, "n", 0);
+    c->rule = (nmf_rule) ctrl_choice(ctrl, "rule", rules, 4,
+                                     "\"gibbs\", \"icm\", \"vb\" or \"np\"");
+    c->kl = ctrl_choice(ctrl, "loss", losses, 2, "\"euclidean\" or \"kl\"") == 1 &&
+        c->rule == RULE_MULT;
+    c->accumulate = ctrl_flag(ctrl, "accumulate") && c->rule == RULE_DRAW;
+    c->thin = ctrl_count(ctrl, "thin", 1);
+    c->keep_draws = ctrl_flag(ctrl, "keep_draws");
+    c->update_F = ctrl_flag(ctrl, "update_F");
+    c->update_S = ctrl_flag(ctrl, "update_S");
+    c->update_G = ctrl_flag(ctrl, "update_G");
+    c->update_tau = ctrl_flag(ctrl, "update_tau");
+    c->tol = ctrl_number(ctrl, "tol");
+}

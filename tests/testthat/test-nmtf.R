@@ -1,0 +1,274 @@
+# The NMTF model code X ~ F S G': conditionals against plain-R brute force,
+# monotone objectives, the KKT point of ICM, VB's expected squared error,
+# sparse = dense, input errors and the S3 methods.
+
+nmtf_toy <- function(I = 12, J = 10, K = 3, L = 2, sd = 0.3, seed = 1, na = 0) {
+  set.seed(seed)
+  F <- matrix(rexp(I * K), I, K)
+  S <- matrix(rexp(K * L), K, L)
+  G <- matrix(rexp(J * L), J, L)
+  X <- F %*% S %*% t(G) + matrix(rnorm(I * J, sd = sd), I, J)
+  if (na) X[sample(I * J, na)] <- NA
+  list(X = X, F = F, S = S, G = G)
+}
+
+# One sweep of `rule` updating only `update`, from a given state.
+nmtf_step <- function(X, F, S, G, tau, rate, rule, update, vb = NULL) {
+  data <- bnmf:::prepare_data(X, ncol(F))
+  st <- bnmf:::nmtf_new_state(X, data, F, S, G, tau, vb = vb)
+  prior <- list(rate = rep(rate, 3), alpha = 1, beta = 1, ard = numeric())
+  bnmf:::engine_nmtf_sweeps(st, data, prior, 1L, rule = rule, update = update)
+  st
+}
+
+# The conditional of S_kl in plain R: precision tau * sum_Omega (F_ik G_jl)^2
+# and mean (sum_Omega F_ik G_jl R_ij - rate / tau) / sum_Omega (F_ik G_jl)^2
+# with R the residual without the term of S_kl.
+s_conditional <- function(X, F, S, G, tau, rate, k, l) {
+  O <- !is.na(X)
+  a <- outer(F[, k], G[, l])
+  R <- X - F %*% S %*% t(G) + S[k, l] * a
+  p <- sum(a[O]^2)
+  list(mean = (sum(a[O] * R[O]) - rate / tau) / p, prec = tau * p)
+}
+
+tn_moments <- function(mu, sd) {
+  a <- -mu / sd
+  lam <- dnorm(a) / pnorm(a, lower.tail = FALSE)
+  c(mean = mu + sd * lam, var = sd^2 * (1 - lam * (lam - a)))
+}
+
+test_that("the S update is the exact conditional (mean and precision, with NA)", {
+  d <- nmtf_toy(I = 7, J = 6, K = 3, L = 2, na = 5, seed = 2)
+  tau <- 2; rate <- 0.7
+  # VB from a state with no variance in F and G: q(S_kl) is the truncated
+  # normal of the Gibbs conditional; its moments give mean and precision.
+  vb <- list(tau_rate = (1 + sum(!is.na(d$X)) / 2) / tau)
+  st <- nmtf_step(d$X, d$F, d$S, d$G, tau, rate, "vb", "S", vb = vb)
+  Sr <- d$S
+  for (l in 1:2) for (k in 1:3) {
+    cc <- s_conditional(d$X, d$F, Sr, d$G, tau, rate, k, l)
+    m <- tn_moments(cc$mean, 1 / sqrt(cc$prec))
+    expect_equal(st$S[k, l], m[["mean"]], tolerance = 1e-10)
+    expect_equal(st$S_var[k + 3 * (l - 1)], m[["var"]], tolerance = 1e-10)
+    Sr[k, l] <- m[["mean"]]
+  }
+  # ICM: the modes max(mean, 0), entry by entry
+  st <- nmtf_step(d$X, d$F, d$S, d$G, tau, rate, "icm", "S")
+  Sr <- d$S
+  for (l in 1:2) for (k in 1:3) {
+    Sr[k, l] <- max(s_conditional(d$X, d$F, Sr, d$G, tau, rate, k, l)$mean, 0)
+  }
+  expect_equal(st$S, Sr, tolerance = 1e-12)
+})
+
+test_that("Gibbs draws of S follow the truncated normal conditional (KS)", {
+  withr::local_seed(11)
+  d <- nmtf_toy(I = 5, J = 4, K = 1, L = 1, na = 2, seed = 3)
+  tau <- 1.5; rate <- 2
+  cc <- s_conditional(d$X, d$F, d$S, d$G, tau, rate, 1, 1)
+  draws <- vapply(1:2000, function(t) {
+    nmtf_step(d$X, d$F, d$S, d$G, tau, rate, "gibbs", "S")$S[1, 1]
+  }, numeric(1))
+  sd <- 1 / sqrt(cc$prec)
+  cdf <- function(x) {
+    (pnorm(x, cc$mean, sd) - pnorm(0, cc$mean, sd)) / pnorm(0, cc$mean, sd, lower.tail = FALSE)
+  }
+  expect_gt(suppressWarnings(ks.test(draws, cdf))$p.value, 1e-3)
+})
+
+test_that("the rows of F and G are the NMF conditionals given H = S G' and W = F S", {
+  d <- nmtf_toy(I = 7, J = 6, K = 3, L = 2, na = 5, seed = 4)
+  tau <- 2; rate <- 0.4
+  O <- !is.na(d$X)
+  X0 <- d$X
+  X0[!O] <- 0
+  # VB with no variances elsewhere: q(F_ik) is the conditional's truncated normal
+  vb <- list(tau_rate = (1 + sum(O) / 2) / tau)
+  st <- nmtf_step(d$X, d$F, d$S, d$G, tau, rate, "vb", "F", vb = vb)
+  H <- d$S %*% t(d$G)
+  Fr <- d$F
+  for (i in 1:7) {
+    Hi <- H[, O[i, ], drop = FALSE]
+    C <- Hi %*% t(Hi)
+    b <- Hi %*% X0[i, O[i, ]]
+    for (k in 1:3) {
+      mu <- (b[k] - sum(C[k, -k] * Fr[i, -k]) - rate / tau) / C[k, k]
+      m <- tn_moments(mu, 1 / sqrt(tau * C[k, k]))
+      expect_equal(st$F[i, k], m[["mean"]], tolerance = 1e-10)
+      Fr[i, k] <- m[["mean"]]
+    }
+  }
+  st <- nmtf_step(d$X, d$F, d$S, d$G, tau, rate, "vb", "G", vb = vb)
+  W <- d$F %*% d$S
+  Gr <- d$G
+  for (j in 1:6) {
+    Wj <- W[O[, j], , drop = FALSE]
+    C <- t(Wj) %*% Wj
+    b <- t(Wj) %*% X0[O[, j], j]
+    for (l in 1:2) {
+      mu <- (b[l] - sum(C[l, -l] * Gr[j, -l]) - rate / tau) / C[l, l]
+      Gr[j, l] <- tn_moments(mu, 1 / sqrt(tau * C[l, l]))[["mean"]]
+    }
+  }
+  expect_equal(st$G, Gr, tolerance = 1e-10)
+})
+
+test_that("VB's expected squared error equals Monte Carlo over q (with NA)", {
+  withr::local_seed(5)
+  d <- nmtf_toy(I = 6, J = 5, K = 2, L = 2, na = 4, seed = 5)
+  fit <- bnmf(d$X ~ nmtf(2, 2), method = "vb", iter = 3, tol = 0, init = "random",
+              progress = FALSE)
+  esse <- tail(fit$trace$sse, 1)
+  # E[(X_ij - F_i S G_j')^2] under a product distribution depends only on the
+  # means and variances of the entries: draw every entry independently from a
+  # Gamma with the moments of q.
+  draw <- function(m, s) {
+    v <- s^2
+    out <- m
+    pos <- v > 0
+    out[pos] <- rgamma(sum(pos), shape = m[pos]^2 / v[pos], rate = m[pos] / v[pos])
+    out
+  }
+  O <- !is.na(d$X)
+  n <- 20000
+  sse <- vapply(seq_len(n), function(t) {
+    Fd <- draw(fit$F, fit$F_sd); Sd <- draw(fit$S, fit$S_sd); Gd <- draw(fit$G, fit$G_sd)
+    sum(((d$X - Fd %*% Sd %*% t(Gd))[O])^2)
+  }, numeric(1))
+  expect_lt(abs(mean(sse) - esse), 4 * sd(sse) / sqrt(n))
+  # and the mean residual alone falls short of it by the variance terms
+  expect_gt(esse, sum(((d$X - fit$F %*% fit$S %*% t(fit$G))[O])^2))
+})
+
+test_that("ELBO, log posterior and loss never decrease (increase) with NA and ARD", {
+  d <- nmtf_toy(I = 25, J = 20, K = 3, L = 3, na = 60, seed = 6)
+  Xp <- pmax(d$X, 0)
+  Xp[is.na(d$X)] <- NA
+  mono <- function(v) all(diff(v) >= -1e-9 * pmax(abs(v[-1]), 1))
+  for (prior in list(exponential(), ard())) {
+    for (m in c("vb", "icm")) {
+      withr::local_seed(7)
+      fit <- bnmf(d$X ~ nmtf(3, 3, prior = prior), method = m, iter = 150, tol = 0,
+                  progress = FALSE, init = if (m == "vb") "random" else "kmeans")
+      expect_true(mono(fit$trace$logpost), info = paste(m, prior$type))
+      expect_true(all(is.finite(fit$trace$logpost)))
+    }
+  }
+  for (loss in c("euclidean", "kl")) {
+    withr::local_seed(8)
+    fit <- bnmf(Xp ~ nmtf(3, 3), method = "np", loss = loss, iter = 150, tol = 0,
+                progress = FALSE)
+    expect_true(mono(fit$trace$logpost), info = loss)
+  }
+})
+
+test_that("the ICM fixed point is a KKT point of the MAP problem", {
+  # (K, L) = (2, 1): with K = L = 2 the posterior has near-flat ridges
+  # (F A, A^-1 S for 2 x 2 matrices A) along which coordinate ascent creeps
+  d <- nmtf_toy(I = 10, J = 8, K = 2, L = 1, na = 6, seed = 9)
+  withr::local_seed(9)
+  fit <- bnmf(d$X ~ nmtf(2, 1, prior = exponential(0.5)), method = "icm", iter = 2000,
+              tol = 1e-14, progress = FALSE)
+  expect_true(fit$converged)
+  F <- fit$F; S <- fit$S; G <- fit$G; tau <- fit$tau
+  R <- F %*% S %*% t(G) - d$X
+  R[is.na(R)] <- 0
+  gF <- tau * R %*% G %*% t(S) + 0.5
+  gS <- tau * t(F) %*% R %*% G + 0.5
+  gG <- tau * t(R) %*% F %*% S + 0.5
+  for (p in list(list(F, gF), list(S, gS), list(G, gG))) {
+    z <- p[[1]]; g <- p[[2]]
+    scale <- max(abs(tau * R)) * max(1, max(z))
+    expect_lt(max(abs(g[z > 1e-8])), 1e-5 * scale)
+    expect_true(all(g[z <= 1e-8] >= -1e-5 * scale))
+  }
+})
+
+test_that("a dgCMatrix fit equals the dense fit from the same start", {
+  d <- nmtf_toy(I = 15, J = 12, K = 2, L = 2, sd = 0.1, seed = 10)
+  X <- pmax(d$X, 0)
+  X[X < 0.3] <- 0
+  Xs <- Matrix::Matrix(X, sparse = TRUE)
+  init <- list(F = d$F, S = d$S, G = d$G, tau = 5)
+  for (m in c("gibbs", "icm", "vb", "np")) {
+    withr::local_seed(12)
+    a <- bnmf(X, rank = c(2, 2), method = m, iter = 20, tol = 0, init = init, progress = FALSE)
+    withr::local_seed(12)
+    b <- bnmf(Xs, rank = c(2, 2), method = m, iter = 20, tol = 0, init = init, progress = FALSE)
+    expect_equal(b$F, a$F, tolerance = 1e-8, info = m)
+    expect_equal(b$S, a$S, tolerance = 1e-8, info = m)
+    expect_equal(b$trace$logpost, a$trace$logpost, tolerance = 1e-8, info = m)
+    expect_equal(as.matrix(fitted(b)) * (X != 0), fitted(a) * (X != 0), tolerance = 1e-8,
+                 ignore_attr = TRUE)
+  }
+})
+
+test_that("input errors name the argument", {
+  X <- nmtf_toy()$X
+  expect_error(bnmf(X, rank = c(2, 3, 4), method = "icm"), class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = c(0, 2), method = "icm"), "rank\\[1\\]", class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = c(13, 2), method = "icm"), "K <= nrow", class = "bnmf_error_input")
+  expect_error(bnmf(X ~ nmtf(2), method = "icm"))
+  expect_error(bnmf(X ~ nmtf(2, 2), method = "particles"), "tri-factorisation",
+               class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = c(2, 2), method = "icm", init = list(F = matrix(1, 12, 3),
+               S = matrix(1, 2, 2), G = matrix(1, 10, 2))), "init\\$F", class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = c(2, 2), method = "icm", init = list(F = matrix(1, 12, 2),
+               S = matrix(1, 2, 3), G = matrix(1, 10, 2))), "init\\$S", class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = c(2, 2), method = "icm", init = "nndsvd"), "init",
+               class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = c(2, 2), method = "icm", init = list(F = matrix(1, 12, 2),
+               S = matrix(1, 2, 2), G = matrix(1, 10, 2), lambda = list(F = 1))), "lambda",
+               class = "bnmf_error_input")
+  expect_error(bnmf(X ~ nmtf(2, 2, prior = ard()), method = "np"), "prior",
+               class = "bnmf_error_input")
+  expect_error(bnmf(X ~ nmtf(2, 2), rank = c(2, 3)), "once", class = "bnmf_error_input")
+})
+
+test_that("every S3 method of an NMTF fit runs", {
+  d <- nmtf_toy(na = 4)
+  rownames(d$X) <- paste0("r", 1:12)
+  withr::local_seed(13)
+  for (m in c("gibbs", "icm", "vb", "np")) {
+    X <- if (m == "np") abs(d$X) else d$X
+    fit <- bnmf(X ~ nmtf(3, 2, prior = if (m %in% c("gibbs", "vb")) ard()), method = m,
+                iter = 60, keep = if (m == "gibbs") "draws" else "summary", progress = FALSE)
+    expect_s3_class(fit, c("bnmf_nmtf", "bnmf"))
+    expect_equal(fit$method, m)
+    f <- factors(fit)
+    expect_named(f, c("F", "S", "G"))
+    expect_identical(basis(fit), f$F)
+    expect_equal(coef(fit), f$S %*% t(f$G))
+    expect_equal(dim(fitted(fit)), c(12L, 10L))
+    expect_false(anyNA(predict(fit)))
+    expect_equal(nobs(fit), sum(!is.na(X)))
+    expect_output(print(fit), "NMTF")
+    s <- summary(fit)
+    expect_equal(rownames(s$row_clusters), rownames(X))
+    expect_true(all(s$row_clusters$prob > 0 & s$row_clusters$prob <= 1))
+    expect_equal(nrow(s$col_clusters), 10L)
+    expect_output(print(s), "Row clusters")
+    if (m == "np") {
+      expect_error(sigma(fit), class = "bnmf_error_input")
+      expect_error(logLik(fit), class = "bnmf_error_input")
+    } else {
+      expect_true(is.finite(sigma(fit)))
+      expect_true(is.finite(logLik(fit)))
+    }
+    if (m == "vb") expect_true(all(diff(elbo(fit)) >= -1e-8 * abs(elbo(fit)[-1])))
+    else expect_error(elbo(fit), class = "bnmf_error_input")
+    up <- update(fit, iter = 20, progress = FALSE)
+    expect_equal(nrow(up$trace), nrow(fit$trace) + if (m == "gibbs" || !fit$converged) 20 else
+      sum(up$trace$iteration > max(fit$trace$iteration)))
+    if (m == "gibbs") {
+      expect_equal(up$n_draws, fit$n_draws + 20)
+      dr <- posterior::as_draws(fit)
+      expect_true(all(c("tau", "loglik", "lambda_F[1]", "lambda_G[2]", "F[12,3]", "S[3,2]",
+                        "G[10,2]") %in% posterior::variables(dr)))
+      expect_equal(posterior::ndraws(dr), fit$n_draws)
+    } else {
+      expect_error(posterior::as_draws(fit), class = "bnmf_error_input")
+    }
+  }
+})
