@@ -34,3 +34,17 @@ elbo.bnmf_vb <- function(object, ...) {
   tr <- object$trace[object$trace$chain == object$best, , drop = FALSE]
   tr$logpost
 }
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' @rdname elbo
+#' @export
+elbo.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "elbo")
+  if (object$method != "vb") {
+    abort_input(sprintf("`object`: the ELBO exists for variational Bayes fits (method = \"vb\") only, not method \"%s\" (its trace is in `object$trace`).",
+                        object$method))
+  }
+  tr <- object$trace[object$trace$chain == object$best, , drop = FALSE]
+  tr$logpost
+}

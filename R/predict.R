@@ -245,3 +245,17 @@ nnls_coef <- function(W, X, maxit = 1000L) {
   }
   H
 }
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' @rdname bnmf
+#' @param object A fit of [bnmf()] (for the methods documented here).
+#' @param newdata Not supported for Poisson fits yet (must be `NULL`).
+#' @export
+predict.bnmf_poisson <- function(object, newdata = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "predict")
+  if (!is.null(newdata)) {
+    abort_input("`newdata`: predictions for new samples are not available for `likelihood = \"poisson\"` fits yet.")
+  }
+  pois_wh_mean(object)
+}

@@ -13,4 +13,11 @@ SEXP bnmf_stein_kernel_call(SEXP theta, SEXP score, SEXP par);
 SEXP bnmf_simplex_qp_call(SEXP K, SEXP tol, SEXP maxit);
 SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctrl);
 
+/* the Poisson likelihood */
+SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior);
+SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_masks_call(SEXP state, SEXP data, SEXP x, SEXP n);
+
 #endif

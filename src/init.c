@@ -14,6 +14,12 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(stein_kernel, 3),
     CALLDEF(simplex_qp, 3),
     CALLDEF(chib_run, 5),
+    /* the Poisson likelihood (pois_nmf.c, pois_ssvi.c) */
+    CALLDEF(pois_vb, 5),
+    CALLDEF(pois_elbo, 4),
+    CALLDEF(pois_gibbs, 5),
+    CALLDEF(pois_ssvi, 5),
+    CALLDEF(pois_masks, 4),
     { NULL, NULL, 0 }
 };
 
