@@ -51,8 +51,34 @@ fit_one <- function(X, K, sparsity, seed, chains = 1L) {
        chains = chains, progress = FALSE)
 }
 
+med_sd <- function(v) if (all(is.na(v))) "-" else sprintf("%.3f (%.3f)", stats::median(v), stats::sd(v))
+paper1 <- data.frame(
+  sparsity = c("both", "coef"),
+  acc_SW = c("0.834 (0.041)", "-"), rrmse_WSW = c("0.290 (0.041)", "0.769 (0.055)"),
+  acc_SH = c("0.735 (0.053)", "0.745 (0.052)"), rrmse_HSH = c("0.542 (0.272)", "0.558 (0.075)"))
+paper2 <- data.frame(K = c(5, 5, 10, 10), sparsity = c("both", "coef", "both", "coef"),
+                     rrmse_EX = c("0.099 (0.017)", "0.180 (0.051)", "0.669 (0.001)", "0.678 (0.003)"))
+results <- function(table1, table2, n_done) {
+  summ1 <- do.call(rbind, lapply(c("both", "coef"), function(sp) {
+    d <- table1[table1$sparsity == sp, ]
+    data.frame(sparsity = sp, acc_SW = med_sd(d$acc_SW), rrmse_WSW = med_sd(d$rrmse_WSW),
+               acc_SH = med_sd(d$acc_SH), rrmse_HSH = med_sd(d$rrmse_HSH),
+               rrmse_EX = med_sd(d$rrmse_EX), sec_per_fit = sprintf("%.1f", mean(d$sec_per_fit)))
+  }))
+  summ2 <- do.call(rbind, lapply(split(table2, list(table2$sparsity, table2$K), drop = TRUE), function(d) {
+    data.frame(K = d$K[1], sparsity = d$sparsity[1], rrmse_EX = med_sd(d$rrmse_EX))
+  }))
+  summ2 <- summ2[order(summ2$K, summ2$sparsity != "both"), ]
+  list(table1 = table1, table2 = table2, summary1 = summ1, summary2 = summ2,
+       paper1 = paper1, paper2 = paper2, n_data = n_done, restarts = restarts,
+       iter = iter, version = as.character(utils::packageVersion("bnmf")))
+}
+
 t_start <- Sys.time()
-rows <- list()
+out_file <- "vignettes/counts-sim.rds"
+rows1 <- rows2 <- list()
+# data set by data set (Table 1 then Table 2 on it), the summary saved after
+# each, so that an interrupted run leaves the data sets it finished
 for (i in seq_len(n_data)) {
   for (sp in c("both", "coef")) {
     t0 <- Sys.time()
@@ -65,46 +91,27 @@ for (i in seq_len(n_data)) {
     B <- fa$H[perm, , drop = FALSE]
     accW <- if (sp == "both") mean(round(mk$W[, perm]) == SW0) else NA_real_
     accH <- mean(round(mk$H[perm, ]) == SH0)
-    rows[[length(rows) + 1L]] <- data.frame(
+    rows1[[length(rows1) + 1L]] <- data.frame(
       data = i, sparsity = sp, acc_SW = accW, rrmse_WSW = rrmse(A, A0), acc_SH = accH,
       rrmse_HSH = rrmse(B, B0), rrmse_EX = rrmse(fitted(fit), EX), sec_per_fit = secs)
     cat(sprintf("data %d %s: %s\n", i, sp,
-                paste(format(unlist(rows[[length(rows)]][-(1:2)]), digits = 3), collapse = " ")),
+                paste(format(unlist(rows1[[length(rows1)]][-(1:2)]), digits = 3), collapse = " ")),
         file = stderr())
   }
-}
-table1 <- do.call(rbind, rows)
-
-rows <- list()
-for (K in c(5L, 10L)) {
-  for (i in seq_len(n_data)) {
+  for (K in c(5L, 10L)) {
     for (sp in c("both", "coef")) {
       fit <- fit_one(data_sets[[i]], K, sp, 5000 + 100 * K + i)
-      rows[[length(rows) + 1L]] <- data.frame(K = K, data = i, sparsity = sp,
-                                              rrmse_EX = rrmse(fitted(fit), EX))
+      rows2[[length(rows2) + 1L]] <- data.frame(K = K, data = i, sparsity = sp,
+                                                rrmse_EX = rrmse(fitted(fit), EX))
+      cat(sprintf("data %d K = %d %s: %.3f\n", i, K, sp, rows2[[length(rows2)]]$rrmse_EX),
+          file = stderr())
     }
   }
+  table1 <- do.call(rbind, rows1)
+  table2 <- do.call(rbind, rows2)
+  res <- results(table1, table2, i)
+  saveRDS(res, out_file, version = 2)
 }
-table2 <- do.call(rbind, rows)
-
-med_sd <- function(v) if (all(is.na(v))) "-" else sprintf("%.3f (%.3f)", stats::median(v), stats::sd(v))
-paper1 <- data.frame(
-  sparsity = c("both", "coef"),
-  acc_SW = c("0.834 (0.041)", "-"), rrmse_WSW = c("0.290 (0.041)", "0.769 (0.055)"),
-  acc_SH = c("0.735 (0.053)", "0.745 (0.052)"), rrmse_HSH = c("0.542 (0.272)", "0.558 (0.075)"))
-paper2 <- data.frame(K = c(5, 5, 10, 10), sparsity = c("both", "coef", "both", "coef"),
-                     rrmse_EX = c("0.099 (0.017)", "0.180 (0.051)", "0.669 (0.001)", "0.678 (0.003)"))
-
-summ1 <- do.call(rbind, lapply(c("both", "coef"), function(sp) {
-  d <- table1[table1$sparsity == sp, ]
-  data.frame(sparsity = sp, acc_SW = med_sd(d$acc_SW), rrmse_WSW = med_sd(d$rrmse_WSW),
-             acc_SH = med_sd(d$acc_SH), rrmse_HSH = med_sd(d$rrmse_HSH),
-             rrmse_EX = med_sd(d$rrmse_EX), sec_per_fit = sprintf("%.1f", mean(d$sec_per_fit)))
-}))
-summ2 <- do.call(rbind, lapply(split(table2, list(table2$sparsity, table2$K)), function(d) {
-  data.frame(K = d$K[1], sparsity = d$sparsity[1], rrmse_EX = med_sd(d$rrmse_EX))
-}))
-summ2 <- summ2[order(summ2$K, summ2$sparsity != "both"), ]
 
 md <- function(df) {
   cat("| ", paste(names(df), collapse = " | "), " |\n", sep = "")
@@ -113,13 +120,7 @@ md <- function(df) {
 }
 cat(sprintf("Doubly sparse simulation: %d data sets x %d restarts, %d SSVI iterations (%.0f min in all)\n\n",
             n_data, restarts, iter, as.numeric(difftime(Sys.time(), t_start, units = "mins"))))
-cat("Table 1 (K = 4), median (sd) over the data sets; bnmf:\n\n"); md(summ1)
+cat("Table 1 (K = 4), median (sd) over the data sets; bnmf:\n\n"); md(res$summary1)
 cat("\nPark, Table 1:\n\n"); md(paper1)
-cat("\nTable 2 (RRMSE of E[X]), median (sd); bnmf:\n\n"); md(summ2)
+cat("\nTable 2 (RRMSE of E[X]), median (sd); bnmf:\n\n"); md(res$summary2)
 cat("\nPark, Table 2:\n\n"); md(paper2)
-
-
-saveRDS(list(table1 = table1, table2 = table2, summary1 = summ1, summary2 = summ2,
-             paper1 = paper1, paper2 = paper2, n_data = n_data, restarts = restarts,
-             iter = iter, version = as.character(utils::packageVersion("bnmf"))),
-        "vignettes/counts-sim.rds", version = 2)
