@@ -13,7 +13,7 @@
 ##             W_fk ~ Gamma(0.5, 1) s, H_kt ~ Gamma(0.5, 1) s with the scale s
 ##             set so that P(X_ft > 0) = 0.05.
 ##   baseline  read X, load bnmf, do nothing (R's baseline memory with X).
-##   fit       read X, VB at K = 20 (iter = 200): time, recovery of the true
+##   fit [iter] read X, VB at K = 20 (iter sweeps at most, default 200): time, recovery of the true
 ##             factors (cosine similarity of the columns of W after
 ##             align_factors(), RRMSE of E[X] on 10^6 random entries).
 ##   sweep     on smaller sparse matrices (5000 x 10000 at 1, 2, 4, 8%
@@ -24,7 +24,7 @@
 ##
 ##   R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R simulate
 ##   /usr/bin/time -v env R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R baseline
-##   /usr/bin/time -v env R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R fit
+##   /usr/bin/time -v env R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R fit 200
 ##   R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R sweep
 ## (peak memory of the fit = "Maximum resident set size" of fit minus that of
 ## baseline, against object.size(X)).
@@ -34,6 +34,7 @@ suppressPackageStartupMessages({
   library(bnmf)
 })
 step <- commandArgs(TRUE)[1]
+iter_fit <- if (length(commandArgs(TRUE)) >= 2) as.integer(commandArgs(TRUE)[2]) else 200L
 path <- Sys.getenv("POISX_SCALE", "/tmp/poisson-scale.rds")
 K <- 20L
 
@@ -83,7 +84,7 @@ if (identical(step, "simulate")) {
   X <- sim$X
   set.seed(1)
   t0 <- Sys.time()
-  fit <- bnmf(X, rank = K, likelihood = "poisson", method = "vb", iter = 200, progress = FALSE)
+  fit <- bnmf(X, rank = K, likelihood = "poisson", method = "vb", iter = iter_fit, progress = FALSE)
   secs <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
   fa <- factors(fit)
   al <- align_factors(sim$W, fa)
