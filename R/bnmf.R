@@ -134,9 +134,14 @@
 #'   `"icm"` (posterior mode), `"np"` (Lee-Seung multiplicative updates) or
 #'   `"particles"` (a Stein-weighted set of factorisations; see the section
 #'   Particles) or `"hmc"` (Hamiltonian Monte Carlo on the particle model;
-#'   see the section HMC).
+#'   see the section HMC) or `"ssvi"` (structured stochastic variational
+#'   inference of the Poisson model with sparsity masks; see the section
+#'   Counts).
 #' @param prior Prior of the factors: [exponential()] or [ard()] (automatic
-#'   relevance determination). Not used by `"np"` and `"particles"`.
+#'   relevance determination). Not used by `"np"` and `"particles"`. For
+#'   `likelihood = "poisson"`: [gamma_prior()] (shape, rate) of every entry
+#'   of `W` and `H`, or `list(W = gamma_prior(), H = gamma_prior())` (see the
+#'   section Counts).
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()]. The
 #'   default `gamma_prior(shape = 1, rate = "auto")` sets the rate from the
 #'   data, `rate = shape * 1e-4 * mean(X^2)` over the observed entries (see
@@ -173,12 +178,22 @@
 #'   moved jointly (5 unless given).
 #' @param likelihood Methods `"particles"`, `"hmc"`, `"svgd"` and `"dsgd"`:
 #'   the likelihood, made by [silf()] (`NULL`, the default, means `silf()`).
-#'   The other methods have a Gaussian likelihood and take none.
+#'   Methods `"vb"` and `"gibbs"`: `"poisson"` for counts (see the section
+#'   Counts; `NULL`, the default, is the Gaussian likelihood); method
+#'   `"ssvi"` is for `"poisson"` only (its default). `"icm"` and `"np"` take
+#'   none.
 #' @param control Method `"hmc"`: tuning of the sampler, made by
 #'   [hmc_control()] (`NULL`, the default, means `hmc_control()`); methods
-#'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()].
-#' @param sparsity Reserved for count models with sparsity masks; no method
-#'   of the Gaussian likelihood takes it.
+#'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()]; method
+#'   `"ssvi"`: [ssvi_control()] (`NULL` means `ssvi_control()`).
+#' @param sparsity `likelihood = "poisson"` only: the beta-process masks,
+#'   `"none"` (the default: Bayesian Poisson-Gamma NMF), `"coef"` (a mask on
+#'   `H`) or `"both"` (masks on `W` and `H`); masks need method `"ssvi"`.
+#'   Also in the formula, `X ~ nmf(K, sparsity = "both")`.
+#' @param mask_prior `likelihood = "poisson"` with masks: the beta-process
+#'   prior of the mask probabilities, [beta_process()] (both masks) or
+#'   `list(W = beta_process(), H = beta_process())`; `NULL` means
+#'   `beta_process()`.
 #' @param assay When `X` is a Bioconductor `SummarizedExperiment` (or
 #'   `SingleCellExperiment`): the assay to factorise, a name or a number
 #'   (default: the first assay); see the section Bioconductor data. Any
@@ -223,18 +238,20 @@
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd",
+                                          "dsgd", "ssvi"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
                  loss = c("euclidean", "kl"),
                  progress = interactive(), data = NULL, particles = 20,
-                 likelihood = NULL, control = NULL, sparsity = NULL, assay = NULL) {
+                 likelihood = NULL, control = NULL, sparsity = NULL, assay = NULL,
+                 mask_prior = NULL) {
   call <- match.call()
   args <- mget(names(formals(sys.function())), environment())
   given <- stats::setNames(names(args) %in% names(call), names(args))
   method <- check_choice(method, bnmf_methods, "method")
-  engine <- bnmf_engine(method)
+  engine <- bnmf_engine(method, likelihood)
   job <- bnmf_job(engine, args, given, parent.frame())
   engine <- job$engine %||% engine
   # Build the model, lay out its independent tasks, run them, build the fit.
@@ -246,7 +263,7 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
 }
 
 # The methods of bnmf(), in the order of its `method` argument.
-bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd")
+bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd", "ssvi")
 
 # Check the call: the method picks the engine, which checks the arguments
 # (all of them before any work, so that select_rank() can check its fits'
@@ -254,10 +271,21 @@ bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd"
 # name (defaults filled in), `given` which of them the caller gave.
 bnmf_job <- function(engine, args, given, env) {
   method <- check_choice(args$method, bnmf_methods, "method")
-  check_method_args(method, given)
+  check_method_args(method, given, args$likelihood)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
   term$X <- assay_matrix(term$X, args$assay)
-  if (length(term$rank) == 2L) engine <- nmtf_engine(method)
+  if (length(term$rank) == 2L) {
+    if (identical(args$likelihood, "poisson")) {
+      abort_input("`likelihood`: a tri-factorisation (`rank = c(K, L)`, `nmtf()`) has a Gaussian likelihood only.")
+    }
+    engine <- nmtf_engine(method)
+  }
+  if (!is.null(term$sparsity)) {
+    if (given[["sparsity"]]) abort_input("`sparsity` is given both in the formula and as an argument; give it once.")
+    given[["sparsity"]] <- TRUE
+    args$sparsity <- term$sparsity
+    check_method_args(method, given, args$likelihood)
+  }
   job <- args[setdiff(names(args), c("X", "rank", "prior", "data"))]
   job$method <- method
   job$X <- term$X
@@ -272,24 +300,31 @@ bnmf_job <- function(engine, args, given, env) {
 # independent units: chains, restarts, candidates, in `job$tasks`),
 # `run_task` (one unit, as run_tasks() calls it), `seeds` (whether the units
 # draw random numbers) and `build` (the fit object).
-bnmf_engine <- function(method) {
+bnmf_engine <- function(method, likelihood = NULL) {
+  if (method == "ssvi" || identical(likelihood, "poisson")) return(poisson_engine())
   switch(method, particles = particles_engine(), hmc = hmc_engine(),
          svgd = , dsgd = svgd_engine(), gaussian_engine())
 }
 
 # Arguments that the method does not take, before the model term is read.
-check_method_args <- function(method, given) {
+check_method_args <- function(method, given, likelihood = NULL) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  if (!method %in% c("hmc", "svgd", "dsgd") && given[["control"]]) {
-    abort_input("`control` applies to methods \"hmc\", \"svgd\" and \"dsgd\" only.")
+  control_methods <- c("hmc", "svgd", "dsgd", "ssvi")
+  if (!method %in% control_methods && given[["control"]]) {
+    abort_input(sprintf("`control` applies to methods %s only.",
+                        paste0("\"", control_methods, "\"", collapse = ", ")))
   }
-  if (!method %in% c("particles", "hmc", "svgd", "dsgd") && given[["likelihood"]]) {
-    abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\", \"svgd\" and \"dsgd\" only, not \"%s\" (whose likelihood is Gaussian).",
+  pois <- identical(likelihood, "poisson") || method == "ssvi"
+  if (given[["likelihood"]] && !(method %in% c("particles", "hmc", "svgd", "dsgd") ||
+                                 pois && method %in% c("vb", "gibbs", "ssvi"))) {
+    abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\", \"svgd\" and \"dsgd\" (made by `silf()`), and `likelihood = \"poisson\"` to methods \"vb\", \"gibbs\" and \"ssvi\"; not to \"%s\" (whose likelihood is Gaussian).",
                         method))
   }
-  if (given[["sparsity"]]) abort_input("`sparsity` applies to `likelihood = \"poisson\"` only.")
+  if (!pois && any(given[c("sparsity", "mask_prior")])) {
+    abort_input("`sparsity`, `mask_prior` apply to `likelihood = \"poisson\"` only.")
+  }
 }
 
 check_rank_bound <- function(K, X) {
@@ -403,7 +438,7 @@ parse_model <- function(X, rank, prior, data, env) {
   if (!is.null(rank) && !identical(as.integer(rank), as.integer(model$rank))) {
     abort_input("`rank` is given both in the formula and as an argument; give it once.")
   }
-  list(X = lhs, rank = model$rank, prior = model$prior %||% prior)
+  list(X = lhs, rank = model$rank, prior = model$prior %||% prior, sparsity = model$sparsity)
 }
 
 # A rank: one whole number K (NMF), or two, c(K, L) (NMTF).

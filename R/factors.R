@@ -182,3 +182,43 @@ basis.bnmf_nmtf <- function(object, ...) object$F
 #' @rdname factors
 #' @export
 coef.bnmf_nmtf <- function(object, ...) object$S %*% t(object$G)
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' Posterior probabilities of the sparsity masks
+#'
+#' For a fit with `likelihood = "poisson"` (see [bnmf()], section Counts),
+#' `masks()` returns the posterior probabilities that each mask entry is on:
+#' `W` (I x K), \eqn{P(S^W_{ik} = 1 | X)}, and `H` (K x J),
+#' \eqn{P(S^H_{kj} = 1 | X)}, estimated from the mask samples of the final
+#' iterations of method `"ssvi"` (see [ssvi_control()]). A mask the model
+#' does not have (`sparsity = "none"`, or `W` under `"coef"`) is all 1.
+#' [factors()] of such a fit gives the posterior means of the masked factors
+#' `W * S^W` and `H * S^H`.
+#'
+#' @param object A `bnmf` fit with `likelihood = "poisson"`.
+#' @param ... Not used.
+#' @return A list with matrices `W` and `H` of probabilities.
+#' @examples
+#' set.seed(1)
+#' X <- matrix(rpois(40 * 30, 1), 40, 30)
+#' fit <- bnmf(X ~ nmf(2, sparsity = "both"), method = "ssvi", iter = 20,
+#'             control = ssvi_control(mask_sweeps = 2, mask_samples = 1, final = 5))
+#' str(masks(fit))
+#' @export
+masks <- function(object, ...) UseMethod("masks")
+
+#' @rdname masks
+#' @export
+masks.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "masks")
+  object$masks
+}
+
+#' @rdname masks
+#' @export
+masks.default <- function(object, ...) {
+  if (inherits(object, "bnmf")) {
+    abort_input("`object`: masks exist for fits with `likelihood = \"poisson\"` only.")
+  }
+  abort_not_fit(object)
+}

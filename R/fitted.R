@@ -404,3 +404,23 @@ nmtf_sse_point <- function(object) {
   obs <- !is.na(X@x)
   sum((X@x[obs] - y[obs])^2) + all_y2 - sum(y^2)
 }
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' @rdname bnmf
+#' @export
+fitted.bnmf_poisson <- function(object, ...) {
+  if (!object$sparse) return(pois_wh_mean(object))
+  X <- object$X
+  X@x <- wh_entries(unname(object$W), unname(object$H), X@i, stored_cols(X) - 1L)
+  X
+}
+
+# The posterior mean of W H (Gibbs on a dense X: the running mean; else the
+# product of the means).
+pois_wh_mean <- function(object) {
+  if (!is.null(object$WH)) return(object$WH)
+  check_dense(object, "`predict()`")
+  m <- object$W %*% object$H
+  dimnames(m) <- object$dimnames
+  m
+}

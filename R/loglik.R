@@ -119,3 +119,35 @@ sigma.bnmf_nmtf <- function(object, ...) {
   switch(object$method, gibbs = sigma.bnmf_gibbs(object), vb = sigma.bnmf_vb(object),
          np = sigma.bnmf_np(object), sigma.bnmf(object))
 }
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+# The Poisson log-likelihood of the observed entries at the fitted means
+# (sparse X: the positive counts one by one, the rest through the factors).
+#' @export
+logLik.bnmf_poisson <- function(object, ...) {
+  X <- object$X
+  W <- unname(object$W)
+  H <- unname(object$H)
+  if (object$sparse) {
+    i <- X@i
+    j <- stored_cols(X) - 1L
+    x <- X@x
+  } else {
+    pos <- which(!is.na(X) & X > 0)
+    i <- (pos - 1L) %% nrow(X)
+    j <- (pos - 1L) %/% nrow(X)
+    x <- X[pos]
+  }
+  miss <- is.na(x)
+  lam <- wh_entries(W, H, i[!miss & x > 0], j[!miss & x > 0])
+  xp <- x[!miss & x > 0]
+  d <- prepare_data(X, object$rank)
+  total <- sum(colSums(W) * rowSums(H)) -
+    sum(wh_entries(W, H, d$miss_i, d$miss_j))
+  val <- sum(xp * log(lam)) - sum(lgamma(xp + 1)) - total
+  structure(val, df = length(W) + length(H), nobs = object$n_obs, class = "logLik")
+}
+
+# A Poisson model has no noise level: sigma() is NA.
+#' @export
+sigma.bnmf_poisson <- function(object, ...) NA_real_

@@ -122,13 +122,18 @@ gamma_prior <- function(shape = 1, rate = "auto") {
 
 #' @rdname priors
 #' @param prior For `nmf()`: the prior of the factors, `exponential()` or
-#'   `ard()`.
-nmf <- function(rank, prior = NULL) {
+#'   `ard()` (for `likelihood = "poisson"`: `gamma_prior()` or a list of two).
+#' @param sparsity For `nmf()`: the masks of the Poisson model, `"none"`,
+#'   `"coef"` or `"both"` (see [bnmf()], section Counts).
+nmf <- function(rank, prior = NULL, sparsity = NULL) {
   rank <- check_count(rank, "rank", min = 1)
-  if (!is.null(prior) && !inherits(prior, "bnmf_prior")) {
-    abort_input("`prior` must be made by `exponential()` or `ard()`.")
+  if (!is.null(prior) && !inherits(prior, c("bnmf_prior", "bnmf_noise")) &&
+      !(is.list(prior) && all(c("W", "H") %in% names(prior)))) {
+    abort_input("`prior` must be made by `exponential()` or `ard()` (or, for `likelihood = \"poisson\"`, `gamma_prior()`).")
   }
-  structure(list(type = "nmf", rank = rank, prior = prior), class = "bnmf_model")
+  if (!is.null(sparsity)) sparsity <- check_choice(sparsity, c("none", "coef", "both"), "sparsity")
+  structure(list(type = "nmf", rank = rank, prior = prior, sparsity = sparsity),
+            class = "bnmf_model")
 }
 
 #' @rdname priors

@@ -285,3 +285,29 @@ plot_biclusters <- function(x, ...) {
     }
   }
 }
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+# The trace (VB: the ELBO; Gibbs: the log joint density; SSVI: the local log
+# joint density), or the mask probabilities as images.
+#' @export
+plot.bnmf_poisson <- function(x, type = c("trace", "masks"), ...) {
+  type <- check_choice(type, c("trace", "masks"), "type")
+  if (type == "masks") {
+    op <- graphics::par(mfrow = c(1, 2))
+    on.exit(graphics::par(op))
+    graphics::image(t(x$masks$W), main = "P(S^W = 1)", xlab = "factor", ylab = "feature",
+                    zlim = c(0, 1), ...)
+    graphics::image(x$masks$H, main = "P(S^H = 1)", xlab = "factor", ylab = "sample",
+                    zlim = c(0, 1), ...)
+    return(invisible(x))
+  }
+  ylab <- c(vb = "ELBO", gibbs = "log joint density", ssvi = "local log joint density")[[x$method]]
+  tr <- x$trace
+  graphics::plot(tr$iteration, tr$logpost, type = "n", xlab = "iteration", ylab = ylab, ...)
+  for (c in unique(tr$chain)) {
+    t <- tr[tr$chain == c, ]
+    graphics::lines(t$iteration, t$logpost, col = c)
+  }
+  invisible(x)
+}

@@ -256,3 +256,17 @@ predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef
   if (type == "coef") return(coef(object))
   nmtf_mean(object)
 }
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' @rdname bnmf
+#' @param object A fit of [bnmf()] (for the methods documented here).
+#' @param newdata Not supported for Poisson fits yet (must be `NULL`).
+#' @export
+predict.bnmf_poisson <- function(object, newdata = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "predict")
+  if (!is.null(newdata)) {
+    abort_input("`newdata`: predictions for new samples are not available for `likelihood = \"poisson\"` fits yet.")
+  }
+  pois_wh_mean(object)
+}

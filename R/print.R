@@ -171,5 +171,25 @@ print.bnmf_nmtf <- function(x, ...) {
     if (x$method == "vb") cat_tau(x) else
       cat(sprintf("  tau: %s; sigma = %s\n", format(signif(x$tau, 4)), format(signif(sigma(x), 4))))
   }
+}
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' @export
+print.bnmf_poisson <- function(x, ...) {
+  how <- switch(x$method, vb = "variational Bayes", gibbs = "Gibbs sampling",
+                ssvi = "structured stochastic VI")
+  cat(sprintf("<bnmf fit> Poisson NMF by %s, rank %d, X %d x %d%s\n", how, x$rank,
+              x$dims[1L], x$dims[2L], if (x$sparse) " (sparse)" else ""))
+  cat(sprintf("  sparsity: \"%s\"; prior: W ~ Gamma(%s, %s), H ~ Gamma(%s, %s)\n", x$sparsity,
+              format(signif(x$prior$a, 4)), format(signif(x$prior$b, 4)),
+              format(signif(x$prior$c, 4)), format(signif(x$prior$d, 4))))
+  if (x$sparsity != "none") {
+    cat(sprintf("  mask prior: beta_process(a0 = %s, b0 = %s) (W), (a0 = %s, b0 = %s) (H)\n",
+                format(x$mask_prior$W$a0), format(x$mask_prior$W$b0),
+                format(x$mask_prior$H$a0), format(x$mask_prior$H$b0)))
+  }
+  s <- x$settings
+  cat(sprintf("  %d iterations, %d chain%s\n", s$iter, s$chains, if (s$chains > 1) "s" else ""))
   invisible(x)
 }

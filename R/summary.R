@@ -815,5 +815,52 @@ print.summary.bnmf_nmtf <- function(x, digits = 3, ...) {
               format_r_squared(x$r_squared, digits),
               if (is.na(x$sigma)) "" else paste0(", sigma ", format(signif(x$sigma, digits)))))
   cat_notes(x$notes)
+}
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+# Per factor: its share of the fitted counts, the posterior means of its
+# mask probabilities (NA without that mask) and whether it is switched off
+# (SSVI: a mean mask probability below ssvi_control()$cutoff).
+#' @export
+summary.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
+  W <- object$W
+  H <- object$H
+  mass <- colSums(W) * rowSums(H)
+  K <- object$rank
+  piW <- object$pi$W %||% rep(NA_real_, K)
+  piH <- object$pi$H %||% rep(NA_real_, K)
+  cutoff <- if (object$method == "ssvi") object$control$cutoff else NA_real_
+  off <- if (object$method == "ssvi") {
+    pmin(piW, piH, na.rm = TRUE) < cutoff & (!is.na(piW) | !is.na(piH))
+  } else rep(FALSE, K)
+  fac <- data.frame(factor = factor_names(K),
+                    share = if (sum(mass) > 0) mass / sum(mass) else NA_real_,
+                    W_sum = colSums(W), H_mean = rowMeans(H), pi_W = piW, pi_H = piH,
+                    off = off)
+  last <- object$trace[object$trace$chain == (object$best %||% 1L), , drop = FALSE]
+  structure(list(method = object$method, sparsity = object$sparsity, rank = K,
+                 dims = object$dims, n_obs = object$n_obs, n_missing = object$n_missing,
+                 factors = fac, cutoff = cutoff, loglik = as.numeric(logLik(object)),
+                 elbo = if (object$method == "vb") last$logpost[nrow(last)]),
+            class = "summary.bnmf_poisson")
+}
+
+#' @export
+print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
+  cat(sprintf("Poisson NMF (%s, sparsity \"%s\"), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
+              x$method, x$sparsity, x$rank, x$dims[1L], x$dims[2L],
+              format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
+  f <- x$factors
+  num <- vapply(f, is.numeric, logical(1))
+  f[num] <- lapply(f[num], signif, digits = digits)
+  print(f, row.names = FALSE)
+  if (!is.na(x$cutoff)) {
+    cat(sprintf("%d of %d factors switched off (posterior mean of a mask probability below %g)\n",
+                sum(x$factors$off), x$rank, x$cutoff))
+  }
+  cat(sprintf("log-likelihood at the fitted means: %s\n", format(signif(x$loglik, 8))))
+  if (!is.null(x$elbo)) cat(sprintf("ELBO: %s\n", format(signif(x$elbo, 8))))
   invisible(x)
 }

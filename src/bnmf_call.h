@@ -17,4 +17,11 @@ SEXP bnmf_stein_directions_call(SEXP theta, SEXP score, SEXP par, SEXP w, SEXP g
 /* the tri-factorisation */
 SEXP bnmf_nmtf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl, SEXP L);
 
+/* the Poisson likelihood */
+SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior);
+SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_masks_call(SEXP state, SEXP data, SEXP x, SEXP n);
+
 #endif

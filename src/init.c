@@ -18,6 +18,12 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(stein_directions, 5),
     /* the tri-factorisation */
     CALLDEF(nmtf_sweeps, 5),
+    /* the Poisson likelihood (pois_nmf.c, pois_ssvi.c) */
+    CALLDEF(pois_vb, 5),
+    CALLDEF(pois_elbo, 4),
+    CALLDEF(pois_gibbs, 5),
+    CALLDEF(pois_ssvi, 5),
+    CALLDEF(pois_masks, 4),
     { NULL, NULL, 0 }
 };
 

@@ -1,0 +1,562 @@
+# The Poisson likelihood: Bayesian Poisson-Gamma NMF (methods "vb",
+# "gibbs") and sparse NMF with beta-process masks by structured stochastic
+# VI (method "ssvi"). C code: src/pois_nmf.c, src/pois_ssvi.c.
+
+#' @section Counts:
+#' `likelihood = "poisson"` fits count data (a non-negative integer-valued
+#' matrix or `dgCMatrix`; `NA` is missing) with
+#' \deqn{X_{ij} \sim Poisson(\sum_k W_{ik} S^W_{ik} H_{kj} S^H_{kj}),\quad
+#'   W_{ik} \sim Gamma(a, b),\quad H_{kj} \sim Gamma(c, d)}
+#' (shape, rate; `prior = gamma_prior(shape, rate)` for both factors or
+#' `list(W = gamma_prior(a, b), H = gamma_prior(c, d))`; the default
+#' `exponential()` is `gamma_prior(1, "auto")`). A rate `"auto"` is
+#' `shape * sqrt(K / mean(X))` over the observed entries, so that the prior
+#' mean of every entry of `W H` is the mean of `X` when both shapes are equal.
+#' `sparsity` adds binary masks with a finite beta-process prior,
+#' \eqn{S^W_{ik} \sim Bernoulli(\pi^W_k)},
+#' \eqn{\pi^W_k \sim Beta(a_0 / K, b_0 (K - 1) / K)} (the same for `H`;
+#' `mask_prior = beta_process(a0, b0)`): `"none"` (all masks 1), `"coef"`
+#' (a mask on `H`, the S-NMF of Liang and Hoffman) or `"both"` (DS-NMF).
+#'
+#' * `method = "vb"`: mean-field VB with Gamma `q(W)`, `q(H)` and the
+#'   multinomial split of each count (Cemgil 2009); the ELBO ([elbo()]) is
+#'   exact and never decreases; iterations stop at relative change `tol`.
+#'   With `chains > 1` the restart with the highest ELBO is kept.
+#' * `method = "gibbs"`: the auxiliary-variable Gibbs sampler: each positive
+#'   count is split multinomially over the factors, then every entry of `W`
+#'   and `H` is drawn from its Gamma conditional. Posterior means and sds
+#'   are pooled over the chains (factors matched to the first chain).
+#' * `method = "ssvi"`: Algorithm 1 of Park (DS-NMF), after Liang and
+#'   Hoffman (2014): at iteration `i` draw `W`, `H`, `pi` from `q`, run the
+#'   collapsed Gibbs sampler of the masks (`Z` summed out; the masks carry
+#'   over from one iteration to the next), average the expected counts
+#'   \eqn{X_{ij} \phi_{ijk}} and the mask statistics over its last samples,
+#'   and take a step \eqn{\eta_i = (t_0 + i)^{-\kappa}} on the natural
+#'   parameters of `q(W)`, `q(H)`, `q(pi)` (see [ssvi_control()]). After
+#'   `iter` iterations, `ssvi_control()$final` more iterations without steps
+#'   give the posterior mask probabilities ([masks()]) and the means of the
+#'   masked factors ([factors()]). With `chains > 1` the restart with the
+#'   highest mean local log joint density \eqn{\log p(X, S | W, H, \pi)} of
+#'   that final phase is kept (Park, section 4.1). A factor is reported as
+#'   switched off by [summary()] when the posterior mean of one of its mask
+#'   probabilities is below `ssvi_control()$cutoff`.
+#'
+#' Every sweep costs O(nnz K) + O((I + J) K) for a `dgCMatrix` with nnz
+#' positive entries (a zero count enters only through column sums of `H`
+#' and row sums of `W`), plus O(K) per missing entry (the sums less those of
+#' each row's and column's missing entries); dense and sparse input give
+#' the same fit. `fitted()` is \eqn{E[W] E[H]} (VB; SSVI: the means of the
+#' masked factors), the posterior mean of `W H` for Gibbs on a dense `X`;
+#' `sigma()` is `NA` (a Poisson model has no noise sd).
+#' @references
+#' Cemgil, A. T. (2009). Bayesian inference for nonnegative matrix
+#' factorisation models. *Computational Intelligence and Neuroscience*,
+#' 785152. \doi{10.1155/2009/785152}
+#'
+#' Liang, D. and Hoffman, M. D. (2014). Beta process non-negative matrix
+#' factorization with stochastic structured mean-field variational
+#' inference. arXiv:1411.1804.
+#'
+#' Park, G. H. (2021). Variational inference for Bayesian non-negative
+#' matrix factorisation. AMSI Vacation Research Scholarship report.
+#' @rdname bnmf
+#' @name bnmf
+NULL
+
+#' Priors and controls of the Poisson model's masks
+#'
+#' `beta_process()` is the finite beta-process prior of the mask
+#' probabilities of `bnmf(likelihood = "poisson", sparsity = )`:
+#' \eqn{\pi_k \sim Beta(a_0 / K, b_0 (K - 1) / K)} for each factor `k`
+#' (Paisley and Carin 2009; Liang, Hoffman and Ellis 2013). Small `a0`
+#' against `b0` favours few active entries. The defaults `a0 = b0 = 1` are
+#' Park's.
+#'
+#' `ssvi_control()` tunes method `"ssvi"`: the step size at iteration `i`
+#' is \eqn{(t_0 + i)^{-\kappa}} (Park: \eqn{t_0 = 0}, \eqn{\kappa = 0.5});
+#' each iteration runs `mask_sweeps` sweeps of the mask sampler and averages
+#' the statistics of its last `mask_samples`; `final` iterations without
+#' steps estimate the mask probabilities at the end; factors whose posterior
+#' mean of a mask probability is below `cutoff` count as switched off.
+#'
+#' @param a0,b0 Beta-process parameters (> 0).
+#' @param t0 Delay of the step sizes (>= 0).
+#' @param kappa Forgetting rate of the step sizes, in (0, 1].
+#' @param mask_sweeps Sweeps of the collapsed mask sampler per iteration.
+#' @param mask_samples How many of the last sweeps are averaged (at most
+#'   `mask_sweeps`).
+#' @param final Iterations without steps at the end, whose mask samples give
+#'   [masks()] and [factors()].
+#' @param cutoff Posterior mean of a mask probability below which a factor
+#'   is reported as switched off.
+#' @return `beta_process()`: an object of class `bnmf_beta_process`;
+#'   `ssvi_control()`: an object of class `bnmf_ssvi_control`.
+#' @examples
+#' beta_process()
+#' ssvi_control(mask_sweeps = 4)
+#' set.seed(1)
+#' X <- matrix(rpois(30 * 20, 2), 30, 20)
+#' fit <- bnmf(X ~ nmf(3, sparsity = "coef"), method = "ssvi", iter = 20,
+#'             mask_prior = beta_process(1, 1), control = ssvi_control(final = 5))
+#' masks(fit)$H[, 1:5]
+#' @export
+beta_process <- function(a0 = 1, b0 = 1) {
+  a0 <- check_number(a0, "a0", 0, min_open = TRUE)
+  b0 <- check_number(b0, "b0", 0, min_open = TRUE)
+  structure(list(a0 = a0, b0 = b0), class = "bnmf_beta_process")
+}
+
+#' @rdname beta_process
+#' @export
+ssvi_control <- function(t0 = 0, kappa = 0.5, mask_sweeps = 10, mask_samples = 5,
+                         final = 20, cutoff = 0.01) {
+  t0 <- check_number(t0, "t0", 0)
+  kappa <- check_number(kappa, "kappa", 0, min_open = TRUE)
+  if (kappa > 1) abort_input("`kappa` must be in (0, 1].")
+  mask_sweeps <- check_count(mask_sweeps, "mask_sweeps", min = 1)
+  mask_samples <- check_count(mask_samples, "mask_samples", min = 1)
+  if (mask_samples > mask_sweeps) {
+    abort_input("`mask_samples` must be at most `mask_sweeps`.")
+  }
+  final <- check_count(final, "final", min = 1)
+  cutoff <- check_number(cutoff, "cutoff", 0)
+  if (cutoff >= 1) abort_input("`cutoff` must be in [0, 1).")
+  structure(list(t0 = t0, kappa = kappa, mask_sweeps = mask_sweeps,
+                 mask_samples = mask_samples, final = final, cutoff = cutoff),
+            class = "bnmf_ssvi_control")
+}
+
+#' @export
+print.bnmf_beta_process <- function(x, ...) {
+  cat("<bnmf mask prior> beta_process(a0 = ", format(x$a0), ", b0 = ", format(x$b0),
+      "): pi_k ~ Beta(a0 / K, b0 (K - 1) / K)\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+print.bnmf_ssvi_control <- function(x, ...) {
+  cat("<bnmf SSVI control> step (t0 + i)^-kappa, t0 = ", format(x$t0), ", kappa = ",
+      format(x$kappa), "; ", x$mask_sweeps, " mask sweeps (last ", x$mask_samples,
+      " averaged); ", x$final, " final iterations; cutoff ", format(x$cutoff), "\n", sep = "")
+  invisible(x)
+}
+
+# ---- checks ---------------------------------------------------------------------
+
+# X for the Poisson likelihood: a checked matrix or dgCMatrix of counts.
+check_count_matrix <- function(X) {
+  X <- check_data_matrix(X)
+  vals <- if (inherits(X, "dgCMatrix")) X@x else X
+  if (isTRUE(any(vals < 0, na.rm = TRUE)) || isTRUE(any(vals %% 1 != 0, na.rm = TRUE))) {
+    abort_input("`X` must hold counts (whole numbers >= 0; NA for missing) for `likelihood = \"poisson\"`.")
+  }
+  if (!isTRUE(any(vals > 0, na.rm = TRUE))) abort_input("`X` has no positive count.")
+  X
+}
+
+# The Gamma priors of W and H: list(a, b, c, d, auto); "auto" rates are
+# shape * sqrt(K / mean_x).
+resolve_pois_prior <- function(prior, K, mean_x) {
+  if (inherits(prior, "bnmf_prior")) {
+    if (!identical(prior$type, "exponential") || is.list(prior$rate)) {
+      abort_input("`prior`: `likelihood = \"poisson\"` takes `gamma_prior(shape, rate)`, `list(W = gamma_prior(), H = gamma_prior())` or `exponential(rate)` with a single rate.")
+    }
+    if (!identical(prior$rate, "auto") && !(prior$rate > 0)) {
+      abort_input("`prior`: the rate must be > 0 for `likelihood = \"poisson\"`.")
+    }
+    prior <- structure(list(shape = 1, rate = prior$rate), class = "bnmf_noise")
+  }
+  if (inherits(prior, "bnmf_noise")) prior <- list(W = prior, H = prior)
+  ok <- is.list(prior) && all(c("W", "H") %in% names(prior)) &&
+    inherits(prior$W, "bnmf_noise") && inherits(prior$H, "bnmf_noise")
+  if (!ok) {
+    abort_input("`prior`: `likelihood = \"poisson\"` takes `gamma_prior(shape, rate)` or `list(W = gamma_prior(), H = gamma_prior())`.")
+  }
+  s <- sqrt(K / mean_x)
+  rate <- function(p) if (identical(p$rate, "auto")) p$shape * s else p$rate
+  list(a = prior$W$shape, b = rate(prior$W), c = prior$H$shape, d = rate(prior$H),
+       auto = c(W = identical(prior$W$rate, "auto"), H = identical(prior$H$rate, "auto")))
+}
+
+resolve_mask_prior <- function(mp) {
+  mp <- mp %||% beta_process()
+  if (inherits(mp, "bnmf_beta_process")) mp <- list(W = mp, H = mp)
+  if (!is.list(mp) || !inherits(mp$W, "bnmf_beta_process") ||
+      !inherits(mp$H, "bnmf_beta_process")) {
+    abort_input("`mask_prior` must be made by `beta_process()` or be `list(W = beta_process(), H = beta_process())`.")
+  }
+  mp[c("W", "H")]
+}
+
+# ---- the engine -----------------------------------------------------------------
+
+poisson_check <- function(job) {
+  method <- job$method
+  if (!method %in% c("vb", "gibbs", "ssvi")) {
+    abort_input(sprintf("`method`: `likelihood = \"poisson\"` takes methods \"vb\", \"gibbs\" and \"ssvi\", not \"%s\".",
+                        method))
+  }
+  if (!identical(job$likelihood %||% "poisson", "poisson")) {
+    abort_input("`likelihood`: method \"ssvi\" is for `likelihood = \"poisson\"` only.")
+  }
+  job$likelihood <- "poisson"
+  unused <- job$given[c("noise", "loss", "particles")]
+  if (any(unused)) {
+    abort_input(sprintf("%s: not used by `likelihood = \"poisson\"`.",
+                        paste0("`", names(unused)[unused], "`", collapse = ", ")))
+  }
+  job$X <- check_count_matrix(job$X)
+  check_rank_bound(job$rank, job$X)
+  job$sparsity <- check_choice(job$sparsity %||% "none", c("none", "coef", "both"), "sparsity")
+  if (job$sparsity != "none" && method != "ssvi") {
+    abort_input(sprintf("`sparsity`: masks (\"%s\") need method \"ssvi\".", job$sparsity))
+  }
+  if (job$sparsity == "none" && job$given[["mask_prior"]]) {
+    abort_input("`mask_prior` applies to `sparsity = \"coef\"` or `\"both\"` only.")
+  }
+  job$mask_prior <- resolve_mask_prior(job$mask_prior)
+  if (method == "ssvi") {
+    job$control <- job$control %||% ssvi_control()
+    if (!inherits(job$control, "bnmf_ssvi_control")) {
+      abort_input("`control` must be made by `ssvi_control()`.")
+    }
+  }
+  keep <- check_choice(job$keep, c("summary", "draws"), "keep")
+  iter <- job$iter %||% if (method == "ssvi") 100L else NULL
+  job$settings <- check_settings(if (method == "gibbs") "gibbs" else "vb", iter, job$burnin,
+                                 job$thin, job$chains, job$tol, keep, job$progress)
+  s <- job$settings
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
+                 draws = if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0,
+                 copies = 8, data = 1, nx = if (inherits(job$X, "Matrix")) length(job$X@x) else
+                   length(job$X))
+  job$data <- prepare_data(job$X, job$rank)
+  job
+}
+
+poisson_model <- function(job) {
+  d <- job$data
+  pp <- resolve_pois_prior(job$prior, job$rank, d$sum_obs / d$n_obs)
+  spec <- nmf_spec(nrow(job$X), ncol(job$X), job$rank, prior = pp, likelihood = "poisson")
+  spec$sparsity <- job$sparsity
+  spec$mask_prior <- job$mask_prior
+  spec
+}
+
+poisson_tasks <- function(job) {
+  I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
+  starts <- make_starts(job$init, job$settings$chains, I, J, K)
+  label <- c(gibbs = "Gibbs sampling (Poisson)", vb = "Variational Bayes (Poisson)",
+             ssvi = "SSVI (Poisson)")[[job$method]]
+  n <- length(starts)
+  job$tasks <- lapply(seq_len(n), function(c) {
+    list(start = starts[[c]], label = if (n > 1L) sprintf("%s, chain %d", label, c) else label)
+  })
+  pp <- job$model$prior
+  mp <- job$model$mask_prior
+  job$prior_c <- list(a = pp$a, b = pp$b, c = pp$c, d = pp$d, a0W = mp$W$a0, b0W = mp$W$b0,
+                      a0H = mp$H$a0, b0H = mp$H$b0)
+  job$xvals <- if (inherits(job$X, "dgCMatrix")) job$X@x else job$X
+  job$chain_progress <- job$settings$progress && tasks_in_process()
+  job
+}
+
+# Chunks of a run: `step(n)` advances by n and returns list(trace, stop);
+# the chunk length aims at a quarter of a second. Returns the traces, rbind-ed.
+pois_chunks <- function(total, step, pb, done = 0L, multiple = 1L) {
+  traces <- list()
+  chunk <- multiple
+  left <- total
+  while (left > 0L) {
+    n <- min(left, chunk)
+    if (n %% multiple) n <- max(multiple, n - n %% multiple)
+    t0 <- proc.time()[[3L]]
+    out <- step(n)
+    dt <- proc.time()[[3L]] - t0
+    traces[[length(traces) + 1L]] <- out$trace
+    nd <- NROW(out$trace)
+    left <- left - nd
+    done <- done + nd
+    progress_update(pb, done)
+    if (isTRUE(out$stop)) break
+    chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
+  }
+  list(trace = do.call(if (is.matrix(traces[[1L]])) rbind else c, traces), done = done)
+}
+
+pois_start <- function(task, job) {
+  I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
+  st <- task$start %||% random_init(I, J, K, job$data$sum_obs / job$data$n_obs)
+  floor <- 1e-8 * sqrt(job$data$sum_obs / job$data$n_obs / K)
+  list(W = pmax(matrix(as.double(st$W), I, K), floor),
+       H = pmax(matrix(as.double(st$H), K, J), floor))
+}
+
+pois_vb_state <- function(W, H) {
+  list(shape_W = matrix(1, nrow(W), ncol(W)) + 0, rate_W = 1 / W, shape_H = matrix(1, nrow(H), ncol(H)) + 0,
+       rate_H = 1 / H, W = W + 0, H = H + 0, elbo = -Inf + 0)
+}
+
+pois_vb_chain <- function(task, job) {
+  s <- job$settings
+  st <- pois_start(task, job)
+  q <- pois_vb_state(st$W, st$H)
+  pb <- progress_start(job$chain_progress, s$iter, task$label)
+  converged <- FALSE
+  run <- pois_chunks(s$iter, function(n) {
+    out <- .Call(C_pois_vb, q, job$data, job$xvals, job$prior_c,
+                 list(n = as.double(n), tol = as.double(s$tol)))
+    converged <<- out$converged
+    list(trace = out$trace, stop = out$converged)
+  }, pb)
+  progress_done(pb)
+  if (!converged && s$tol > 0) {
+    warning(structure(class = c("bnmf_warning_convergence", "warning", "condition"),
+                      list(message = sprintf("%s: the ELBO did not reach relative change `tol` = %g in %d sweeps; raise `iter`.",
+                                             task$label, s$tol, s$iter), call = NULL)))
+  }
+  e <- run$trace
+  list(state = q, converged = converged, seed = task_stream(),
+       trace = data.frame(iteration = seq_along(e), loglik = NA_real_, logpost = e,
+                          sampling = TRUE))
+}
+
+pois_gibbs_state <- function(W, H, dense_wh) {
+  I <- nrow(W); K <- ncol(W); J <- ncol(H)
+  list(W = W + 0, H = H + 0, logpost = -Inf + 0, n_kept = 0 + 0,
+       W_sum = numeric(I * K), W_sq = numeric(I * K), H_sum = numeric(K * J),
+       H_sq = numeric(K * J), WH_sum = numeric(if (dense_wh) as.double(I) * J else 0))
+}
+
+pois_gibbs_chain <- function(task, job) {
+  s <- job$settings
+  st0 <- pois_start(task, job)
+  st <- pois_gibbs_state(st0$W, st0$H, !inherits(job$X, "dgCMatrix"))
+  pb <- progress_start(job$chain_progress, s$iter, task$label)
+  draws <- list()
+  sweep <- function(accumulate) function(n) {
+    out <- .Call(C_pois_gibbs, st, job$data, job$xvals, job$prior_c,
+                 list(n = as.double(n), accumulate = as.double(accumulate),
+                      thin = as.double(if (accumulate) s$thin else 1),
+                      keep_draws = as.double(accumulate && s$keep == "draws")))
+    if (ncol(out$W_draws)) draws[[length(draws) + 1L]] <<- out[c("W_draws", "H_draws")]
+    list(trace = cbind(out$trace, accumulate))
+  }
+  b <- pois_chunks(s$burnin, sweep(FALSE), pb)
+  m <- pois_chunks(s$iter - s$burnin, sweep(TRUE), pb, b$done, s$thin)
+  progress_done(pb)
+  tr <- rbind(b$trace, m$trace)
+  list(state = st, seed = task_stream(),
+       W_draws = if (length(draws)) do.call(cbind, lapply(draws, `[[`, "W_draws")),
+       H_draws = if (length(draws)) do.call(cbind, lapply(draws, `[[`, "H_draws")),
+       trace = data.frame(iteration = seq_len(nrow(tr)), loglik = tr[, 1L], logpost = tr[, 2L],
+                          sampling = tr[, 3L] == 1))
+}
+
+pois_ssvi_state <- function(W, H, job) {
+  I <- nrow(W); K <- ncol(W); J <- ncol(H)
+  sh <- 10
+  list(shape_W = matrix(sh, I, K) + 0, rate_W = sh / W, shape_H = matrix(sh, K, J) + 0,
+       rate_H = sh / H, pi_W_shape1 = rep(1, K) + 0, pi_W_shape2 = rep(1, K) + 0,
+       pi_H_shape1 = rep(1, K) + 0, pi_H_shape2 = rep(1, K) + 0,
+       SW = matrix(1L, I, K) + 0L, SH = matrix(1L, K, J) + 0L, W = W + 0, H = H + 0,
+       steps = 0 + 0, n_acc = 0 + 0, SW_sum = numeric(I * K), SH_sum = numeric(K * J),
+       WS_sum = numeric(I * K), HS_sum = numeric(K * J))
+}
+
+pois_ssvi_chain <- function(task, job) {
+  s <- job$settings
+  ctl <- job$control
+  st0 <- pois_start(task, job)
+  st <- pois_ssvi_state(st0$W, st0$H, job)
+  sp <- job$sparsity
+  pb <- progress_start(job$chain_progress, s$iter + ctl$final, task$label)
+  step <- function(update) function(n) {
+    tr <- .Call(C_pois_ssvi, st, job$data, job$xvals, job$prior_c,
+                list(n = as.double(n), update = as.double(update),
+                     accumulate = as.double(!update), mask_sweeps = as.double(ctl$mask_sweeps),
+                     mask_samples = as.double(ctl$mask_samples),
+                     mask_W = as.double(sp == "both"), mask_H = as.double(sp != "none"),
+                     t0 = as.double(ctl$t0), kappa = as.double(ctl$kappa)))
+    list(trace = cbind(tr, !update))
+  }
+  a <- pois_chunks(s$iter, step(TRUE), pb)
+  f <- pois_chunks(ctl$final, step(FALSE), pb, a$done)
+  progress_done(pb)
+  tr <- rbind(a$trace, f$trace)
+  list(state = st, seed = task_stream(),
+       trace = data.frame(iteration = seq_len(nrow(tr)), loglik = tr[, 1L], logpost = tr[, 2L],
+                          sampling = tr[, 3L] == 1))
+}
+
+poisson_run_task <- function(task, job) {
+  switch(job$method, vb = pois_vb_chain(task, job), gibbs = pois_gibbs_chain(task, job),
+         ssvi = pois_ssvi_chain(task, job))
+}
+
+poisson_engine <- function() {
+  list(check = poisson_check, model = poisson_model, tasks = poisson_tasks,
+       run_task = poisson_run_task, seeds = TRUE, build = poisson_build)
+}
+
+# ---- the fit --------------------------------------------------------------------
+
+poisson_build <- function(runs, job, call) {
+  validate_poisson_fit(new_poisson_fit(runs, job, call))
+}
+
+new_poisson_fit <- function(runs, job, call) {
+  X <- job$X
+  I <- nrow(X); J <- ncol(X); K <- job$rank
+  kn <- factor_names(K)
+  trace <- do.call(rbind, lapply(seq_along(runs), function(c) cbind(chain = c, runs[[c]]$trace)))
+  fit <- list(call = call, method = job$method, likelihood = "poisson",
+              sparsity = job$sparsity, rank = K, dims = c(I, J),
+              dimnames = list(rownames(X), colnames(X)), sparse = inherits(X, "dgCMatrix"),
+              n_obs = job$data$n_obs, n_missing = length(job$data$miss_pos),
+              prior = job$model$prior, mask_prior = job$model$mask_prior,
+              control = job$control, settings = job$settings, trace = trace, X = X,
+              seeds = lapply(runs, `[[`, "seed"))
+  part <- switch(job$method, gibbs = pois_gibbs_parts(runs, I, J, K),
+                 vb = pois_vb_parts(runs, trace, I, J, K),
+                 ssvi = pois_ssvi_parts(runs, trace, I, J, K, job$sparsity))
+  fit <- c(fit, part)
+  dn <- function(M, r, c) {
+    if (!is.null(M)) dimnames(M) <- list(r, c)
+    M
+  }
+  fit$W <- dn(fit$W, rownames(X), kn); fit$W_sd <- dn(fit$W_sd, rownames(X), kn)
+  fit$H <- dn(fit$H, kn, colnames(X)); fit$H_sd <- dn(fit$H_sd, kn, colnames(X))
+  fit$masks <- list(W = dn(fit$masks$W, rownames(X), kn), H = dn(fit$masks$H, kn, colnames(X)))
+  if (!is.null(fit$WH)) dimnames(fit$WH) <- fit$dimnames
+  class(fit) <- c("bnmf_poisson", "bnmf")
+  fit
+}
+
+pois_gibbs_parts <- function(runs, I, J, K) {
+  ref <- matrix(runs[[1L]]$state$W_sum, I, K)
+  perms <- lapply(runs, function(r) match_factors(ref, matrix(r$state$W_sum, I, K)))
+  N <- sum(vapply(runs, function(r) r$state$n_kept, numeric(1)))
+  sumW <- sumW2 <- matrix(0, I, K)
+  sumH <- sumH2 <- matrix(0, K, J)
+  for (c in seq_along(runs)) {
+    st <- runs[[c]]$state
+    p <- perms[[c]]
+    sumW <- sumW + matrix(st$W_sum, I, K)[, p, drop = FALSE]
+    sumW2 <- sumW2 + matrix(st$W_sq, I, K)[, p, drop = FALSE]
+    sumH <- sumH + matrix(st$H_sum, K, J)[p, , drop = FALSE]
+    sumH2 <- sumH2 + matrix(st$H_sq, K, J)[p, , drop = FALSE]
+  }
+  sd_of <- function(s, s2) sqrt(pmax(s2 - s^2 / N, 0) / max(N - 1, 1))
+  WH <- if (length(runs[[1L]]$state$WH_sum)) {
+    matrix(Reduce(`+`, lapply(runs, function(r) r$state$WH_sum)) / N, I, J)
+  }
+  list(W = sumW / N, H = sumH / N, W_sd = sd_of(sumW, sumW2), H_sd = sd_of(sumH, sumH2),
+       masks = list(W = matrix(1, I, K), H = matrix(1, K, J)), pi = NULL, n_draws = N,
+       WH = WH, alignment = perms,
+       draws = if (!is.null(runs[[1L]]$W_draws)) lapply(runs, function(r) r[c("W_draws", "H_draws")]),
+       state = lapply(runs, function(r) r$state[c("W", "H")]))
+}
+
+# The restart kept: the highest final value of `what` (VB: the ELBO; SSVI:
+# the mean local log joint of the final phase).
+pois_best <- function(trace, runs, ssvi) {
+  v <- vapply(seq_along(runs), function(c) {
+    t <- trace[trace$chain == c, , drop = FALSE]
+    if (ssvi) mean(t$logpost[t$sampling]) else t$logpost[nrow(t)]
+  }, numeric(1))
+  which.max(v)
+}
+
+pois_vb_parts <- function(runs, trace, I, J, K) {
+  best <- pois_best(trace, runs, FALSE)
+  q <- runs[[best]]$state
+  list(W = matrix(q$W, I, K), H = matrix(q$H, K, J),
+       W_sd = matrix(sqrt(q$shape_W) / q$rate_W, I, K), H_sd = matrix(sqrt(q$shape_H) / q$rate_H, K, J),
+       masks = list(W = matrix(1, I, K), H = matrix(1, K, J)), pi = NULL, best = best,
+       converged = vapply(runs, `[[`, logical(1), "converged"),
+       q = q[c("shape_W", "rate_W", "shape_H", "rate_H")])
+}
+
+pois_ssvi_parts <- function(runs, trace, I, J, K, sparsity) {
+  best <- pois_best(trace, runs, TRUE)
+  st <- runs[[best]]$state
+  n <- st$n_acc
+  beta_mean <- function(a, b) a / (a + b)
+  list(W = matrix(st$WS_sum / n, I, K), H = matrix(st$HS_sum / n, K, J),
+       W_sd = NULL, H_sd = NULL,
+       masks = list(W = matrix(st$SW_sum / n, I, K), H = matrix(st$SH_sum / n, K, J)),
+       pi = list(W = if (sparsity == "both") beta_mean(st$pi_W_shape1, st$pi_W_shape2),
+                 H = if (sparsity != "none") beta_mean(st$pi_H_shape1, st$pi_H_shape2)),
+       best = best,
+       q = st[c("shape_W", "rate_W", "shape_H", "rate_H", "pi_W_shape1", "pi_W_shape2",
+                "pi_H_shape1", "pi_H_shape2")])
+}
+
+# Values of a Poisson fit: factors and mask probabilities of the fit's size,
+# finite and non-negative; probabilities in [0, 1]; a trace per chain.
+validate_poisson_fit <- function(fit) {
+  bad <- function(what) abort_fit(sprintf("the Poisson fit has %s", what))
+  I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
+  ok <- function(M, r, c) is.matrix(M) && identical(dim(M), c(as.integer(r), as.integer(c))) &&
+    all(is.finite(M)) && all(M >= 0)
+  if (!ok(fit$W, I, K) || !ok(fit$H, K, J)) bad("factors that are not finite non-negative matrices of its size")
+  if (!ok(fit$masks$W, I, K) || !ok(fit$masks$H, K, J) || any(fit$masks$W > 1) ||
+      any(fit$masks$H > 1)) {
+    bad("mask probabilities outside [0, 1] or of the wrong size")
+  }
+  if (!fit$method %in% c("vb", "gibbs", "ssvi")) bad(sprintf("an unknown method \"%s\"", fit$method))
+  if (!fit$sparsity %in% c("none", "coef", "both")) bad("an unknown sparsity")
+  if (!is.data.frame(fit$trace) || !all(c("chain", "iteration", "loglik", "logpost") %in% names(fit$trace))) {
+    bad("no trace")
+  }
+  if (!is.null(fit$WH) && !identical(dim(fit$WH), c(as.integer(I), as.integer(J)))) bad("a mean of W H of the wrong size")
+  fit
+}
+
+# ---- hooks for the references (internal) ------------------------------------
+
+pois_hook_data <- function(X, K) {
+  X <- as.matrix(X)
+  storage.mode(X) <- "double"
+  list(X = X, data = prepare_data(X, K))
+}
+
+# n sweeps of the auxiliary-variable Gibbs sampler from state = list(W, H)
+# on a dense X (NA missing); prior = list(a, b, c, d). Returns list(W, H).
+pois_gibbs_sweeps <- function(X, state, prior, n) {
+  K <- ncol(state$W)
+  h <- pois_hook_data(X, K)
+  st <- pois_gibbs_state(matrix(as.double(state$W), nrow(X), K),
+                         matrix(as.double(state$H), K, ncol(X)), FALSE)
+  pr <- lapply(prior[c("a", "b", "c", "d")], as.double)
+  .Call(C_pois_gibbs, st, h$data, h$X, pr,
+        list(n = as.double(n), accumulate = 0, thin = 1, keep_draws = 0))
+  list(W = st$W, H = st$H)
+}
+
+# n sweeps of the collapsed Gibbs sampler of both masks (Z summed out), W,
+# H, piW, piH fixed; SW (I x K), SH (K x J) 0/1. Returns list(SW, SH).
+pois_mask_sweeps <- function(X, W, H, SW, SH, piW, piH, n) {
+  K <- ncol(W)
+  h <- pois_hook_data(X, K)
+  st <- list(W = matrix(as.double(W), nrow(X), K) + 0, H = matrix(as.double(H), K, ncol(X)) + 0,
+             SW = matrix(as.integer(SW), nrow(X), K) + 0L,
+             SH = matrix(as.integer(SH), K, ncol(X)) + 0L,
+             pi_W = as.double(piW) + 0, pi_H = as.double(piH) + 0)
+  .Call(C_pois_masks, st, h$data, h$X, as.integer(n))
+  list(SW = st$SW, SH = st$SH)
+}
+
+# The ELBO of VB parameters q = list(shape_W, rate_W, shape_H, rate_H) on a
+# dense X (NA missing), exactly as the VB sweeps compute it.
+pois_vb_elbo <- function(X, q, prior) {
+  K <- ncol(as.matrix(q$shape_W))
+  h <- pois_hook_data(X, K)
+  st <- lapply(q[c("shape_W", "rate_W", "shape_H", "rate_H")], function(z) as.double(z) + 0)
+  st$W <- st$shape_W / st$rate_W
+  st$H <- st$shape_H / st$rate_H
+  st$elbo <- -Inf + 0
+  pr <- lapply(prior[c("a", "b", "c", "d")], as.double)
+  .Call(C_pois_elbo, st, h$data, h$X, pr)
+}

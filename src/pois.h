@@ -1,0 +1,47 @@
+/* pois.h -- types and kernels of the Poisson likelihood (pois_nmf.c,
+ * pois_ssvi.c): the positive observed counts in column and row order, the
+ * Gamma priors and the beta-process hyper-parameters. */
+#ifndef BNMF_POIS_H
+#define BNMF_POIS_H
+#include "nmf.h"
+
+/*
+ * The counts a sweep reads: only the positive observed entries (a zero count
+ * enters the sweeps through sums of the factors alone; a missing entry not
+ * at all), by column (cp, ri, xv: CSC, built from a dense X or a dgCMatrix
+ * alike, so that dense and sparse input give the same numbers) and, when
+ * asked, by row (rp, cj, rx). `d` holds the dimensions and the missing
+ * entries, listed by row and by column (prepare_data()).
+ */
+typedef struct {
+    const nmf_data *d;
+    int I, J, K;
+    int nnz;
+    int *cp, *ri;        /* column pointers (J + 1), row of each count */
+    double *xv;          /* the counts, column order */
+    int *rp, *cj;        /* row pointers (I + 1), column of each count (row order) */
+    double *rx;          /* the counts, row order */
+    double lfact;        /* sum over the observed entries of log X_ij! */
+} pois_data;
+
+/* Gamma(a, b) entries of W, Gamma(c, d) of H (shape, rate); the beta
+ * process: pi^W_k ~ Beta(a0W / K, b0W (K - 1) / K), the same for H. */
+typedef struct {
+    double a, b, c, d;
+    double a0W, b0W, a0H, b0H;
+} pois_prior;
+
+/* pois_nmf.c */
+void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *pd);
+void bnmf_pois_read(SEXP data, SEXP x, int K_needed, int by_row, nmf_data *d,
+                    pois_data *pd);
+void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp);
+void bnmf_pois_obs_sums(const nmf_data *d, const double *M, int rows_of_W,
+                        double *out);
+double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H);
+double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double *B,
+                            double *NAt, double *NB);
+void bnmf_transpose(const double *B, int r, int c, double *Bt);
+double bnmf_gamma_log_prior(const double *Z, R_xlen_t n, double shape, double rate);
+
+#endif
