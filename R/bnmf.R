@@ -133,7 +133,7 @@
 #'   `"icm"` (posterior mode), `"np"` (Lee-Seung multiplicative updates) or
 #'   `"particles"` (a Stein-weighted set of factorisations; see the section
 #'   Particles) or `"hmc"` (Hamiltonian Monte Carlo on the particle model;
-#'   see the section HMC).
+#'   see the section HMC) or `"rrt"` (RRT + online NVI; see the section RRT).
 #' @param prior Prior of the factors: [exponential()] or [ard()] (automatic
 #'   relevance determination). Not used by `"np"` and `"particles"`.
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()]. The
@@ -170,10 +170,12 @@
 #' @param particles Method `"particles"`: the number M of candidate
 #'   factorisations.
 #' @param likelihood Methods `"particles"` and `"hmc"`: the likelihood, made
-#'   by [silf()] (`NULL`, the default, means `silf()`). The other methods
+#'   by [silf()] (`NULL`, the default, means `silf()`). Method `"rrt"`:
+#'   `"gaussian"` (the default) or `"uniform"`. The other methods
 #'   have a Gaussian likelihood and take none.
 #' @param control Method `"hmc"`: tuning of the sampler, made by
-#'   [hmc_control()] (`NULL`, the default, means `hmc_control()`).
+#'   [hmc_control()] (`NULL`, the default, means `hmc_control()`). Method
+#'   `"rrt"`: the search and its settings, made by [rrt_control()].
 #' @param sparsity Reserved for count models with sparsity masks; no method
 #'   of the Gaussian likelihood takes it.
 #' @param assay Reserved for `X` given as a Bioconductor
@@ -218,7 +220,7 @@
 #' fit_m <- bnmf(Xm, rank = 3, iter = 400)
 #' pred <- predict(fit_m)
 #' @export
-bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc"),
+bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc", "rrt"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
@@ -240,7 +242,7 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
 }
 
 # The methods of bnmf(), in the order of its `method` argument.
-bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc")
+bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "rrt")
 
 # Check the call: the method picks the engine, which checks the arguments
 # (all of them before any work, so that select_rank() can check its fits'
@@ -265,7 +267,8 @@ bnmf_job <- function(engine, args, given, env) {
 # `run_task` (one unit, as run_tasks() calls it), `seeds` (whether the units
 # draw random numbers) and `build` (the fit object).
 bnmf_engine <- function(method) {
-  switch(method, particles = particles_engine(), hmc = hmc_engine(), gaussian_engine())
+  switch(method, particles = particles_engine(), hmc = hmc_engine(), rrt = rrt_engine(),
+         gaussian_engine())
 }
 
 # Arguments that the method does not take, before the model term is read.
@@ -273,9 +276,9 @@ check_method_args <- function(method, given) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  if (method != "hmc" && given[["control"]]) abort_input("`control` applies to method \"hmc\" only.")
-  if (!method %in% c("particles", "hmc") && given[["likelihood"]]) {
-    abort_input(sprintf("`likelihood` applies to methods \"particles\" and \"hmc\" only, not \"%s\" (whose likelihood is Gaussian).",
+  if (!method %in% c("hmc", "rrt") && given[["control"]]) abort_input("`control` applies to methods \"hmc\" and \"rrt\" only.")
+  if (!method %in% c("particles", "hmc", "rrt") && given[["likelihood"]]) {
+    abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\" and \"rrt\" only, not \"%s\" (whose likelihood is Gaussian).",
                         method))
   }
   if (given[["sparsity"]]) abort_input("`sparsity` applies to `likelihood = \"poisson\"` only.")
