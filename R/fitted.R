@@ -343,3 +343,16 @@ max_dense <- function() {
   }
   limit
 }
+
+# ---- RRT + online NVI fits (method "rrt") ----------------------------------
+
+# E_q[W H] = sum_m w_m W_m H_m: within a component W and H are independent
+# with means W_m, H_m.
+#' @rdname rrt_fit
+#' @export
+fitted.bnmf_rrt <- function(object, ...) {
+  parts <- Map(function(f, w) w * (f$W %*% f$H), object$components, object$weights)
+  out <- Reduce(`+`, parts)
+  dimnames(out) <- object$dimnames
+  out
+}

@@ -158,6 +158,21 @@ rrt_theta <- function(Q, sp) {
   c(f$W, f$H)
 }
 
+# theta = c(W, H) moved along its scale orbit (W D, D^-1 H: the likelihood
+# does not change) to the mode of the exponential prior on it: factor k
+# scaled by sqrt(sum(H[k, ]) / sum(W[, k])), so that sum(W[, k]) =
+# sum(H[k, ]). The nodes of the tree have unit-norm columns of A_SVD Q, a
+# scale the data do not choose; their candidates are offered at this scale.
+prior_scale <- function(theta, I, J, R) {
+  nW <- I * R
+  W <- matrix(theta[seq_len(nW)], I, R)
+  H <- matrix(theta[nW + seq_len(R * J)], R, J)
+  sw <- colSums(W)
+  sh <- rowSums(H)
+  c_k <- ifelse(sw > 0 & sh > 0, sqrt(sh / sw), 1)
+  c(W * rep(c_k, each = I), H / c_k)
+}
+
 # The node of a factorisation: Q = argmin |W - A Q| (= A'W, A having
 # orthonormal columns), its columns normalised.
 rrt_node <- function(W, sp) oblique_normalise(crossprod(sp$A, W))
@@ -191,11 +206,19 @@ rrt_restarts <- function(X, R, n, control, data, flat) {
   })
 }
 
-# Offer one candidate to the online NVI, counting time and acceptances.
-rrt_offer <- function(run, theta, target) {
+# Offer one candidate to the online NVI, counting time and acceptances
+# (`scale`: at the prior's mode on its scale orbit, prior_scale()).
+rrt_offer <- function(run, theta, target, scale = TRUE) {
   t0 <- proc.time()[[3L]]
+  if (scale) theta <- prior_scale(theta, target$I, target$J, target$R)
   res <- onvi_offer(run$state, theta, target)
   run$state <- res$state
+  if (isTRUE(res$accepted) && length(run$kept) < 500L) {
+    # The accepted candidate as the ONVI stored it (it may rescale it).
+    st <- res$state
+    run$kept[[length(run$kept) + 1L]] <- st$mu[, ncol(st$mu)]
+    run$kept_step <- c(run$kept_step, run$processed + 1L)
+  }
   run$processed <- run$processed + 1L
   run$accepted <- run$accepted + isTRUE(res$accepted)
   run$time_offer <- run$time_offer + proc.time()[[3L]] - t0
@@ -213,7 +236,7 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
   R <- sp$R
   t_start <- proc.time()[[3L]]
   run <- list(state = onvi_new(target), processed = 0L, accepted = 0L, time_offer = 0,
-              last_accepted = FALSE)
+              last_accepted = FALSE, kept = list(), kept_step = integer())
   # Nodes: as.vector(Q) in the columns of `nodes`, their log joint in `lp`;
   # the first `n_base` are base nodes (Uniform only).
   nodes <- matrix(0, R * R, 0)
@@ -247,14 +270,25 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
     for (k in seq_len(control$max_steps)) {
       Qn <- oblique_step(Q, Qs, s)
       t0 <- proc.time()[[3L]]
-      ok <- oblique_invertible(Qn) && min(node_distances(Qn, nodes)$angle) >= min_angle
+      # Feasible: invertible, and the log joint of its factorisation above
+      # the threshold; the extension goes on while its steps are feasible.
+      # A feasible step becomes a node (and a candidate) when it is at least
+      # min_angle from every node.
+      ok <- oblique_invertible(Qn)
       if (ok) {
         theta <- rrt_theta(Qn, sp)
         l <- target$logp(theta)
         ok <- is.finite(l) && l >= threshold
       }
+      far <- ok && min(node_distances(Qn, nodes)$angle) >= min_angle
       time_eval <- time_eval + proc.time()[[3L]] - t0
       if (!ok) break
+      Q <- Qn
+      s <- s * (1 + control$growth)
+      if (!far) {
+        if (identical(Qn, Qs)) break
+        next
+      }
       grew <- TRUE
       run <- rrt_offer(run, theta, target)
       if (gauss && full) {
@@ -291,15 +325,13 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
       }
       if (run$processed %% 10L == 0L) progress_update(pb, run$processed)
       if (run$processed >= iter || identical(Qn, Qs)) break
-      Q <- Qn
-      s <- s * (1 + control$growth)
     }
     failures <- if (grew) 0L else failures + 1L
   }
   time <- proc.time()[[3L]] - t_start
   stop <- if (run$processed >= iter) "iter" else if (failures >= control$max_failures)
     "failures" else "time"
-  list(state = run$state,
+  list(state = run$state, kept = run$kept, kept_step = run$kept_step,
        search = list(processed = run$processed, accepted = run$accepted,
                      expansions = expansions, failures = failures, restarts = restarts,
                      nodes = ncol(nodes), base_nodes = n_base, threshold = threshold,
@@ -315,13 +347,13 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
 onvi_stream <- function(target, draw, iter, control, pb) {
   t_start <- proc.time()[[3L]]
   run <- list(state = onvi_new(target), processed = 0L, accepted = 0L, time_offer = 0,
-              last_accepted = FALSE)
+              last_accepted = FALSE, kept = list(), kept_step = integer())
   while (run$processed < iter && proc.time()[[3L]] - t_start <= control$time_limit) {
     thetas <- draw(min(100L, iter - run$processed))
-    for (th in thetas) run <- rrt_offer(run, th, target)
+    for (th in thetas) run <- rrt_offer(run, th, target, scale = FALSE)
     progress_update(pb, run$processed)
   }
-  list(state = run$state,
+  list(state = run$state, kept = run$kept, kept_step = run$kept_step,
        search = list(processed = run$processed, accepted = run$accepted,
                      time = proc.time()[[3L]] - t_start, time_offer = run$time_offer))
 }
@@ -509,10 +541,14 @@ new_rrt_fit <- function(run, job, call) {
   st <- run$state
   rn <- rownames(X); cn <- colnames(X); kn <- factor_names(R)
   nW <- I * R
-  comps <- lapply(seq_len(ncol(st$mu)), function(m) {
-    list(W = matrix(st$mu[seq_len(nW), m], I, R, dimnames = list(rn, kn)),
-         H = matrix(st$mu[nW + seq_len(R * J), m], R, J, dimnames = list(kn, cn)))
-  })
+  as_wh <- function(theta) {
+    list(W = matrix(theta[seq_len(nW)], I, R, dimnames = list(rn, kn)),
+         H = matrix(theta[nW + seq_len(R * J)], R, J, dimnames = list(kn, cn)))
+  }
+  comps <- lapply(seq_len(ncol(st$mu)), function(m) as_wh(st$mu[, m]))
+  kept <- lapply(run$kept, as_wh)
+  names(kept) <- if (length(kept)) paste0("step", run$kept_step)
+  if (is.null(run$kept)) kept <- comps # NVI: no online step
   M <- length(comps)
   names(comps) <- paste0("component", seq_len(M))
   w <- as.numeric(st$w)
@@ -525,7 +561,7 @@ new_rrt_fit <- function(run, job, call) {
     prior = list(type = "exponential", rate = job$rate),
     search = job$control$search, control = job$control,
     settings = list(iter = job$iter, chains = 1L),
-    components = comps, weights = w, variances = as.numeric(st$sigma2),
+    components = comps, accepted = kept, weights = w, variances = as.numeric(st$sigma2),
     elbo = run$elbo, trace = st$trace, stats = run$search,
     nodes = run$nodes, node_logp = run$node_logp,
     best = best,
@@ -592,4 +628,41 @@ validate_rrt_fit <- function(fit) {
 #' [factors.bnmf_rrt()].
 #' @rdname bnmf
 #' @name bnmf
+NULL
+
+#' RRT fits: components, weights, summaries and plots
+#'
+#' A fit of `bnmf(method = "rrt")` is a mixture of isotropic Gaussians over
+#' factorisations, \eqn{q(W, H) = \sum_m w_m N((W, H); \mu_m, \sigma_m^2 I)}.
+#' `factors(fit, component = m)` gives the centre of component `m` (by
+#' default the one with the largest weight, which is also `fit$W`, `fit$H`),
+#' `weights(fit)` the weights \eqn{w_m}, `fitted(fit)` the mean of `W H`
+#' under q, \eqn{\sum_m w_m W_m H_m}, and `summary(fit)` a table of the
+#' components (weight, variance \eqn{\sigma_m^2}, RMSE of the reconstruction
+#' and WAD to the highest-weight component) with the ELBO and the search's
+#' counts. [wad()], [align_factors()] and [covering_number()] accept the fit
+#' (the components; `covering_number(fit, use = "draws")`: every candidate
+#' accepted during the search). `fit$accepted` holds the accepted
+#' candidates, `fit$trace` the ELBO after every candidate, `fit$stats` the
+#' counts and times of the search.
+#'
+#' @param object A `bnmf_rrt` fit.
+#' @param component Which component (default: the largest weight).
+#' @param ... Not used (`plot()`: passed to the base graphics function).
+#' @return `factors()`: a list with `W` and `H`; `weights()`: the weights;
+#'   `fitted()`: an I x J matrix; `summary()`: an object with a print
+#'   method; `plot()`: `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' X <- leukemia[1:60, 1:20]
+#' fit <- bnmf(X, rank = 2, method = "rrt", iter = 40,
+#'             control = rrt_control(starts = 3, temporary = 10, max_failures = 50))
+#' fit
+#' summary(fit)
+#' weights(fit)
+#' str(factors(fit, component = 1))
+#' plot(fit)
+#' plot(fit, type = "persistence")
+#' plot(fit, type = "projection")
+#' @name rrt_fit
 NULL
