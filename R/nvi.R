@@ -437,6 +437,22 @@ nvi_grad_mean <- function(st, n, target) {
   ent + st$w[n] * (target$grad(mu_n) + st$sigma2[n] / 2 * target$grad_hess_trace(mu_n))
 }
 
+# Gaussian likelihood: the mean of component n by L-BFGS-B on theta >= 0
+# (the others fixed), kept only when the ELBO rises.
+nvi_mean_lbfgs <- function(st, n, target, maxit = 25L) {
+  D <- target$D
+  # (L-BFGS-B can return -1e-18 for a bound of 0: clamp.)
+  fn <- function(x) -nvi_elbo_cached(nvi_move(st, n, pmax(x, 0), target), D)
+  gr <- function(x) -nvi_grad_mean(nvi_move(st, n, pmax(x, 0), target), n, target)
+  o <- stats::optim(st$mu[, n], fn, gr, method = "L-BFGS-B", lower = 0,
+                    control = list(maxit = maxit))
+  if (-o$value > st$elbo) {
+    st <- nvi_move(st, n, pmax(o$par, 0), target)
+    st$elbo <- nvi_elbo_cached(st, D)
+  }
+  st
+}
+
 # Move centre n of the state to theta (updating the caches).
 nvi_move <- function(st, n, theta, target) {
   st$mu[, n] <- theta
@@ -492,17 +508,17 @@ nvi_fit <- function(target, M, starts = NULL, iter = 100L) {
   for (it in seq_len(iter)) {
     old <- st$elbo
     for (n in seq_len(M)) {
+      if (target$likelihood == "gaussian") {
+        st <- nvi_mean_lbfgs(st, n, target)
+        next
+      }
       g <- nvi_grad_mean(st, n, target)
       if (!any(g != 0)) next
-      if (is.na(step[n])) {
-        step[n] <- if (target$likelihood == "gaussian") {
-          -D / (st$w[n] * st$t[n])
-        } else 1e-3 * max(mean(st$mu[, n]), 1e-8) / max(abs(g))
-      }
+      if (is.na(step[n])) step[n] <- 1e-3 * max(mean(st$mu[, n]), 1e-8) / max(abs(g))
       for (k in 1:40) {
         cand <- pmax(st$mu[, n] + step[n] * g, 0)
         tr <- nvi_move(st, n, cand, target)
-        e <- if (is.finite(tr$f[n]) && tr$t[n] <= 0) nvi_elbo_cached(tr, D) else -Inf
+        e <- if (is.finite(tr$f[n])) nvi_elbo_cached(tr, D) else -Inf
         if (e >= st$elbo + 1e-4 * sum(g * (cand - st$mu[, n]))) break
         step[n] <- step[n] / 2
       }
