@@ -222,6 +222,7 @@ test_that("uniform ONVI: fixed variance from one-component NVI and the entropy t
   o2 <- nvi_ns("onvi_offer")(o$state, th2, tu)
   expect_true(o2$accepted)
   expect_gt(o2$gain, o2$state$trace$threshold[2])
+  expect_identical(o2$state$sigma2[2], o2$state$sigma2[1]) # one fixed variance
   o3 <- nvi_ns("onvi_offer")(o2$state, th1, tu)
   expect_false(o3$accepted)
   expect_gt(o3$state$trace$threshold[3], 0)
