@@ -65,19 +65,26 @@
 #   removal (weights renormalised) lowers the ELBO least, while that loss is
 #   below the same threshold.
 # Uniform likelihood: t = 0, so the second-order ELBO grows without bound in
-#   s. The paper fixes s_m to the variance of NVI with M = 1; here that NVI is
-#   the one of the moment-matched Gaussian likelihood (variance epsilon^2 / 3
-#   of Uniform(-epsilon, epsilon)) at the candidate centre:
-#   s_m = D (epsilon^2 / 3) / (sum_i n_i ||W_i.||^2 + sum_j m_j ||H_.j||^2).
-#   Only w is optimised. The threshold (section 4.3) is the ELBO rise that a
-#   component perturbed by sqrt(s_k) in every dimension from the existing
-#   component k nearest to the candidate (same s_k, same f_k: pure entropy)
-#   would bring; it serves for acceptance and dropping alike.
+#   s. The paper fixes the variance to that of NVI with M = 1; here that NVI
+#   is the one of the moment-matched Gaussian likelihood (variance
+#   epsilon^2 / 3 of Uniform(-epsilon, epsilon)) at the first centre theta_1
+#   offered (or the first start of nvi_fit()), in closed form:
+#   s = D (epsilon^2 / 3) / (sum_i n_i ||W_i.||^2 + sum_j m_j ||H_.j||^2),
+#   one value for every component (onvi_new(sigma2_fixed =) sets it
+#   instead). Only w is optimised. The threshold (section 4.3) is the ELBO
+#   rise that a component perturbed by sqrt(s) in every coordinate from the
+#   existing component k nearest to the candidate (same s, same f_k: pure
+#   entropy) would bring; it serves for acceptance and dropping alike. (With
+#   large D that copy barely overlaps component k, so a candidate is kept
+#   only when its log joint beats f_k by about what it loses in overlap.)
 #
 # NVI (nvi_fit()): M components, equal weights 1/M; each iteration moves each
-# mean by projected gradient ascent (theta >= 0) with backtracking until the
-# ELBO rises (Armijo), then each s_m by optimize() on log s_m, kept only if
-# the ELBO rises, so the ELBO never decreases. The gradient in mu_n:
+# mean in turn (the others fixed): Gaussian likelihood by L-BFGS-B on
+# theta >= 0 (at most 25 steps), Uniform by projected gradient ascent with
+# backtracking (Armijo; the box makes the objective non-smooth), each move
+# kept only if the ELBO rises; then (Gaussian) each s_m by optimize() on
+# log s_m, kept only if the ELBO rises. So the ELBO never decreases; the
+# loop stops after `iter` sweeps or when a sweep gains less than 1e-3. The gradient in mu_n:
 #   w_n sum_j w_j N_nj (1 / A_n + 1 / A_j) (mu_n - mu_j) / (s_n + s_j)
 #   + w_n (grad f(mu_n) + s_n / 2 grad t(mu_n)),
 #   N_nj = N(mu_n; mu_j, (s_n + s_j) I).
@@ -135,7 +142,8 @@ nvi_target <- function(X, rank, likelihood = c("gaussian", "uniform"), sigma2 = 
     list(W = matrix(theta[seq_len(I * R)], I, R),
          H = matrix(theta[I * R + seq_len(R * J)], R, J))
   }
-  resid <- function(p) O * (X0 - p$W %*% p$H)
+  complete <- all(O)
+  resid <- function(p) if (complete) X0 - p$W %*% p$H else O * (X0 - p$W %*% p$H)
   lik0 <- if (likelihood == "gaussian") -n_obs / 2 * log(2 * pi * sigma2) else -n_obs * log(2 * epsilon)
   logp <- function(theta) {
     if (length(theta) != D || anyNA(theta)) abort_input(sprintf("`theta` must have length %d.", D))
@@ -189,10 +197,9 @@ nvi_uniform_var <- function(theta, target) {
   target$D * target$epsilon^2 / 3 / curv
 }
 
-# The per-centre quantities: f, tr Hess f and the fixed variance (Uniform).
+# The per-centre quantities: f and tr Hess f.
 nvi_centre <- function(theta, target) {
-  list(f = target$logp(theta), t = target$hess_trace(theta),
-       s_fix = if (target$likelihood == "uniform") nvi_uniform_var(theta, target) else NA_real_)
+  list(f = target$logp(theta), t = target$hess_trace(theta))
 }
 
 #' The paper's scale optimisation of a centre (Gaussian likelihood)
@@ -239,9 +246,15 @@ nvi_dist2 <- function(mu) {
 # log sum_j w_j N(mu_m; mu_j, (s_m + s_j) I) for every m, from the distances.
 nvi_log_overlap <- function(d2, s, w, D) {
   ss <- outer(s, s, "+")
-  lk <- -D / 2 * log(2 * pi * ss) - d2 / (2 * ss)
-  lw <- log(w)
-  vapply(seq_along(s), function(m) logsumexp(lw + lk[m, ]), 0)
+  L <- -D / 2 * log(2 * pi * ss) - d2 / (2 * ss) + rep(log(w), each = length(s))
+  mx <- L[cbind(seq_along(s), max.col(L, ties.method = "first"))]
+  mx + log(rowSums(exp(L - mx)))
+}
+
+# log(exp(a) + exp(b)), elementwise.
+logaddexp <- function(a, b) {
+  m <- pmax(a, b)
+  ifelse(is.finite(m), m + log(exp(a - m) + exp(b - m)), m)
 }
 
 # The entropy bound from the distances.
@@ -296,17 +309,24 @@ nvi_elbo_cached <- function(st, D, keep = seq_along(st$w)) {
 # --- ONVI ---------------------------------------------------------------------
 
 #' An empty ONVI state
+#' @param sigma2_fixed Uniform likelihood: the variance of every component;
+#'   NULL: NVI with M = 1 at the first centre offered (see the header).
 #' @keywords internal
 #' @noRd
-onvi_new <- function(target) {
+onvi_new <- function(target, sigma2_fixed = NULL) {
   stopifnot(inherits(target, "bnmf_nvi_target"))
+  if (!is.null(sigma2_fixed) && (!is.numeric(sigma2_fixed) || length(sigma2_fixed) != 1L ||
+                                 !is.finite(sigma2_fixed) || sigma2_fixed <= 0)) {
+    abort_input("`sigma2_fixed` must be a single number > 0.")
+  }
   structure(list(mu = matrix(0, target$D, 0L), sigma2 = numeric(), w = numeric(),
                  elbo = -Inf,
                  trace = data.frame(step = integer(), elbo = numeric(), M = integer(),
                                     accepted = logical(), gain = numeric(),
                                     threshold = numeric(), dropped = integer()),
                  f = numeric(), t = numeric(), d2 = matrix(0, 0L, 0L),
-                 likelihood = target$likelihood, tol = 1e-3, steps = 0L),
+                 likelihood = target$likelihood, tol = 1e-3, steps = 0L,
+                 sigma2_fixed = if (target$likelihood == "uniform") sigma2_fixed else NULL),
             class = "bnmf_onvi")
 }
 
@@ -317,11 +337,7 @@ onvi_elbo_with <- function(st, lA, Q, d2n, f, t, s, w, D) {
   lkn <- -D / 2 * log(2 * pi * (st$sigma2 + s)) - d2n / (2 * (st$sigma2 + s))
   lw <- log(st$w)
   l1w <- log1p(-w)
-  old <- if (w < 1) {
-    -(1 - w) * sum(st$w * vapply(seq_along(lA), function(m) {
-      logsumexp(c(l1w + lA[m], log(w) + lkn[m]))
-    }, 0))
-  } else 0
+  old <- if (w < 1) -(1 - w) * sum(st$w * logaddexp(l1w + lA, log(w) + lkn)) else 0
   lnn <- -D / 2 * log(4 * pi * s)
   new <- -w * logsumexp(c(l1w + lw + lkn, log(w) + lnn))
   old + new + (1 - w) * Q + w * (f + s * t / 2)
@@ -358,6 +374,10 @@ onvi_offer <- function(state, theta, target, rescale = target$likelihood == "gau
   theta <- as.vector(theta)
   if (rescale) theta <- nvi_rescale(theta, target)
   cen <- nvi_centre(theta, target)
+  if (target$likelihood == "uniform" && is.null(state$sigma2_fixed) && is.finite(cen$f)) {
+    state$sigma2_fixed <- nvi_uniform_var(theta, target)
+  }
+  cen$s_fix <- if (target$likelihood == "uniform") state$sigma2_fixed %||% NA_real_ else NA_real_
   M <- length(state$w)
   state$steps <- state$steps + 1L
   res <- list(accepted = FALSE, gain = -Inf, threshold = state$tol, s = NA_real_, w = 0)
@@ -437,13 +457,29 @@ nvi_grad_mean <- function(st, n, target) {
   ent + st$w[n] * (target$grad(mu_n) + st$sigma2[n] / 2 * target$grad_hess_trace(mu_n))
 }
 
+# Gaussian likelihood: the mean of component n by L-BFGS-B on theta >= 0
+# (the others fixed), kept only when the ELBO rises.
+nvi_mean_lbfgs <- function(st, n, target, maxit = 25L) {
+  D <- target$D
+  # (L-BFGS-B can return -1e-18 for a bound of 0: clamp.)
+  fn <- function(x) -nvi_elbo_cached(nvi_move(st, n, pmax(x, 0), target), D)
+  gr <- function(x) -nvi_grad_mean(nvi_move(st, n, pmax(x, 0), target, f = FALSE), n, target)
+  o <- stats::optim(st$mu[, n], fn, gr, method = "L-BFGS-B", lower = 0,
+                    control = list(maxit = maxit))
+  if (-o$value > st$elbo) {
+    st <- nvi_move(st, n, pmax(o$par, 0), target)
+    st$elbo <- nvi_elbo_cached(st, D)
+  }
+  st
+}
+
 # Move centre n of the state to theta (updating the caches).
-nvi_move <- function(st, n, theta, target) {
+nvi_move <- function(st, n, theta, target, f = TRUE) {
   st$mu[, n] <- theta
   d <- colSums((st$mu - theta)^2)
   st$d2[n, ] <- d
   st$d2[, n] <- d
-  st$f[n] <- target$logp(theta)
+  if (f) st$f[n] <- target$logp(theta)
   st$t[n] <- target$hess_trace(theta)
   st
 }
@@ -478,9 +514,7 @@ nvi_fit <- function(target, M, starts = NULL, iter = 100L) {
   st$f <- apply(mu, 2L, target$logp)
   if (any(!is.finite(st$f))) abort_input("`starts`: every start must have a finite log joint (feasible).")
   st$t <- apply(mu, 2L, target$hess_trace)
-  st$sigma2 <- vapply(seq_len(M), function(m) {
-    if (target$likelihood == "gaussian") -D / st$t[m] else nvi_uniform_var(mu[, m], target)
-  }, 0)
+  st$sigma2 <- if (target$likelihood == "gaussian") -D / st$t else rep(nvi_uniform_var(mu[, 1L], target), M)
   if (any(!is.finite(st$sigma2) | st$sigma2 <= 0)) {
     abort_input("`starts`: every start needs a non-zero W and H.")
   }
@@ -492,17 +526,17 @@ nvi_fit <- function(target, M, starts = NULL, iter = 100L) {
   for (it in seq_len(iter)) {
     old <- st$elbo
     for (n in seq_len(M)) {
+      if (target$likelihood == "gaussian") {
+        st <- nvi_mean_lbfgs(st, n, target)
+        next
+      }
       g <- nvi_grad_mean(st, n, target)
       if (!any(g != 0)) next
-      if (is.na(step[n])) {
-        step[n] <- if (target$likelihood == "gaussian") {
-          -D / (st$w[n] * st$t[n])
-        } else 1e-3 * max(mean(st$mu[, n]), 1e-8) / max(abs(g))
-      }
+      if (is.na(step[n])) step[n] <- 1e-3 * max(mean(st$mu[, n]), 1e-8) / max(abs(g))
       for (k in 1:40) {
         cand <- pmax(st$mu[, n] + step[n] * g, 0)
         tr <- nvi_move(st, n, cand, target)
-        e <- if (is.finite(tr$f[n]) && tr$t[n] <= 0) nvi_elbo_cached(tr, D) else -Inf
+        e <- if (is.finite(tr$f[n])) nvi_elbo_cached(tr, D) else -Inf
         if (e >= st$elbo + 1e-4 * sum(g * (cand - st$mu[, n]))) break
         step[n] <- step[n] / 2
       }
