@@ -24,6 +24,7 @@ dir.create("bench/rrt-results", showWarnings = FALSE)
 rows <- list()
 for (nm in names(sets)) {
   X <- sets[[nm]]
+  storage.mode(X) <- "double"
   set.seed(100)
   tg_g <- bnmf:::nvi_target(X, 3, "gaussian")
   tg_u <- bnmf:::nvi_target(X, 3, "uniform")

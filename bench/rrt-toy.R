@@ -6,7 +6,7 @@
 # (greedy covering numbers at radii in degrees).
 # Run: R_LIBS=<lib> Rscript bench/rrt-toy.R [seconds per search, default 120]
 suppressMessages(library(bnmf))
-source("tests/testthat/helper-rrt.R")
+laurberg_toy <- bnmf:::laurberg_toy
 secs <- as.numeric(commandArgs(TRUE)[1])
 if (is.na(secs)) secs <- 120
 set.seed(2)
