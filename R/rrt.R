@@ -554,7 +554,7 @@ new_rrt_fit <- function(run, job, call) {
   w <- as.numeric(st$w)
   names(w) <- names(comps)
   best <- if (M) which.max(w) else NA_integer_
-  fit <- list(
+  structure(list(
     call = call, method = "rrt", rank = R, dims = c(I, J), dimnames = list(rn, cn),
     sparse = FALSE, n_obs = as.double(I) * J, n_missing = 0L,
     likelihood = job$likelihood, sigma2 = run$sigma2, epsilon = run$epsilon,
@@ -567,9 +567,7 @@ new_rrt_fit <- function(run, job, call) {
     best = best,
     W = if (M) comps[[best]]$W, H = if (M) comps[[best]]$H,
     X = X
-  )
-  class(fit) <- c("bnmf_rrt", "bnmf")
-  fit
+  ), class = c("bnmf_rrt", "bnmf"))
 }
 
 # Values of an RRT fit: at least one component, each of the fit's size and
@@ -577,16 +575,15 @@ new_rrt_fit <- function(run, job, call) {
 # those of the highest-weight component.
 validate_rrt_fit <- function(fit) {
   bad <- function(what) abort_fit(sprintf("the RRT fit has %s", what))
-  I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   M <- length(fit$components)
   if (M < 1L) bad("no components (the online NVI accepted none)")
-  for (m in seq_len(M)) {
-    f <- fit$components[[m]]
-    if (!identical(dim(f$W), c(I, K)) || !identical(dim(f$H), c(K, J)) ||
-        any(!is.finite(f$W)) || any(!is.finite(f$H))) {
-      bad(sprintf("a component %d of the wrong size or with non-finite entries", m))
-    }
-  }
+  dW <- c(fit$dims[1L], fit$rank)
+  dH <- c(fit$rank, fit$dims[2L])
+  ok <- vapply(fit$components, function(f) {
+    identical(dim(f$W), dW) && identical(dim(f$H), dH) && all(is.finite(f$W)) &&
+      all(is.finite(f$H))
+  }, logical(1))
+  if (!all(ok)) bad(sprintf("component %d of the wrong size or with non-finite entries", which(!ok)[1L]))
   w <- fit$weights
   if (length(w) != M || any(!is.finite(w)) || any(w < 0) || abs(sum(w) - 1) > 1e-8) {
     bad("weights that are not a probability vector over the components")

@@ -7,6 +7,7 @@
 # time limit (the paper's budgets, 5000 components or 10000 draws, take
 # hours in R on this machine); RRT starts from `starts` restarts.
 # Run: R_LIBS=<lib> Rscript bench/rrt-elbo.R [reps = 10] [seconds = 5] [starts = 10]
+#        [data = "leukemia,AML"] [NVI iterations = 10] [output = elbo]
 # Results: bench/rrt-results/elbo.rds (saved after every run) and the table
 # printed by bench/rrt-elbo-table.R.
 suppressMessages({
@@ -17,9 +18,13 @@ args <- as.numeric(commandArgs(TRUE))
 reps <- if (length(args) >= 1 && !is.na(args[1])) args[1] else 10
 secs <- if (length(args) >= 2 && !is.na(args[2])) args[2] else 5
 starts <- if (length(args) >= 3 && !is.na(args[3])) args[3] else 10
+targs <- commandArgs(TRUE)
+which_sets <- if (length(targs) >= 4) strsplit(targs[4], ",")[[1]] else c("leukemia", "AML")
+nvi_iter <- if (length(args) >= 5 && !is.na(args[5])) args[5] else 10
+out_name <- if (length(targs) >= 6) targs[6] else "elbo"
 data(esGolub, package = "NMF")
-sets <- list(AML = exprs(esGolub), leukemia = bnmf::leukemia)
-out_file <- "bench/rrt-results/elbo.rds"
+sets <- list(AML = exprs(esGolub), leukemia = bnmf::leukemia)[which_sets]
+out_file <- sprintf("bench/rrt-results/%s.rds", out_name)
 dir.create("bench/rrt-results", showWarnings = FALSE)
 rows <- list()
 for (nm in names(sets)) {
@@ -35,7 +40,7 @@ for (nm in names(sets)) {
         set.seed(1000 * r + 7)
         t0 <- proc.time()[[3]]
         fit <- bnmf(X, rank = 3, method = "rrt", likelihood = lik,
-                    iter = switch(search, rrt = 5000, gibbs = , hmc = 10000, 30),
+                    iter = switch(search, rrt = 5000, gibbs = , hmc = 10000, nvi_iter),
                     control = rrt_control(search = search, sigma2 = tg_g$sigma2,
                                           epsilon = tg_u$epsilon, starts = starts,
                                           time_limit = secs))
@@ -47,7 +52,7 @@ for (nm in names(sets)) {
                     search, r, fit$elbo, length(fit$weights), fit$stats$processed,
                     proc.time()[[3]] - t0))
         saveRDS(list(results = do.call(rbind, rows), reps = reps, secs = secs, starts = starts,
-                     sigma2 = c(AML = NA, leukemia = NA)), out_file)
+                     nvi_iter = nvi_iter), out_file)
       }
     }
   }
