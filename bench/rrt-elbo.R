@@ -8,6 +8,7 @@
 # hours in R on this machine); RRT starts from `starts` restarts.
 # Run: R_LIBS=<lib> Rscript bench/rrt-elbo.R [reps = 10] [seconds = 5] [starts = 10]
 #        [data = "leukemia,AML"] [NVI iterations = 10] [output = elbo]
+#        [skip = "likelihood:search,..." runs left out, e.g. "gaussian:nvi4"]
 # Results: bench/rrt-results/elbo.rds (saved after every run) and the table
 # printed by bench/rrt-elbo-table.R.
 suppressMessages({
@@ -22,6 +23,7 @@ targs <- commandArgs(TRUE)
 which_sets <- if (length(targs) >= 4) strsplit(targs[4], ",")[[1]] else c("leukemia", "AML")
 nvi_iter <- if (length(args) >= 5 && !is.na(args[5])) args[5] else 10
 out_name <- if (length(targs) >= 6) targs[6] else "elbo"
+skip <- if (length(targs) >= 7) strsplit(targs[7], ",")[[1]] else character()
 data(esGolub, package = "NMF")
 sets <- list(AML = exprs(esGolub), leukemia = bnmf::leukemia)[which_sets]
 out_file <- sprintf("bench/rrt-results/%s.rds", out_name)
@@ -36,6 +38,7 @@ for (nm in names(sets)) {
   for (lik in c("gaussian", "uniform")) {
     for (search in c("nvi4", "nvi10", "gibbs", "hmc", "rrt")) {
       if (search == "gibbs" && lik == "uniform") next
+      if (paste(lik, search, sep = ":") %in% skip) next
       for (r in seq_len(reps)) {
         set.seed(1000 * r + 7)
         t0 <- proc.time()[[3]]
