@@ -620,8 +620,13 @@ validate_rrt_fit <- function(fit) {
 #' and the largest absolute deviation of a first non-negative least squares
 #' fit. The baselines of the paper are searches of [rrt_control()]: NVI with
 #' 4 or 10 components, and the online NVI fed by the draws of bnmf's Gibbs
-#' sampler or of HMC on the same posterior. `X` must be dense, complete and
-#' non-negative. See [summary.bnmf_rrt()], [plot.bnmf_rrt()],
+#' sampler or of HMC on the same posterior; for them `iter` is the number of
+#' draws offered (default 10000) or of NVI iterations (default 100). HMC here
+#' is a plain leapfrog sampler on the log joint of this model (reflected at
+#' 0, step size adapted during the first `warmup` share of the draws), not
+#' `method = "hmc"` (whose model is the particle model of [silf()]); Gibbs is
+#' bnmf's sampler with the noise precision held at `1 / sigma2`. `X` must be
+#' dense, complete and non-negative. See [summary.bnmf_rrt()], [plot.bnmf_rrt()],
 #' [factors.bnmf_rrt()].
 #' @rdname bnmf
 #' @name bnmf
