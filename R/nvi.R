@@ -143,7 +143,17 @@ nvi_target <- function(X, rank, likelihood = c("gaussian", "uniform"), sigma2 = 
          H = matrix(theta[I * R + seq_len(R * J)], R, J))
   }
   complete <- all(O)
-  resid <- function(p) if (complete) X0 - p$W %*% p$H else O * (X0 - p$W %*% p$H)
+  # The residual of the last theta is kept: optim() asks for the log joint
+  # and the gradient at the same point.
+  memo <- new.env(parent = emptyenv())
+  resid <- function(p) {
+    key <- c(p$W, p$H)
+    if (!identical(key, memo$key)) {
+      memo$E <- if (complete) X0 - p$W %*% p$H else O * (X0 - p$W %*% p$H)
+      memo$key <- key
+    }
+    memo$E
+  }
   lik0 <- if (likelihood == "gaussian") -n_obs / 2 * log(2 * pi * sigma2) else -n_obs * log(2 * epsilon)
   logp <- function(theta) {
     if (length(theta) != D || anyNA(theta)) abort_input(sprintf("`theta` must have length %d.", D))

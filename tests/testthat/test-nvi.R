@@ -139,6 +139,18 @@ test_that("the gradient, the Hessian trace and its gradient equal finite differe
   expect_equal(tg2$hess_trace(th), -(3 * sum(p$W^2) + 4 * sum(p$H^2)) / 0.3)
   gt_fd <- vapply(seq_len(D), function(k) (tg$hess_trace(th + h * e(k)) - tg$hess_trace(th - h * e(k))) / (2 * h), 0)
   expect_equal(tg$grad_hess_trace(th), gt_fd, tolerance = 1e-7)
+  # The log joint itself, from R's densities.
+  p <- tg$split(th)
+  obs <- !is.na(tg$X)
+  expect_equal(tg$logp(th), sum(dnorm(tg$X[obs], (p$W %*% p$H)[obs], sqrt(tg$sigma2), log = TRUE)) +
+                 sum(dexp(th, 1, log = TRUE)))
+  tg3 <- nvi_ns("nvi_target")(tg$X, 2, sigma2 = 0.2, rate = 2.5)
+  expect_equal(tg3$logp(th), sum(dnorm(tg$X[obs], (p$W %*% p$H)[obs], sqrt(0.2), log = TRUE)) +
+                 sum(dexp(th, 2.5, log = TRUE)))
+  tu3 <- nvi_ns("nvi_target")(tg$X, 2, "uniform", epsilon = 0.4, rate = 2.5)
+  res0 <- (tg$X - matrix(toy$theta[1:8], 4) %*% matrix(toy$theta[9:14], 2))[obs]
+  expect_equal(tu3$logp(toy$theta), sum(dunif(res0, -0.4, 0.4, log = TRUE)) +
+                 sum(dexp(toy$theta, 2.5, log = TRUE)))
   # Support: -Inf below zero; the uniform box.
   expect_identical(tg$logp(replace(th, 3, -1e-9)), -Inf)
   tu <- nvi_ns("nvi_target")(tg$X, 2, "uniform", epsilon = 0.5)
