@@ -134,9 +134,11 @@
 #'   `"icm"` (posterior mode), `"np"` (Lee-Seung multiplicative updates) or
 #'   `"particles"` (a Stein-weighted set of factorisations; see the section
 #'   Particles) or `"hmc"` (Hamiltonian Monte Carlo on the particle model;
-#'   see the section HMC) or `"ssvi"` (structured stochastic variational
-#'   inference of the Poisson model with sparsity masks; see the section
-#'   Counts).
+#'   see the section HMC), `"svgd"` or `"dsgd"` (Stein variational and
+#'   Stein discrepancy gradient descent; see the section SVGD and DSGD),
+#'   `"ssvi"` (structured stochastic variational inference of the Poisson
+#'   model with sparsity masks; see the section Counts) or `"rrt"` (RRT +
+#'   online NVI; see the section RRT).
 #' @param prior Prior of the factors: [exponential()] or [ard()] (automatic
 #'   relevance determination). Not used by `"np"` and `"particles"`. For
 #'   `likelihood = "poisson"`: [gamma_prior()] (shape, rate) of every entry
@@ -180,12 +182,13 @@
 #'   the likelihood, made by [silf()] (`NULL`, the default, means `silf()`).
 #'   Methods `"vb"` and `"gibbs"`: `"poisson"` for counts (see the section
 #'   Counts; `NULL`, the default, is the Gaussian likelihood); method
-#'   `"ssvi"` is for `"poisson"` only (its default). `"icm"` and `"np"` take
-#'   none.
+#'   `"ssvi"` is for `"poisson"` only (its default). Method `"rrt"`:
+#'   `"gaussian"` (the default) or `"uniform"`. `"icm"` and `"np"` take none.
 #' @param control Method `"hmc"`: tuning of the sampler, made by
 #'   [hmc_control()] (`NULL`, the default, means `hmc_control()`); methods
 #'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()]; method
-#'   `"ssvi"`: [ssvi_control()] (`NULL` means `ssvi_control()`).
+#'   `"ssvi"`: [ssvi_control()] (`NULL` means `ssvi_control()`); method
+#'   `"rrt"`: the search and its settings, made by [rrt_control()].
 #' @param sparsity `likelihood = "poisson"` only: the beta-process masks,
 #'   `"none"` (the default: Bayesian Poisson-Gamma NMF), `"coef"` (a mask on
 #'   `H`) or `"both"` (masks on `W` and `H`); masks need method `"ssvi"`.
@@ -239,7 +242,7 @@
 #' pred <- predict(fit_m)
 #' @export
 bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd",
-                                          "dsgd", "ssvi"),
+                                          "dsgd", "ssvi", "rrt"),
                  prior = exponential(), noise = gamma_prior(), iter = NULL,
                  burnin = NULL, thin = 1, chains = 1, init = "random",
                  tol = 1e-6, keep = c("summary", "draws"),
@@ -263,7 +266,7 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
 }
 
 # The methods of bnmf(), in the order of its `method` argument.
-bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd", "ssvi")
+bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd", "ssvi", "rrt")
 
 # Check the call: the method picks the engine, which checks the arguments
 # (all of them before any work, so that select_rank() can check its fits'
@@ -301,9 +304,11 @@ bnmf_job <- function(engine, args, given, env) {
 # `run_task` (one unit, as run_tasks() calls it), `seeds` (whether the units
 # draw random numbers) and `build` (the fit object).
 bnmf_engine <- function(method, likelihood = NULL) {
-  if (method == "ssvi" || identical(likelihood, "poisson")) return(poisson_engine())
+  if (method == "ssvi" || identical(likelihood, "poisson") && method %in% c("vb", "gibbs")) {
+    return(poisson_engine())
+  }
   switch(method, particles = particles_engine(), hmc = hmc_engine(),
-         svgd = , dsgd = svgd_engine(), gaussian_engine())
+         svgd = , dsgd = svgd_engine(), rrt = rrt_engine(), gaussian_engine())
 }
 
 # Arguments that the method does not take, before the model term is read.
@@ -311,15 +316,15 @@ check_method_args <- function(method, given, likelihood = NULL) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  control_methods <- c("hmc", "svgd", "dsgd", "ssvi")
+  control_methods <- c("hmc", "svgd", "dsgd", "ssvi", "rrt")
   if (!method %in% control_methods && given[["control"]]) {
     abort_input(sprintf("`control` applies to methods %s only.",
                         paste0("\"", control_methods, "\"", collapse = ", ")))
   }
   pois <- identical(likelihood, "poisson") || method == "ssvi"
-  if (given[["likelihood"]] && !(method %in% c("particles", "hmc", "svgd", "dsgd") ||
+  if (given[["likelihood"]] && !(method %in% c("particles", "hmc", "svgd", "dsgd", "rrt") ||
                                  pois && method %in% c("vb", "gibbs", "ssvi"))) {
-    abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\", \"svgd\" and \"dsgd\" (made by `silf()`), and `likelihood = \"poisson\"` to methods \"vb\", \"gibbs\" and \"ssvi\"; not to \"%s\" (whose likelihood is Gaussian).",
+    abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\", \"svgd\" and \"dsgd\" (made by `silf()`), to method \"rrt\" (\"gaussian\" or \"uniform\"), and `likelihood = \"poisson\"` to methods \"vb\", \"gibbs\" and \"ssvi\"; not to \"%s\" (whose likelihood is Gaussian).",
                         method))
   }
   if (!pois && any(given[c("sparsity", "mask_prior")])) {

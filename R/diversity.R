@@ -52,6 +52,10 @@ as_factorisation_set <- function(x, arg, use = "means", max_draws = 200L) {
   if (inherits(x, "bnmf_gibbs") || inherits(x, "bnmf_hmc")) {
     return(chain_factorisations(x, use, max_draws))
   }
+  if (inherits(x, "bnmf_rrt")) {
+    # The mixture's components; with use = "draws" every accepted candidate.
+    return(if (use == "draws" && length(x$accepted)) x$accepted else x$components)
+  }
   if (inherits(x, "bnmf")) return(list(as_factorisation(x, arg)))
   if (is.list(x) && !is.data.frame(x) && is.null(x$W) && length(x) >= 1L) {
     fs <- lapply(seq_along(x), function(m) as_factorisation(x[[m]], sprintf("%s[[%d]]", arg, m)))
@@ -308,8 +312,9 @@ wad_pair <- function(ua, wa, ub, wb) {
 #'
 #' @param a A factorisation: a basis matrix (features x factors), a list with
 #'   matrices `W` and `H`, or a `bnmf` fit. With `b = NULL`, a set of
-#'   factorisations: a list of those, a particle fit (its particles) or a
-#'   Gibbs fit (the posterior mean of each chain; see [covering_number()]).
+#'   factorisations: a list of those, a particle fit (its particles), a
+#'   Gibbs fit (the posterior mean of each chain; see [covering_number()]) or
+#'   an RRT fit (the components of its mixture).
 #' @param b A factorisation of data with the same rows and the same number of
 #'   factors as `a`, or `NULL`.
 #' @return With `b`: a single number, the WAD in degrees. With `b = NULL`:
@@ -411,10 +416,13 @@ greedy_cover <- function(D, eps) {
 #'     the chain's posterior mean;
 #'     with `use = "draws"` the kept draws of all chains (at most
 #'     `max_draws`, evenly thinned per chain);
+#'   * an RRT fit (`method = "rrt"`): with `use = "means"` the components of
+#'     its variational mixture, with `use = "draws"` every candidate the
+#'     online NVI accepted during the search;
 #'   * or a `"dist"` object of distances already computed (e.g. by [wad()]).
 #' @param epsilon Radii, in degrees (vector allowed). `NULL`: 50 values from
 #'   0 to the largest distance.
-#' @param use For a Gibbs fit: `"means"` or `"draws"`.
+#' @param use For a Gibbs, HMC or RRT fit: `"means"` or `"draws"`.
 #' @param max_draws For `use = "draws"`: the largest number of draws used.
 #' @param x A `bnmf_covering` object.
 #' @param main `plot()`: the title.

@@ -222,3 +222,24 @@ masks.default <- function(object, ...) {
   }
   abort_not_fit(object)
 }
+
+# ---- RRT + online NVI fits (method "rrt") ----------------------------------
+
+#' @rdname rrt_fit
+#' @export
+weights.bnmf_rrt <- function(object, ...) object$weights
+
+#' @rdname rrt_fit
+#' @export
+factors.bnmf_rrt <- function(object, component = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "factors")
+  object$components[[check_component(object, component)]]
+}
+
+check_component <- function(object, component) {
+  if (is.null(component)) return(object$best)
+  M <- length(object$components)
+  component <- check_count(component, "component", min = 1)
+  if (component > M) abort_input(sprintf("`component` must be between 1 and %d.", M))
+  as.integer(component)
+}

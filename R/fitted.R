@@ -424,3 +424,16 @@ pois_wh_mean <- function(object) {
   dimnames(m) <- object$dimnames
   m
 }
+
+# ---- RRT + online NVI fits (method "rrt") ----------------------------------
+
+# E_q[W H] = sum_m w_m W_m H_m: within a component W and H are independent
+# with means W_m, H_m.
+#' @rdname rrt_fit
+#' @export
+fitted.bnmf_rrt <- function(object, ...) {
+  parts <- Map(function(f, w) w * (f$W %*% f$H), object$components, object$weights)
+  out <- Reduce(`+`, parts)
+  dimnames(out) <- object$dimnames
+  out
+}

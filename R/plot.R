@@ -311,3 +311,79 @@ plot.bnmf_poisson <- function(x, type = c("trace", "masks"), ...) {
   }
   invisible(x)
 }
+# ---- RRT + online NVI fits (method "rrt") ----------------------------------
+
+#' @rdname rrt_fit
+#' @param x A `bnmf_rrt` fit.
+#' @param type `"elbo"`: the ELBO of the mixture after every candidate
+#'   processed, accepted candidates marked. `"persistence"`: the covering
+#'   number of the set of factorisations under the weighted angular distance
+#'   ([covering_number()]) against the radius, on a log axis (the
+#'   persistence plots of Masood and Doshi-Velez, Figures 4-10).
+#'   `"projection"`: a 2-D projection of the data and of the bases of the
+#'   factorisations (Figures 1-3): every column of `X` and of each basis
+#'   scaled to sum one, projected on the two leading principal directions of
+#'   the scaled data; each factorisation's basis vectors are joined into a
+#'   polygon (the cone that must hold the data).
+#' @param set Which factorisations `"persistence"` and `"projection"` show:
+#'   `"accepted"` (every candidate the online NVI accepted during the search,
+#'   at most 500) or `"components"` (those kept in the final mixture).
+#' @export
+plot.bnmf_rrt <- function(x, type = c("elbo", "persistence", "projection"),
+                          set = c("accepted", "components"), ...) {
+  type <- check_choice(type, c("elbo", "persistence", "projection"), "type")
+  set <- check_choice(set, c("accepted", "components"), "set")
+  fs <- if (set == "accepted" && length(x$accepted)) x$accepted else x$components
+  switch(type,
+    elbo = {
+      tr <- x$trace
+      graphics::plot(tr$step, tr$elbo, type = "s", xlab = "candidate processed",
+                     ylab = "ELBO", main = sprintf("ELBO of %s", rrt_search_label(x$search)),
+                     ...)
+      acc <- tr$accepted %in% TRUE
+      graphics::points(tr$step[acc], tr$elbo[acc], pch = 19, cex = 0.6, col = "firebrick")
+    },
+    persistence = {
+      D <- wad(fs)
+      top <- max(D, 1e-3)
+      eps <- 10^seq(-3, log10(top), length.out = 60)
+      cv <- covering_number(D, epsilon = eps)
+      graphics::plot(cv$epsilon, cv$covering, type = "s", log = "x",
+                     xlab = "radius (WAD, degrees)", ylab = "covering number",
+                     main = sprintf("Persistence of %d %s factorisations", length(fs), set),
+                     ylim = c(0, max(cv$covering, 1)), ...)
+      graphics::abline(h = 1, lty = 3)
+    },
+    projection = {
+      pr <- rrt_projection(x$X, fs)
+      graphics::plot(pr$data, pch = 16, cex = 0.5, col = "grey60", asp = 1,
+                     xlim = range(pr$data[, 1L], unlist(lapply(pr$bases, `[`, , 1L))),
+                     ylim = range(pr$data[, 2L], unlist(lapply(pr$bases, `[`, , 2L))),
+                     xlab = "projection 1", ylab = "projection 2",
+                     main = sprintf("Data and %d %s factorisations", length(fs), set), ...)
+      cols <- grDevices::hcl.colors(max(length(fs), 2L), "viridis", alpha = 0.7)
+      for (m in seq_along(pr$bases)) {
+        b <- pr$bases[[m]]
+        graphics::polygon(b[, 1L], b[, 2L], border = cols[m])
+        graphics::points(b, pch = 17, col = cols[m], cex = 0.8)
+      }
+    })
+  invisible(x)
+}
+
+# The 2-D projection of plot.bnmf_rrt(type = "projection"): columns scaled
+# to sum one, projected on the two leading principal directions of the
+# scaled data; the basis vectors of each factorisation in angular order.
+rrt_projection <- function(X, fs) {
+  to_sum1 <- function(A) A / rep(pmax(colSums(A), .Machine$double.xmin), each = nrow(A))
+  Xs <- to_sum1(X)
+  ctr <- rowMeans(Xs)
+  P <- svd(Xs - ctr, nu = min(2L, ncol(Xs) - 1L), nv = 0)$u
+  if (ncol(P) < 2L) P <- cbind(P, 0)
+  proj <- function(A) crossprod(to_sum1(A) - ctr, P)
+  bases <- lapply(fs, function(f) {
+    b <- proj(f$W)
+    b[order(atan2(b[, 2L] - mean(b[, 2L]), b[, 1L] - mean(b[, 1L]))), , drop = FALSE]
+  })
+  list(data = proj(X), bases = bases)
+}

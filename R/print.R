@@ -193,3 +193,31 @@ print.bnmf_poisson <- function(x, ...) {
   cat(sprintf("  %d iterations, %d chain%s\n", s$iter, s$chains, if (s$chains > 1) "s" else ""))
   invisible(x)
 }
+# ---- RRT + online NVI fits (method "rrt") ----------------------------------
+
+#' @export
+print.bnmf_rrt <- function(x, ...) {
+  cat(sprintf("Bayesian NMF by %s\n", rrt_search_label(x$search)))
+  cat(sprintf("  X: %d x %d; rank: %d\n", x$dims[1L], x$dims[2L], x$rank))
+  cat(sprintf("  likelihood: %s; exponential priors of rate %s on W and H\n",
+              rrt_likelihood_label(x), format(x$prior$rate)))
+  st <- x$stats
+  cat(sprintf("  %d candidates processed, %d accepted; %d components kept (largest weight %.3g); ELBO %s\n",
+              st$processed, st$accepted, length(x$weights), max(x$weights),
+              format(signif(x$elbo, 7))))
+  invisible(x)
+}
+
+rrt_search_label <- function(search) {
+  c(rrt = "RRT + online nonparametric VI", nvi4 = "nonparametric VI (M = 4)",
+    nvi10 = "nonparametric VI (M = 10)", gibbs = "Gibbs + online nonparametric VI",
+    hmc = "HMC + online nonparametric VI")[[search]]
+}
+
+rrt_likelihood_label <- function(x) {
+  if (x$likelihood == "gaussian") {
+    sprintf("Gaussian, noise variance %s", format(signif(x$sigma2, 4)))
+  } else {
+    sprintf("Uniform(-epsilon, epsilon), epsilon = %s", format(signif(x$epsilon, 4)))
+  }
+}

@@ -862,5 +862,42 @@ print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
   }
   cat(sprintf("log-likelihood at the fitted means: %s\n", format(signif(x$loglik, 8))))
   if (!is.null(x$elbo)) cat(sprintf("ELBO: %s\n", format(signif(x$elbo, 8))))
+}
+
+# ---- RRT + online NVI fits (method "rrt") ----------------------------------
+
+#' @rdname rrt_fit
+#' @export
+summary.bnmf_rrt <- function(object, ...) {
+  X <- object$X
+  comps <- data.frame(
+    component = seq_along(object$weights), weight = unname(object$weights),
+    variance = object$variances,
+    rmse = vapply(object$components, function(f) sqrt(mean((X - f$W %*% f$H)^2)), numeric(1)),
+    wad_to_best = vapply(object$components, function(f) {
+      wad(object$components[[object$best]], f)
+    }, numeric(1)))
+  structure(list(search = object$search, likelihood = rrt_likelihood_label(object),
+                 dims = object$dims, rank = object$rank, elbo = object$elbo,
+                 components = comps, stats = object$stats,
+                 n_accepted = length(object$accepted)),
+            class = "summary.bnmf_rrt")
+}
+
+#' @export
+print.summary.bnmf_rrt <- function(x, digits = 3, ...) {
+  cat(sprintf("%s, X %d x %d, rank %d\n", rrt_search_label(x$search), x$dims[1L], x$dims[2L],
+              x$rank))
+  cat(sprintf("Likelihood: %s\n", x$likelihood))
+  st <- x$stats
+  cat(sprintf("Candidates processed: %d (accepted %d)", st$processed, st$accepted))
+  if (!is.null(st$expansions)) {
+    cat(sprintf("; RRT expansions: %d, tree restarts %d, stopped by %s", st$expansions,
+                st$restarts, st$stop))
+  }
+  cat(sprintf("; %.3g s\n", st$time))
+  cat(sprintf("ELBO: %s\n", format(signif(x$elbo, 8))))
+  cat("Components (weight, variance, RMSE of W H, WAD to the highest-weight one in degrees):\n")
+  print(format(x$components, digits = digits), row.names = FALSE)
   invisible(x)
 }

@@ -1,0 +1,208 @@
+# RRT + online NVI (method "rrt"): the oblique manifold, the configuration
+# space, the Laurberg toy of Masood and Doshi-Velez (section 5.1), input
+# errors and the fit's methods.
+
+rrt_angle <- function(Q1, Q2) {
+  mean(acos(pmin(1, colSums(Q1 * Q2)))) * 180 / pi
+}
+
+test_that("the retraction keeps Q on the oblique manifold and the projection is tangent", {
+  withr::local_seed(11)
+  for (R in c(2L, 3L, 5L)) {
+    for (rep in 1:20) {
+      Q <- bnmf:::oblique_sample(R)
+      expect_equal(colSums(Q^2), rep(1, R), tolerance = 1e-12)
+      Z <- matrix(rnorm(R * R), R, R)
+      P <- bnmf:::oblique_project(Q, Z)
+      # tangent: diag(Q'P) = 0, and projecting twice changes nothing
+      expect_equal(colSums(Q * P), rep(0, R), tolerance = 1e-12)
+      expect_equal(bnmf:::oblique_project(Q, P), P, tolerance = 1e-12)
+      Qn <- bnmf:::oblique_retract(Q, 0.1 * P)
+      expect_equal(colSums(Qn^2), rep(1, R), tolerance = 1e-12)
+      expect_gt(abs(det(Qn)), 1e-8)
+      expect_true(bnmf:::oblique_invertible(Qn))
+      # to first order the retraction is Q + Z: |R_Q(tZ) - Q - tZ| = O(t^2)
+      e1 <- sqrt(sum((bnmf:::oblique_retract(Q, 1e-3 * P) - Q - 1e-3 * P)^2))
+      e2 <- sqrt(sum((bnmf:::oblique_retract(Q, 1e-4 * P) - Q - 1e-4 * P)^2))
+      expect_lt(e2, e1 / 50)
+    }
+  }
+  expect_false(bnmf:::oblique_invertible(matrix(c(1, 0, 1, 0), 2, 2)))
+})
+
+test_that("a step between two nodes moves towards the target", {
+  withr::local_seed(12)
+  for (rep in 1:30) {
+    R <- 3L
+    Q1 <- bnmf:::oblique_sample(R)
+    Q2 <- bnmf:::oblique_sample(R)
+    Q <- Q1
+    for (k in 1:5) {
+      Qn <- bnmf:::oblique_step(Q, Q2, 0.01)
+      expect_equal(colSums(Qn^2), rep(1, R), tolerance = 1e-12)
+      expect_lt(rrt_angle(Qn, Q2), rrt_angle(Q, Q2))
+      expect_lt(sqrt(sum((Qn - Q2)^2)), sqrt(sum((Q - Q2)^2)))
+      expect_equal(sqrt(sum((Qn - Q)^2)), 0.01, tolerance = 1e-3)
+      Q <- Qn
+    }
+    # steps that grow by 10% reach the target (the last step lands on it)
+    s <- 0.01
+    for (k in 1:200) {
+      Q <- bnmf:::oblique_step(Q, Q2, s)
+      s <- 1.1 * s
+      if (identical(Q, Q2)) break
+    }
+    expect_identical(Q, Q2)
+  }
+})
+
+test_that("floor() products are non-negative and reconstruct an exact NMF", {
+  withr::local_seed(13)
+  # X with non-negative singular vectors (positive rank-1 blocks): Q = I
+  # gives back X exactly.
+  blocks <- list(c(1, 2, 3) %o% c(1, 1, 2, 1), c(2, 1) %o% c(3, 1, 1), c(1, 1, 1) %o% c(2, 5))
+  X <- as.matrix(Matrix::bdiag(blocks))
+  sp <- bnmf:::rrt_space(X, 3)
+  f <- bnmf:::rrt_factors(diag(3), sp)
+  expect_equal(f$W %*% f$H, X, tolerance = 1e-10)
+  # A random exact NMF: its node Q = A'W (normalised) gives X again, and
+  # every Q gives non-negative factors.
+  W0 <- matrix(rexp(40 * 3), 40, 3)
+  H0 <- matrix(rexp(3 * 25), 3, 25)
+  X <- W0 %*% H0
+  sp <- bnmf:::rrt_space(X, 3)
+  Q <- bnmf:::rrt_node(W0, sp)
+  expect_equal(colSums(Q^2), rep(1, 3), tolerance = 1e-12)
+  f <- bnmf:::rrt_factors(Q, sp)
+  expect_equal(f$W %*% f$H, X, tolerance = 1e-9)
+  expect_equal(f$W / rep(sqrt(colSums(f$W^2)), each = 40),
+               W0 / rep(sqrt(colSums(W0^2)), each = 40), tolerance = 1e-9)
+  for (rep in 1:20) {
+    f <- bnmf:::rrt_factors(bnmf:::oblique_sample(3), sp)
+    expect_gte(min(f$W), 0)
+    expect_gte(min(f$H), 0)
+  }
+  # the prior's mode on the scale orbit: W H unchanged, column sums of W
+  # equal to row sums of H
+  th <- bnmf:::prior_scale(c(W0, H0), 40, 25, 3)
+  W1 <- matrix(th[1:120], 40, 3)
+  H1 <- matrix(th[-(1:120)], 3, 25)
+  expect_equal(W1 %*% H1, X, tolerance = 1e-12)
+  expect_equal(colSums(W1), rowSums(H1), tolerance = 1e-12)
+})
+
+test_that("Laurberg toy: RRT + ONVI accepts components in both modes, NVI and HMC + ONVI stay in one", {
+  skip_on_cran()
+  withr::local_seed(2)
+  toy <- laurberg_toy(60, noise = 0.01)
+  s1 <- toy$solutions[[1]]
+  s2 <- toy$solutions[[2]]
+  # two exact solutions up to the noise, far apart
+  expect_lt(max(abs(toy$X - s1$W %*% s1$H)), 0.011)
+  expect_lt(max(abs(toy$X - s2$W %*% s2$H)), 0.011)
+  expect_gt(wad(s1, s2), 20)
+  near <- function(fs) {
+    d <- vapply(fs, function(f) c(wad(f, s1), wad(f, s2)), numeric(2))
+    c(s1 = sum(d[1, ] < d[2, ]), s2 = sum(d[2, ] < d[1, ]))
+  }
+  ctl <- function(search) rrt_control(search = search, epsilon = 0.3, max_failures = 500)
+  withr::local_seed(3)
+  rrt <- bnmf(toy$X, rank = 3, method = "rrt", likelihood = "uniform", init = s1, iter = 600,
+              control = ctl("rrt"))
+  n_rrt <- near(rrt$accepted)
+  expect_gte(n_rrt[["s1"]], 1)
+  expect_gte(n_rrt[["s2"]], 1)
+  # The persistence: at this size the accepted components of every search
+  # are spread by more than 0.01 degrees, but only those of the RRT need more
+  # than one ball of 10 degrees (the full-size toy is in bench/rrt-toy.R).
+  cov_rrt <- covering_number(rrt, epsilon = c(0.01, 10), use = "draws")$covering
+  expect_gt(cov_rrt[1], 1)
+  expect_gt(cov_rrt[2], 1)
+  nvi <- bnmf(toy$X, rank = 3, method = "rrt", likelihood = "uniform", init = s1, iter = 20,
+              control = ctl("nvi10"))
+  expect_identical(near(nvi$components)[["s2"]], 0L)
+  hmc <- bnmf(toy$X, rank = 3, method = "rrt", likelihood = "uniform", init = s1, iter = 200,
+              control = ctl("hmc"))
+  expect_identical(near(hmc$accepted)[["s2"]], 0L)
+  expect_identical(covering_number(hmc, epsilon = 10, use = "draws")$covering, 1L)
+  expect_identical(covering_number(nvi, epsilon = 10)$covering, 1L)
+  # every component of the baselines within a few degrees of the start
+  expect_lt(max(vapply(c(nvi$components, hmc$accepted), wad, numeric(1), b = s1)), 5)
+})
+
+test_that("method rrt: input errors are classed and name the argument", {
+  X <- leukemia[1:30, 1:10]
+  expect_error(bnmf(X, rank = 2, method = "rrt", likelihood = "poisson"),
+               class = "bnmf_error_input", regexp = "likelihood")
+  expect_error(bnmf(X, rank = 2, method = "rrt", control = hmc_control()),
+               class = "bnmf_error_input", regexp = "rrt_control")
+  expect_error(bnmf(X, rank = 2, method = "gibbs", control = rrt_control()),
+               class = "bnmf_error_input", regexp = "control")
+  expect_error(bnmf(X, rank = 2, method = "rrt", likelihood = "uniform",
+                    control = rrt_control(search = "gibbs")),
+               class = "bnmf_error_input", regexp = "gibbs")
+  Xn <- X
+  Xn[1, 1] <- NA
+  expect_error(bnmf(Xn, rank = 2, method = "rrt"), class = "bnmf_error_input", regexp = "complete")
+  expect_error(bnmf(-X, rank = 2, method = "rrt"), class = "bnmf_error_input", regexp = "non-negative")
+  expect_error(bnmf(X, rank = 11, method = "rrt"), class = "bnmf_error_input", regexp = "rank")
+  expect_error(bnmf(X, rank = 2, method = "rrt", init = list(W = matrix(1, 3, 2), H = 1)),
+               class = "bnmf_error_input", regexp = "init")
+  expect_error(bnmf(X, rank = 2, method = "rrt", init = "nndsvd"),
+               class = "bnmf_error_input", regexp = "init")
+  expect_error(bnmf(X, rank = 2, method = "rrt", chains = 2),
+               class = "bnmf_error_input", regexp = "chains")
+  expect_error(bnmf(X, rank = 2, method = "rrt", prior = ard()),
+               class = "bnmf_error_input", regexp = "prior")
+  expect_error(rrt_control(search = "mcmc"), class = "bnmf_error_input", regexp = "search")
+  expect_error(rrt_control(step = 0), class = "bnmf_error_input", regexp = "step")
+  expect_error(rrt_control(sigma2 = -1), class = "bnmf_error_input", regexp = "sigma2")
+  expect_error(rrt_control(time_limit = "1"), class = "bnmf_error_input", regexp = "time_limit")
+  expect_error(rrt_control(warmup = 1), class = "bnmf_error_input", regexp = "warmup")
+})
+
+test_that("method rrt: the fit, its methods and plots", {
+  withr::local_seed(14)
+  X <- leukemia[1:60, 1:20]
+  fit <- bnmf(X, rank = 2, method = "rrt", iter = 40,
+              control = rrt_control(starts = 3, temporary = 10, max_failures = 50))
+  expect_s3_class(fit, c("bnmf_rrt", "bnmf"), exact = TRUE)
+  M <- length(fit$components)
+  expect_gte(M, 1)
+  expect_equal(sum(weights(fit)), 1, tolerance = 1e-12)
+  expect_identical(factors(fit), fit$components[[fit$best]])
+  expect_identical(factors(fit, component = M), fit$components[[M]])
+  expect_error(factors(fit, component = M + 1), class = "bnmf_error_input", regexp = "component")
+  ref <- Reduce(`+`, Map(function(f, w) w * f$W %*% f$H, fit$components, fit$weights))
+  expect_equal(unname(fitted(fit)), unname(ref), tolerance = 1e-12)
+  expect_identical(dimnames(fitted(fit)), dimnames(X))
+  # the ELBO of the fit is the ONVI's ELBO of its mixture
+  expect_true(is.finite(fit$elbo))
+  expect_equal(fit$elbo, utils::tail(fit$trace$elbo, 1), tolerance = 1e-8)
+  expect_lte(fit$stats$processed, 40)
+  expect_output(print(fit), "RRT")
+  s <- summary(fit)
+  expect_s3_class(s, "summary.bnmf_rrt")
+  expect_identical(nrow(s$components), M)
+  expect_output(print(s), "ELBO")
+  expect_identical(attr(wad(fit), "Size"), M)
+  expect_identical(covering_number(fit, epsilon = 0)$covering, M)
+  expect_identical(align_factors(fit, fit)$perm, 1:2)
+  png_file <- withr::local_tempfile(fileext = ".png")
+  for (type in c("elbo", "persistence", "projection")) {
+    grDevices::png(png_file)
+    plot(fit, type = type)
+    grDevices::dev.off()
+    expect_gt(file.size(png_file), 1000)
+  }
+  # every baseline runs and gives a valid fit
+  for (search in c("nvi4", "gibbs", "hmc")) {
+    f <- bnmf(X, rank = 2, method = "rrt", iter = 20, control = rrt_control(search = search))
+    expect_s3_class(f, "bnmf_rrt")
+    expect_identical(f$search, search)
+  }
+  # a time limit stops the search
+  f <- bnmf(X, rank = 2, method = "rrt", iter = 10^6,
+            control = rrt_control(starts = 2, time_limit = 0.5))
+  expect_identical(f$stats$stop, "time")
+})
