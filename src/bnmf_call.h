@@ -14,5 +14,7 @@ SEXP bnmf_simplex_qp_call(SEXP K, SEXP tol, SEXP maxit);
 SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctrl);
 /* SVGD and DSGD (svgd.c) */
 SEXP bnmf_stein_directions_call(SEXP theta, SEXP score, SEXP par, SEXP w, SEXP gradient);
+int bnmf_stein_blocks(SEXP theta, SEXP score, int B, double **T, double **S, int *d,
+                      const char *who);
 
 #endif
