@@ -116,6 +116,34 @@ void bnmf_stein_kernel(double **T, double **S, const int *d, int B, int M,
     }
 }
 
+/**
+ * Read the particle and score blocks of a .Call (lists of d_b x M double
+ * matrices): T gets copies of the particles (the kernels centre them in
+ * place), S pointers to the scores, d the block lengths. Returns M.
+ * @param who the routine's name, for the messages of broken contracts
+ */
+int bnmf_stein_blocks(SEXP theta, SEXP score, int B, double **T, double **S, int *d,
+                      const char *who)
+{
+    int M = -1;
+    for (int b = 0; b < B; b++) {
+        SEXP tb = VECTOR_ELT(theta, b), sb = VECTOR_ELT(score, b);
+        if (!Rf_isReal(tb) || !Rf_isReal(sb) || !Rf_isMatrix(tb) || !Rf_isMatrix(sb))
+            Rf_error("bnmf internal error: %s blocks must be double matrices", who);
+        const int db = Rf_nrows(tb), Mb = Rf_ncols(tb);
+        if (Rf_nrows(sb) != db || Rf_ncols(sb) != Mb || (M >= 0 && Mb != M))
+            Rf_error("bnmf internal error: %s blocks of mismatched size", who);
+        M = Mb;
+        d[b] = db;
+        T[b] = (double *) R_alloc((size_t) db * Mb, sizeof(double));
+        const double *src = REAL(tb);
+        for (size_t i = 0; i < (size_t) db * Mb; i++) T[b][i] = src[i];
+        S[b] = REAL(sb);
+    }
+    if (M < 1) Rf_error("bnmf internal error: %s needs at least one particle", who);
+    return M;
+}
+
 SEXP bnmf_stein_kernel_call(SEXP theta, SEXP score, SEXP par)
 {
     int nprotect = 0;
@@ -127,23 +155,7 @@ SEXP bnmf_stein_kernel_call(SEXP theta, SEXP score, SEXP par)
     double **T = (double **) R_alloc(B, sizeof(double *));
     double **S = (double **) R_alloc(B, sizeof(double *));
     int *d = (int *) R_alloc(B, sizeof(int));
-    int M = -1;
-    for (int b = 0; b < B; b++) {
-        SEXP tb = VECTOR_ELT(theta, b), sb = VECTOR_ELT(score, b);
-        if (!Rf_isReal(tb) || !Rf_isReal(sb) || !Rf_isMatrix(tb) || !Rf_isMatrix(sb))
-            Rf_error("bnmf internal error: stein_kernel blocks must be double matrices");
-        const int db = Rf_nrows(tb), Mb = Rf_ncols(tb);
-        if (Rf_nrows(sb) != db || Rf_ncols(sb) != Mb || (M >= 0 && Mb != M))
-            Rf_error("bnmf internal error: stein_kernel blocks of mismatched size");
-        M = Mb;
-        d[b] = db;
-        /* The particles are centred in place: work on a copy. */
-        T[b] = (double *) R_alloc((size_t) db * Mb, sizeof(double));
-        const double *src = REAL(tb);
-        for (size_t i = 0; i < (size_t) db * Mb; i++) T[b][i] = src[i];
-        S[b] = REAL(sb);
-    }
-    if (M < 1) Rf_error("bnmf internal error: stein_kernel needs at least one particle");
+    const int M = bnmf_stein_blocks(theta, score, B, T, S, d, "stein_kernel");
     SEXP K = PROTECT(Rf_allocMatrix(REALSXP, M, M)); nprotect++;
     bnmf_stein_kernel(T, S, d, B, M, REAL(par), REAL(K));
     UNPROTECT(nprotect);

@@ -167,34 +167,22 @@ SEXP bnmf_stein_directions_call(SEXP theta, SEXP score, SEXP par, SEXP w, SEXP g
     double **V = (double **) R_alloc(B, sizeof(double *));
     double **G = grad ? (double **) R_alloc(B, sizeof(double *)) : NULL;
     int *d = (int *) R_alloc(B, sizeof(int));
+    const int M = bnmf_stein_blocks(theta, score, B, T, S, d, "stein_directions");
+    if (Rf_length(w) != M)
+        Rf_error("bnmf internal error: stein_directions needs M weights");
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprotect++;
     SEXP vl = PROTECT(Rf_allocVector(VECSXP, B)); nprotect++;
     SEXP gl = PROTECT(Rf_allocVector(VECSXP, grad ? B : 0)); nprotect++;
     SET_VECTOR_ELT(out, 0, vl);
     SET_VECTOR_ELT(out, 1, gl);
-    int M = -1;
     for (int b = 0; b < B; b++) {
-        SEXP tb = VECTOR_ELT(theta, b), sb = VECTOR_ELT(score, b);
-        if (!Rf_isReal(tb) || !Rf_isReal(sb) || !Rf_isMatrix(tb) || !Rf_isMatrix(sb))
-            Rf_error("bnmf internal error: stein_directions blocks must be double matrices");
-        const int db = Rf_nrows(tb), Mb = Rf_ncols(tb);
-        if (Rf_nrows(sb) != db || Rf_ncols(sb) != Mb || (M >= 0 && Mb != M))
-            Rf_error("bnmf internal error: stein_directions blocks of mismatched size");
-        M = Mb;
-        d[b] = db;
-        T[b] = (double *) R_alloc((size_t) db * Mb, sizeof(double));
-        const double *src = REAL(tb);
-        for (size_t i = 0; i < (size_t) db * Mb; i++) T[b][i] = src[i];
-        S[b] = REAL(sb);
-        SET_VECTOR_ELT(vl, b, Rf_allocMatrix(REALSXP, db, Mb));
+        SET_VECTOR_ELT(vl, b, Rf_allocMatrix(REALSXP, d[b], M));
         V[b] = REAL(VECTOR_ELT(vl, b));
         if (grad) {
-            SET_VECTOR_ELT(gl, b, Rf_allocMatrix(REALSXP, db, Mb));
+            SET_VECTOR_ELT(gl, b, Rf_allocMatrix(REALSXP, d[b], M));
             G[b] = REAL(VECTOR_ELT(gl, b));
         }
     }
-    if (M < 1 || Rf_length(w) != M)
-        Rf_error("bnmf internal error: stein_directions needs M >= 1 particles and M weights");
     bnmf_stein_directions(T, S, d, B, M, REAL(par), REAL(w), V, G);
     UNPROTECT(nprotect);
     return out;
