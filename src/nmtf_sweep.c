@@ -93,7 +93,10 @@ typedef struct {
     double *A, *B, *Ai, *Bi;/* E[F'F], E[G'G] (K x K, L x L) and masked copies */
     double *CF, *CG, *Ci;   /* Gram matrices of the rows of F (K x K), G (L x L); row's */
     double *T, *Bd, *tmp, *tmp2; /* K x L: A S B, F' X G; K x L scratch x 2 */
-    double *r, *u, *v;      /* missing entries: (FSG')_ij, S G_j' (K), F_i S (L) */
+    double *r, *u, *v;      /* missing entries m: (FSG')_ij; S G_j' and F_i S (K x nmiss,
+                             * L x nmiss: each k streams through the entries) */
+    double *Hm;             /* K x J: S G' (VB with missing entries) */
+    int fresh;              /* r, u, v are those of the current F, S, G */
     double *zrow, *brow, *vrow, *erow, *lamF, *lamG;
     double *W, *blk;        /* I x L: F S; I x NMTF_BLOCK (fitted means) */
     double *Z, *den, *Wt;   /* KL: X / (F S G') at the stored entries; denominators; (F S)' */
@@ -130,6 +133,7 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     w->r = ALLOC(nm > 0 ? nm : 1);
     w->u = vb && nm ? ALLOC((size_t) nm * K) : NULL;
     w->v = vb && nm ? ALLOC((size_t) nm * L) : NULL;
+    w->Hm = vb && nm ? ALLOC((size_t) K * J) : NULL;
     w->zrow = ALLOC(M);
     w->brow = ALLOC(M);
     w->vrow = ALLOC(M);
@@ -293,25 +297,21 @@ static void g_side(const nmf_data *d, nmtf_state *st, int vb, nmtf_work *w)
  * u_m = S G_j' (K values) and v_m = F_i S (L values). */
 static void miss_products(const nmf_data *d, const nmtf_state *st, nmtf_work *w)
 {
-    const int I = d->I, J = d->J, K = st->K, L = st->L;
-    const double *F = st->F, *S = st->S, *G = st->G;
-    for (int m = 0; m < d->nmiss; m++) {
+    const int I = d->I, J = d->J, K = st->K, L = st->L, nm = d->nmiss;
+    const double *G = st->G;
+    mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);            /* F S */
+    for (int m = 0; m < nm; m++) {
         const int i = d->miss_i[m], j = d->miss_j[m];
         double r = 0.0;
-        for (int l = 0; l < L; l++) {
-            double vl = 0.0;
-            for (int k = 0; k < K; k++) vl += F[i + (size_t) k * I] * S[k + (size_t) l * K];
-            r += vl * G[j + (size_t) l * J];
-            if (w->v) w->v[(size_t) m * L + l] = vl;
-        }
+        for (int l = 0; l < L; l++) r += w->W[i + (size_t) l * I] * G[j + (size_t) l * J];
         w->r[m] = r;
-        if (!w->u) continue;
-        for (int k = 0; k < K; k++) {
-            double uk = 0.0;
-            for (int l = 0; l < L; l++) uk += S[k + (size_t) l * K] * G[j + (size_t) l * J];
-            w->u[(size_t) m * K + k] = uk;
-        }
     }
+    if (!w->u) return;
+    for (int l = 0; l < L; l++)
+        for (int m = 0; m < nm; m++) w->v[(size_t) l * nm + m] = w->W[d->miss_i[m] + (size_t) l * I];
+    mat_mult("N", "T", K, J, L, st->S, K, G, J, w->Hm);               /* S G' */
+    for (int k = 0; k < K; k++)
+        for (int m = 0; m < nm; m++) w->u[(size_t) k * nm + m] = w->Hm[k + (size_t) d->miss_j[m] * K];
 }
 
 /*
@@ -336,8 +336,8 @@ static double s_entry_sums(const nmf_data *d, const nmtf_state *st, int vb,
         }
         const double vf = st->F_var[ik], vg = st->G_var[jl];
         p -= (f * f + vf) * (g * g + vg);
-        cross -= f * g * w->r[m] + vf * g * w->u[(size_t) m * K + k] +
-            f * vg * w->v[(size_t) m * L + l] + vf * vg * s;
+        cross -= f * g * w->r[m] + vf * g * w->u[(size_t) k * d->nmiss + m] +
+            f * vg * w->v[(size_t) l * d->nmiss + m] + vf * vg * s;
     }
     *prec = p > 0.0 ? p : 0.0;
     return cross;
@@ -359,8 +359,8 @@ static void s_moved(const nmf_data *d, const nmtf_state *st, nmtf_work *w, int k
         const double g = st->G[d->miss_j[m] + (size_t) l * J];
         w->r[m] += dS * f * g;
         if (w->u) {
-            w->u[(size_t) m * K + k] += dS * g;
-            w->v[(size_t) m * L + l] += dS * f;
+            w->u[(size_t) k * d->nmiss + m] += dS * g;
+            w->v[(size_t) l * d->nmiss + m] += dS * f;
         }
     }
 }
@@ -372,7 +372,9 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
     const int K = st->K, L = st->L;
     double *S = st->S;
     if (d->nmiss) miss_products(d, st, w);
+    w->fresh = 1;
     if (rule == RULE_MULT) {
+        w->fresh = 0;
         /* all of S at once: S_kl <- S_kl (F'XG)_kl / (sum_Omega F_ik G_jl (FSG')_ij) */
         for (int l = 0; l < L; l++)
             for (int k = 0; k < K; k++) {
@@ -424,27 +426,34 @@ static double nmtf_sse(const nmf_data *d, const nmtf_state *st, int vb, nmtf_wor
             if (vb) sse += w->A[k + (size_t) k * K] * w->B[l + (size_t) l * L] * st->S_var[kl];
         }
     if (!d->nmiss) return sse;
-    miss_products(d, st, w);
-    for (int m = 0; m < d->nmiss; m++) {
-        sse -= w->r[m] * w->r[m];
-        if (!vb) continue;
+    if (!w->fresh) miss_products(d, st, w);
+    if (!vb) {
+        for (int m = 0; m < d->nmiss; m++) sse -= w->r[m] * w->r[m];
+        return sse;
+    }
+    /* VB: per missing entry r^2 + sum_k VF_ik u_k^2 + sum_l VG_jl v_l^2
+     * + VF_i (S o S) VG_j' + (F o F + VF)_i VS (G o G + VG)_j', the last two
+     * through the I x L products M1 = VF (S o S) and M2 = (F o F + VF) VS. */
+    double *S2 = w->tmp2, *M1 = w->W, *M2 = w->Q, *F2 = w->D;
+    for (size_t t = 0; t < (size_t) K * L; t++) S2[t] = S[t] * S[t];
+    for (size_t t = 0; t < (size_t) I * K; t++) F2[t] = st->F[t] * st->F[t] + st->F_var[t];
+    mat_mult("N", "N", I, L, K, st->F_var, I, S2, K, M1);
+    mat_mult("N", "N", I, L, K, F2, I, st->S_var, K, M2);
+    const int nm = d->nmiss;
+    for (int m = 0; m < nm; m++) {
         const int i = d->miss_i[m], j = d->miss_j[m];
+        double t = w->r[m] * w->r[m];
         for (int k = 0; k < K; k++) {
-            const double uk = w->u[(size_t) m * K + k];
-            sse -= st->F_var[i + (size_t) k * I] * uk * uk;
+            const double uk = w->u[(size_t) k * nm + m];
+            t += st->F_var[i + (size_t) k * I] * uk * uk;
         }
         for (int l = 0; l < L; l++) {
-            const double vl = w->v[(size_t) m * L + l];
-            const double vg = st->G_var[j + (size_t) l * J];
-            const double g2 = st->G[j + (size_t) l * J] * st->G[j + (size_t) l * J] + vg;
-            sse -= vg * vl * vl;
-            for (int k = 0; k < K; k++) {
-                const double vf = st->F_var[i + (size_t) k * I];
-                const double f2 = st->F[i + (size_t) k * I] * st->F[i + (size_t) k * I] + vf;
-                const double s = S[k + (size_t) l * K];
-                sse -= vf * vg * s * s + f2 * g2 * st->S_var[k + (size_t) l * K];
-            }
+            const size_t il = i + (size_t) l * I, jl = j + (size_t) l * J;
+            const double vl = w->v[(size_t) l * nm + m], vg = st->G_var[jl];
+            const double g2 = st->G[jl] * st->G[jl] + vg;
+            t += vg * vl * vl + M1[il] * vg + M2[il] * g2;
         }
+        sse -= t;
     }
     return sse;
 }
@@ -853,6 +862,7 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             loglik = logpost = -sse;
         } else {
             fill_rates(pr, st, &w);
+            w.fresh = 0;
             if (c->update_F) update_F(d, st, rule, vb, &w);
             f_side(d, st, vb, &w);
             if (c->update_G) update_G(d, st, rule, vb, &w);
