@@ -376,11 +376,11 @@ nmtf_sweeps <- function(X, state, prior, n, rule = "gibbs") {
   L <- ncol(state$G)
   data <- prepare_data(X, K)
   ard <- is.list(prior$rate)
-  cp <- list(rate = if (ard) c(1, prior$rate$rate_S, 1) else
-               as.double(prior$rate[c("F", "S", "G")] %||% prior$rate),
-             alpha = as.double(prior$alpha), beta = as.double(prior$beta),
-             ard = if (ard) c(prior$rate$alpha0, prior$rate$beta0) else numeric())
-  cp$rate <- as.double(unname(cp$rate))
+  rate <- if (ard) c(1, prior$rate$rate_S, 1) else
+    if (is.null(names(prior$rate))) prior$rate else prior$rate[c("F", "S", "G")]
+  cp <- list(rate = as.double(unname(rate)), alpha = as.double(prior$alpha),
+             beta = as.double(prior$beta),
+             ard = if (ard) as.double(c(prior$rate$alpha0, prior$rate$beta0)) else numeric())
   lambda <- if (ard) state$lambda %||% list(F = rep(1, K), G = rep(1, L))
   vb <- if (rule == "vb") {
     list(tau_rate = (prior$alpha + data$n_obs / 2) / state$tau,
