@@ -90,18 +90,20 @@ nmtf_check <- function(job) {
                         I, J, K, L))
   }
   prior <- job$prior
-  if (!inherits(prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()` or `ard()`.")
-  if (is.list(prior$rate)) {
-    abort_input("`prior`: a tri-factorisation takes one exponential rate (for F, S and G) or `ard()`, not rate matrices.")
+  problem <- if (!inherits(prior, "bnmf_prior")) {
+    "`prior` must be made by `exponential()` or `ard()`."
+  } else if (is.list(prior$rate)) {
+    "`prior`: a tri-factorisation takes one exponential rate (for F, S and G) or `ard()`, not rate matrices."
+  } else if (method == "np" && identical(prior$type, "ard")) {
+    "`prior`: method \"np\" (multiplicative updates) has no prior; use method \"icm\", \"vb\" or \"gibbs\" for ARD."
+  } else if (!inherits(job$noise, "bnmf_noise")) {
+    "`noise` must be made by `gamma_prior()`."
   }
-  if (method == "np" && identical(prior$type, "ard")) {
-    abort_input("`prior`: method \"np\" (multiplicative updates) has no prior; use method \"icm\", \"vb\" or \"gibbs\" for ARD.")
-  }
-  if (!inherits(job$noise, "bnmf_noise")) abort_input("`noise` must be made by `gamma_prior()`.")
-  job$settings <- check_settings(method, job$iter, job$burnin, job$thin, job$chains, job$tol,
-                                 keep, job$progress)
-  job$settings$loss <- if (method == "np") loss else NULL
-  s <- job$settings
+  if (!is.null(problem)) abort_input(problem)
+  s <- check_settings(method, job$iter, job$burnin, job$thin, job$chains, job$tol, keep,
+                      job$progress)
+  s$loss <- if (method == "np") loss
+  job$settings <- s
   draws <- if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0
   check_fit_size(I, J, max(K, L), s$chains, draws = draws,
                  copies = if (method == "vb") 7 else 6, data = 1 + (method == "gibbs"),
@@ -488,17 +490,14 @@ new_bnmf_nmtf_fit <- function(runs, job, call, previous = NULL) {
   rn <- rownames(X); cn <- colnames(X)
   kn <- paste0("k", seq_len(K)); ln <- paste0("l", seq_len(L))
   prior <- job$model$prior
-  traces <- lapply(seq_along(runs), function(c) {
-    tr <- runs[[c]]$trace
-    if (!is.null(previous)) {
-      old <- previous$trace[previous$trace$chain == c, names(tr), drop = FALSE]
-      tr$iteration <- tr$iteration + nrow(old)
-      tr <- rbind(old, tr)
-    }
-    tr$chain <- c
-    tr
-  })
-  trace <- do.call(rbind, traces)
+  # each chain's trace after its earlier one (update())
+  trace <- do.call(rbind, lapply(seq_along(runs), function(c) {
+    new <- cbind(runs[[c]]$trace, chain = c)
+    old <- previous$trace[previous$trace$chain == c, names(new), drop = FALSE]
+    if (!NROW(old)) return(new)
+    new$iteration <- new$iteration + nrow(old)
+    rbind(old, new)
+  }))
   rownames(trace) <- NULL
   chains <- lapply(runs, function(r) list(state = r$state, seed = r$seed,
                                           converged = r$converged))

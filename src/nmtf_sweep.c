@@ -204,43 +204,73 @@ static inline void check_interrupt(int r)
     }
 }
 
-/* Rows of F given S, G, tau (and the rates w->lamF). */
+/*
+ * The rows of one outer factor Z (n x R: F, or G) given the rest: row t has
+ * the Gram matrix side_gram() of M, the (expected) Gram matrix of the other
+ * outer factor over the row's observed entries (masked through the other
+ * factor's transpose Ot, R2 x n2, and the row's missing list), and the right
+ * side b_t = row t of Bx (n x R, stride n; or column t of an R x n matrix,
+ * stride 1 and row stride R).
+ */
+typedef struct {
+    double *Z, *Zvar, *Zent;   /* the factor (n x R) and, for VB, its q parts */
+    int n, R, rows;            /* rows: 1 for F (C = S M S'), 0 for G (S' M S) */
+    const double *M, *Ot, *Vo; /* Gram of the other factor (R2 x R2), its transpose, VB variances */
+    int n2, R2;
+    const int *miss, *ptr;     /* the missing entries of each row: miss[ptr[t]..ptr[t+1]) */
+    const double *Bx;          /* right sides */
+    size_t bstep, bstride;     /* b_t[r] = Bx[t * bstep + r * bstride] */
+    const double *lam;         /* R rates */
+    double *Cfull;             /* R x R Gram matrix of a complete row */
+} row_side;
+
+static void update_rows(const row_side *rs, const nmtf_state *st, nmf_rule rule, int vb,
+                        nmtf_work *w)
+{
+    const int n = rs->n, R = rs->R, K = st->K, L = st->L;
+    const double *VS = vb ? st->S_var : NULL;
+    side_gram(st->S, VS, rs->M, K, L, rs->rows, w->tmp, rs->Cfull);
+    double *Mi = rs->rows ? w->Bi : w->Ai;
+    for (int t = 0; t < n; t++) {
+        check_interrupt(t);
+        const int nm = rs->ptr[t + 1] - rs->ptr[t];
+        const double *C = rs->Cfull;
+        if (nm) {
+            const double *Mt = bnmf_masked_gram(Mi, rs->M, rs->Ot, rs->R2, rs->n2,
+                                                rs->miss + rs->ptr[t], nm, rs->R2, w->obs,
+                                                vb ? rs->Vo : NULL, 1, (size_t) rs->n2);
+            side_gram(st->S, VS, Mt, K, L, rs->rows, w->tmp, w->Ci);
+            C = w->Ci;
+        }
+        for (int r = 0; r < R; r++) {
+            w->zrow[r] = rs->Z[t + (size_t) r * n];
+            w->brow[r] = rs->Bx[t * rs->bstep + r * rs->bstride];
+        }
+        bnmf_cond_row(w->zrow, C, w->brow, rs->lam, 1, *st->tau, R, 0, rule, w->vrow,
+                      w->erow);
+        for (int r = 0; r < R; r++) {
+            const size_t tr = t + (size_t) r * n;
+            rs->Z[tr] = w->zrow[r];
+            if (vb) {
+                rs->Zvar[tr] = w->vrow[r];
+                rs->Zent[tr] = w->erow[r];
+            }
+        }
+    }
+}
+
+/* Rows of F given S, G, tau: C_i = S (G'G over Omega_i) S', b_i = (X G S')_i. */
 static void update_F(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
                      nmtf_work *w)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
-    double *F = st->F;
     transpose(st->G, J, L, w->Gt);
     bnmf_x_ht(&w->dL, st->x, w->Gt, w->Q, w->Ht);            /* Q = X G */
     mat_mult("N", "T", I, K, L, w->Q, I, st->S, K, w->D);   /* D = X G S' */
-    const double *VG = vb ? st->G_var : NULL, *VS = vb ? st->S_var : NULL;
-    bnmf_expected_gram(st->G, VG, L, J, GRAM_COLS, w->B);
-    side_gram(st->S, VS, w->B, K, L, 1, w->tmp, w->CF);
-    for (int i = 0; i < I; i++) {
-        check_interrupt(i);
-        const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
-        const double *C = w->CF;
-        if (nm) {
-            const double *Bi = bnmf_masked_gram(w->Bi, w->B, w->Gt, L, J,
-                                                d->mrow_j + d->mrow_ptr[i], nm, L,
-                                                w->obs, VG, 1, (size_t) J);
-            side_gram(st->S, VS, Bi, K, L, 1, w->tmp, w->Ci);
-            C = w->Ci;
-        }
-        for (int k = 0; k < K; k++) {
-            w->zrow[k] = F[i + (size_t) k * I];
-            w->brow[k] = w->D[i + (size_t) k * I];
-        }
-        bnmf_cond_row(w->zrow, C, w->brow, w->lamF, 1, *st->tau, K, 0, rule, w->vrow,
-                      w->erow);
-        for (int k = 0; k < K; k++) {
-            F[i + (size_t) k * I] = w->zrow[k];
-            if (vb) {
-                st->F_var[i + (size_t) k * I] = w->vrow[k];
-                st->F_ent[i + (size_t) k * I] = w->erow[k];
-            }
-        }
-    }
+    bnmf_expected_gram(st->G, vb ? st->G_var : NULL, L, J, GRAM_COLS, w->B);
+    const row_side rs = {st->F, st->F_var, st->F_ent, I, K, 1, w->B, w->Gt, st->G_var, J, L,
+                         d->mrow_j, d->mrow_ptr, w->D, 1, (size_t) I, w->lamF, w->CF};
+    update_rows(&rs, st, rule, vb, w);
 }
 
 /* P = F' X and A = E[F'F]: what the G and S half sweeps see of F. */
@@ -250,37 +280,16 @@ static void f_side(const nmf_data *d, nmtf_state *st, int vb, nmtf_work *w)
     bnmf_expected_gram(st->F, vb ? st->F_var : NULL, st->K, d->I, GRAM_COLS, w->A);
 }
 
-/* Rows of G given F, S, tau (after f_side()). */
+/* Rows of G given F, S, tau (after f_side()): C_j = S' (F'F over Omega_j) S,
+ * b_j = column j of S' F' X. */
 static void update_G(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
                      nmtf_work *w)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
-    double *G = st->G;
     mat_mult("T", "N", L, J, K, st->S, K, w->P, K, w->E);   /* E = S' F' X */
-    const double *VF = vb ? st->F_var : NULL, *VS = vb ? st->S_var : NULL;
-    side_gram(st->S, VS, w->A, K, L, 0, w->tmp, w->CG);
-    for (int j = 0; j < J; j++) {
-        check_interrupt(j);
-        const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
-        const double *C = w->CG;
-        if (nm) {
-            const double *Ai = bnmf_masked_gram(w->Ai, w->A, w->Ft, K, I,
-                                                d->miss_i + d->mcol_ptr[j], nm, K,
-                                                w->obs, VF, 1, (size_t) I);
-            side_gram(st->S, VS, Ai, K, L, 0, w->tmp, w->Ci);
-            C = w->Ci;
-        }
-        for (int l = 0; l < L; l++) w->zrow[l] = G[j + (size_t) l * J];
-        bnmf_cond_row(w->zrow, C, w->E + (size_t) j * L, w->lamG, 1, *st->tau, L, 0, rule,
-                      w->vrow, w->erow);
-        for (int l = 0; l < L; l++) {
-            G[j + (size_t) l * J] = w->zrow[l];
-            if (vb) {
-                st->G_var[j + (size_t) l * J] = w->vrow[l];
-                st->G_ent[j + (size_t) l * J] = w->erow[l];
-            }
-        }
-    }
+    const row_side rs = {st->G, st->G_var, st->G_ent, J, L, 0, w->A, w->Ft, st->F_var, I, K,
+                         d->miss_i, d->mcol_ptr, w->E, (size_t) L, 1, w->lamG, w->CG};
+    update_rows(&rs, st, rule, vb, w);
 }
 
 /* B = E[G'G], Bd = F' X G and T = A S B (after f_side() and the G half sweep). */
@@ -895,20 +904,16 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             for (int l = 0; l < L; l++) out->lambda[s + (R_xlen_t) (K + l) * n] = st->lamG[l];
         }
         if ((s + 1) % c->thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws, &w);
-        const double prev = *st->logpost;
+        /* ICM, VB, NP: stop at a relative change of the objective <= tol */
+        const double change = fabs(logpost - *st->logpost);
+        converged = rule != RULE_DRAW && c->tol > 0.0 && R_FINITE(*st->logpost) &&
+            change <= c->tol * fabs(logpost);
         *st->logpost = logpost;
-        if (rule != RULE_DRAW && c->tol > 0.0 && R_FINITE(prev) &&
-            fabs(logpost - prev) <= c->tol * fabs(logpost)) {
-            s++;
-            converged = 1;
-            break;
-        }
-        PutRNGstate();
-        R_CheckUserInterrupt();
-        GetRNGstate();
+        if (converged) break;
+        check_interrupt(4095);
     }
     PutRNGstate();
-    out->done = s;
+    out->done = s < n ? s + 1 : n;
     out->converged = converged;
 }
 
