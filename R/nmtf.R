@@ -55,6 +55,12 @@
 #'
 #' Yoo, J. and Choi, S. (2009). Probabilistic matrix tri-factorization.
 #' *IEEE ICASSP 2009*, 1553-1556.
+#' @examples
+#' # A tri-factorisation: row and column clusters with the block strengths S
+#' set.seed(3)
+#' tri <- bnmf(leukemia[1:60, ] ~ nmtf(3, 2), method = "vb", iter = 100)
+#' head(summary(tri)$col_clusters)
+#' factors(tri)$S
 #' @rdname bnmf
 #' @name bnmf
 NULL
