@@ -128,8 +128,10 @@
 #' @param X A numeric matrix (features in rows, samples in columns), a
 #'   numeric data frame, or a `Matrix::dgCMatrix` (whose zeros are observed
 #'   zeros; only its stored `NA`s are missing), or a `SummarizedExperiment`
-#'   (see `assay`). Or a formula `X ~ nmf(rank)`.
-#' @param rank The number of factors `K`, between 1 and `min(dim(X))`.
+#'   (see `assay`). Or a formula `X ~ nmf(rank)` or `X ~ nmtf(K, L)`.
+#' @param rank The number of factors `K`, between 1 and `min(dim(X))`; or
+#'   two numbers `c(K, L)` for the tri-factorisation `X ~ F S t(G)` (see the
+#'   section NMTF).
 #' @param method `"gibbs"` (posterior sampling), `"vb"` (variational Bayes),
 #'   `"icm"` (posterior mode), `"np"` (Lee-Seung multiplicative updates) or
 #'   `"particles"` (a Stein-weighted set of factorisations; see the section
@@ -161,7 +163,8 @@
 #'   exponentials, improved by 10 sweeps of non-negative least squares; or a
 #'   list with matrices `W` (I x K), `H` (K x J) and optionally `tau` (by
 #'   default its conditional mode given `W` and `H`); or a list of such lists,
-#'   one per chain.
+#'   one per chain. For a tri-factorisation `"kmeans"` (its default),
+#'   `"random"` or lists with `F`, `S`, `G` (see the section NMTF).
 #' @param tol ICM, VB and NP stop when the relative change of the log
 #'   posterior (ICM), the ELBO (VB) or the loss (NP) between sweeps is at
 #'   most `tol`.

@@ -123,27 +123,23 @@ draws_cube.bnmf_nmtf <- function(x) {
               sprintf("S[%d,%d]", rep(seq_len(K), L), rep(seq_len(L), each = K)),
               sprintf("G[%d,%d]", rep(seq_len(J), L), rep(seq_len(L), each = J)))
   }
-  a <- array(NA_real_, c(n, length(chains), length(vars)),
-             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
-  for (c in seq_along(chains)) {
-    s <- kt[kt$chain == chains[c], ]
-    a[, c, 1L] <- s$tau[seq_len(n)]
-    a[, c, 2L] <- s$loglik[seq_len(n)]
-    pF <- x$perm$F[[chains[c]]]
-    pG <- x$perm$G[[chains[c]]]
-    if (ard) {
-      own <- c(sprintf("lambda_F[%d]", pF), sprintf("lambda_G[%d]", pG))
-      for (v in seq_along(own)) a[, c, 2L + v] <- s[[own[v]]][seq_len(n)]
-    }
-    if (!is.null(x$draws)) {
-      d <- x$draws[[chains[c]]]
-      iF <- as.vector(matrix(seq_len(I * K), I, K)[, pF])
-      iS <- as.vector(matrix(seq_len(K * L), K, L)[pF, pG])
-      iG <- as.vector(matrix(seq_len(J * L), J, L)[, pG])
-      a[, c, -seq_len(2L + length(lam))] <-
-        t(rbind(d$F[iF, , drop = FALSE], d$S[iS, , drop = FALSE],
-                d$G[iG, , drop = FALSE])[, seq_len(n), drop = FALSE])
-    }
+  # one n x variables matrix per chain, then iterations x chains x variables
+  one_chain <- function(ch) {
+    s <- kt[kt$chain == ch, ][seq_len(n), ]
+    pF <- x$perm$F[[ch]]
+    pG <- x$perm$G[[ch]]
+    own <- if (ard) c(sprintf("lambda_F[%d]", pF), sprintf("lambda_G[%d]", pG))
+    m <- cbind(s$tau, s$loglik, as.matrix(s[, own, drop = FALSE]))
+    if (is.null(x$draws)) return(m)
+    d <- x$draws[[ch]]
+    iF <- as.vector(matrix(seq_len(I * K), I, K)[, pF])
+    iS <- as.vector(matrix(seq_len(K * L), K, L)[pF, pG])
+    iG <- as.vector(matrix(seq_len(J * L), J, L)[, pG])
+    cbind(m, t(rbind(d$F[iF, , drop = FALSE], d$S[iS, , drop = FALSE],
+                     d$G[iG, , drop = FALSE])[, seq_len(n), drop = FALSE]))
   }
+  a <- vapply(chains, one_chain, matrix(0, n, length(vars)))
+  a <- aperm(array(a, c(n, length(vars), length(chains))), c(1L, 3L, 2L))
+  dimnames(a) <- list(iteration = NULL, chain = NULL, variable = vars)
   a
 }

@@ -55,6 +55,12 @@
 #'
 #' Yoo, J. and Choi, S. (2009). Probabilistic matrix tri-factorization.
 #' *IEEE ICASSP 2009*, 1553-1556.
+#' @examples
+#' # A tri-factorisation: row and column clusters with the block strengths S
+#' set.seed(3)
+#' tri <- bnmf(leukemia[1:60, ] ~ nmtf(3, 2), method = "vb", iter = 100)
+#' head(summary(tri)$col_clusters)
+#' factors(tri)$S
 #' @rdname bnmf
 #' @name bnmf
 NULL
@@ -90,18 +96,20 @@ nmtf_check <- function(job) {
                         I, J, K, L))
   }
   prior <- job$prior
-  if (!inherits(prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()` or `ard()`.")
-  if (is.list(prior$rate)) {
-    abort_input("`prior`: a tri-factorisation takes one exponential rate (for F, S and G) or `ard()`, not rate matrices.")
+  problem <- if (!inherits(prior, "bnmf_prior")) {
+    "`prior` must be made by `exponential()` or `ard()`."
+  } else if (is.list(prior$rate)) {
+    "`prior`: a tri-factorisation takes one exponential rate (for F, S and G) or `ard()`, not rate matrices."
+  } else if (method == "np" && identical(prior$type, "ard")) {
+    "`prior`: method \"np\" (multiplicative updates) has no prior; use method \"icm\", \"vb\" or \"gibbs\" for ARD."
+  } else if (!inherits(job$noise, "bnmf_noise")) {
+    "`noise` must be made by `gamma_prior()`."
   }
-  if (method == "np" && identical(prior$type, "ard")) {
-    abort_input("`prior`: method \"np\" (multiplicative updates) has no prior; use method \"icm\", \"vb\" or \"gibbs\" for ARD.")
-  }
-  if (!inherits(job$noise, "bnmf_noise")) abort_input("`noise` must be made by `gamma_prior()`.")
-  job$settings <- check_settings(method, job$iter, job$burnin, job$thin, job$chains, job$tol,
-                                 keep, job$progress)
-  job$settings$loss <- if (method == "np") loss else NULL
-  s <- job$settings
+  if (!is.null(problem)) abort_input(problem)
+  s <- check_settings(method, job$iter, job$burnin, job$thin, job$chains, job$tol, keep,
+                      job$progress)
+  s$loss <- if (method == "np") loss
+  job$settings <- s
   draws <- if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0
   check_fit_size(I, J, max(K, L), s$chains, draws = draws,
                  copies = if (method == "vb") 7 else 6, data = 1 + (method == "gibbs"),
@@ -376,11 +384,11 @@ nmtf_sweeps <- function(X, state, prior, n, rule = "gibbs") {
   L <- ncol(state$G)
   data <- prepare_data(X, K)
   ard <- is.list(prior$rate)
-  cp <- list(rate = if (ard) c(1, prior$rate$rate_S, 1) else
-               as.double(prior$rate[c("F", "S", "G")] %||% prior$rate),
-             alpha = as.double(prior$alpha), beta = as.double(prior$beta),
-             ard = if (ard) c(prior$rate$alpha0, prior$rate$beta0) else numeric())
-  cp$rate <- as.double(unname(cp$rate))
+  rate <- if (ard) c(1, prior$rate$rate_S, 1) else
+    if (is.null(names(prior$rate))) prior$rate else prior$rate[c("F", "S", "G")]
+  cp <- list(rate = as.double(unname(rate)), alpha = as.double(prior$alpha),
+             beta = as.double(prior$beta),
+             ard = if (ard) as.double(c(prior$rate$alpha0, prior$rate$beta0)) else numeric())
   lambda <- if (ard) state$lambda %||% list(F = rep(1, K), G = rep(1, L))
   vb <- if (rule == "vb") {
     list(tau_rate = (prior$alpha + data$n_obs / 2) / state$tau,
@@ -489,17 +497,14 @@ new_bnmf_nmtf_fit <- function(runs, job, call, previous = NULL) {
   rn <- rownames(X); cn <- colnames(X)
   kn <- paste0("k", seq_len(K)); ln <- paste0("l", seq_len(L))
   prior <- job$model$prior
-  traces <- lapply(seq_along(runs), function(c) {
-    tr <- runs[[c]]$trace
-    if (!is.null(previous)) {
-      old <- previous$trace[previous$trace$chain == c, names(tr), drop = FALSE]
-      tr$iteration <- tr$iteration + nrow(old)
-      tr <- rbind(old, tr)
-    }
-    tr$chain <- c
-    tr
-  })
-  trace <- do.call(rbind, traces)
+  # each chain's trace after its earlier one (update())
+  trace <- do.call(rbind, lapply(seq_along(runs), function(c) {
+    new <- cbind(runs[[c]]$trace, chain = c)
+    old <- previous$trace[previous$trace$chain == c, names(new), drop = FALSE]
+    if (!NROW(old)) return(new)
+    new$iteration <- new$iteration + nrow(old)
+    rbind(old, new)
+  }))
   rownames(trace) <- NULL
   chains <- lapply(runs, function(r) list(state = r$state, seed = r$seed,
                                           converged = r$converged))

@@ -17,11 +17,12 @@ update.bnmf_hmc <- function(object, ...) {
 #' @export
 update.bnmf_nmtf <- function(object, iter = 1000, progress = interactive(), ...) {
   check_dots_empty(list(...), names(formals()), "update")
-  iter <- check_count(iter, "iter", min = 1)
-  progress <- check_flag(progress, "progress")
   fit <- object
   settings <- fit$settings
-  if (fit$method == "gibbs") iter <- max(settings$thin, iter %/% settings$thin * settings$thin)
+  # Gibbs keeps whole thinning intervals
+  thin <- if (fit$method == "gibbs") settings$thin else 1L
+  iter <- max(thin, check_count(iter, "iter", min = 1) %/% thin * thin)
+  progress <- check_flag(progress, "progress")
   # every chain continues from its last state (running moments included)
   # and its random number stream
   job <- list(method = fit$method, X = fit$X, rank = unname(fit$rank),

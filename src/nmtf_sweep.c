@@ -93,7 +93,11 @@ typedef struct {
     double *A, *B, *Ai, *Bi;/* E[F'F], E[G'G] (K x K, L x L) and masked copies */
     double *CF, *CG, *Ci;   /* Gram matrices of the rows of F (K x K), G (L x L); row's */
     double *T, *Bd, *tmp, *tmp2; /* K x L: A S B, F' X G; K x L scratch x 2 */
-    double *r, *u, *v;      /* missing entries: (FSG')_ij, S G_j' (K), F_i S (L) */
+    double *r, *u, *v;      /* missing entries m: (FSG')_ij; S G_j' and F_i S (K x nmiss,
+                             * L x nmiss: each k streams through the entries) */
+    double *Hm;             /* K x J: S G' (VB with missing entries) */
+    double *lamZ, *lamS;    /* Gibbs: entry-wise rates for the scale moves */
+    int fresh;              /* r, u, v are those of the current F, S, G */
     double *zrow, *brow, *vrow, *erow, *lamF, *lamG;
     double *W, *blk;        /* I x L: F S; I x NMTF_BLOCK (fitted means) */
     double *Z, *den, *Wt;   /* KL: X / (F S G') at the stored entries; denominators; (F S)' */
@@ -116,20 +120,23 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     w->Ft = ALLOC((size_t) K * I);
     w->Gt = ALLOC((size_t) L * J);
     w->Ht = ALLOC((size_t) J * L);
-    w->A = ALLOC(K * K);
-    w->Ai = ALLOC(K * K);
-    w->B = ALLOC(L * L);
-    w->Bi = ALLOC(L * L);
-    w->CF = ALLOC(K * K);
-    w->CG = ALLOC(L * L);
-    w->Ci = ALLOC(M * M);
-    w->T = ALLOC(K * L);
-    w->Bd = ALLOC(K * L);
-    w->tmp = ALLOC(K * L);
-    w->tmp2 = ALLOC(K * L);
+    w->A = ALLOC((size_t) K * K);
+    w->Ai = ALLOC((size_t) K * K);
+    w->B = ALLOC((size_t) L * L);
+    w->Bi = ALLOC((size_t) L * L);
+    w->CF = ALLOC((size_t) K * K);
+    w->CG = ALLOC((size_t) L * L);
+    w->Ci = ALLOC((size_t) M * M);
+    w->T = ALLOC((size_t) K * L);
+    w->Bd = ALLOC((size_t) K * L);
+    w->tmp = ALLOC((size_t) K * L);
+    w->tmp2 = ALLOC((size_t) K * L);
     w->r = ALLOC(nm > 0 ? nm : 1);
     w->u = vb && nm ? ALLOC((size_t) nm * K) : NULL;
     w->v = vb && nm ? ALLOC((size_t) nm * L) : NULL;
+    w->Hm = vb && nm ? ALLOC((size_t) K * J) : NULL;
+    w->lamZ = ALLOC((size_t) (I > J ? I : J) * M);
+    w->lamS = ALLOC((size_t) K * L);
     w->zrow = ALLOC(M);
     w->brow = ALLOC(M);
     w->vrow = ALLOC(M);
@@ -200,43 +207,73 @@ static inline void check_interrupt(int r)
     }
 }
 
-/* Rows of F given S, G, tau (and the rates w->lamF). */
+/*
+ * The rows of one outer factor Z (n x R: F, or G) given the rest: row t has
+ * the Gram matrix side_gram() of M, the (expected) Gram matrix of the other
+ * outer factor over the row's observed entries (masked through the other
+ * factor's transpose Ot, R2 x n2, and the row's missing list), and the right
+ * side b_t = row t of Bx (n x R, stride n; or column t of an R x n matrix,
+ * stride 1 and row stride R).
+ */
+typedef struct {
+    double *Z, *Zvar, *Zent;   /* the factor (n x R) and, for VB, its q parts */
+    int n, R, rows;            /* rows: 1 for F (C = S M S'), 0 for G (S' M S) */
+    const double *M, *Ot, *Vo; /* Gram of the other factor (R2 x R2), its transpose, VB variances */
+    int n2, R2;
+    const int *miss, *ptr;     /* the missing entries of each row: miss[ptr[t]..ptr[t+1]) */
+    const double *Bx;          /* right sides */
+    size_t bstep, bstride;     /* b_t[r] = Bx[t * bstep + r * bstride] */
+    const double *lam;         /* R rates */
+    double *Cfull;             /* R x R Gram matrix of a complete row */
+} row_side;
+
+static void update_rows(const row_side *rs, const nmtf_state *st, nmf_rule rule, int vb,
+                        nmtf_work *w)
+{
+    const int n = rs->n, R = rs->R, K = st->K, L = st->L;
+    const double *VS = vb ? st->S_var : NULL;
+    side_gram(st->S, VS, rs->M, K, L, rs->rows, w->tmp, rs->Cfull);
+    double *Mi = rs->rows ? w->Bi : w->Ai;
+    for (int t = 0; t < n; t++) {
+        check_interrupt(t);
+        const int nm = rs->ptr[t + 1] - rs->ptr[t];
+        const double *C = rs->Cfull;
+        if (nm) {
+            const double *Mt = bnmf_masked_gram(Mi, rs->M, rs->Ot, rs->R2, rs->n2,
+                                                rs->miss + rs->ptr[t], nm, rs->R2, w->obs,
+                                                vb ? rs->Vo : NULL, 1, (size_t) rs->n2);
+            side_gram(st->S, VS, Mt, K, L, rs->rows, w->tmp, w->Ci);
+            C = w->Ci;
+        }
+        for (int r = 0; r < R; r++) {
+            w->zrow[r] = rs->Z[t + (size_t) r * n];
+            w->brow[r] = rs->Bx[t * rs->bstep + r * rs->bstride];
+        }
+        bnmf_cond_row(w->zrow, C, w->brow, rs->lam, 1, *st->tau, R, 0, rule, w->vrow,
+                      w->erow);
+        for (int r = 0; r < R; r++) {
+            const size_t tr = t + (size_t) r * n;
+            rs->Z[tr] = w->zrow[r];
+            if (vb) {
+                rs->Zvar[tr] = w->vrow[r];
+                rs->Zent[tr] = w->erow[r];
+            }
+        }
+    }
+}
+
+/* Rows of F given S, G, tau: C_i = S (G'G over Omega_i) S', b_i = (X G S')_i. */
 static void update_F(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
                      nmtf_work *w)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
-    double *F = st->F;
     transpose(st->G, J, L, w->Gt);
     bnmf_x_ht(&w->dL, st->x, w->Gt, w->Q, w->Ht);            /* Q = X G */
     mat_mult("N", "T", I, K, L, w->Q, I, st->S, K, w->D);   /* D = X G S' */
-    const double *VG = vb ? st->G_var : NULL, *VS = vb ? st->S_var : NULL;
-    bnmf_expected_gram(st->G, VG, L, J, GRAM_COLS, w->B);
-    side_gram(st->S, VS, w->B, K, L, 1, w->tmp, w->CF);
-    for (int i = 0; i < I; i++) {
-        check_interrupt(i);
-        const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
-        const double *C = w->CF;
-        if (nm) {
-            const double *Bi = bnmf_masked_gram(w->Bi, w->B, w->Gt, L, J,
-                                                d->mrow_j + d->mrow_ptr[i], nm, L,
-                                                w->obs, VG, 1, (size_t) J);
-            side_gram(st->S, VS, Bi, K, L, 1, w->tmp, w->Ci);
-            C = w->Ci;
-        }
-        for (int k = 0; k < K; k++) {
-            w->zrow[k] = F[i + (size_t) k * I];
-            w->brow[k] = w->D[i + (size_t) k * I];
-        }
-        bnmf_cond_row(w->zrow, C, w->brow, w->lamF, 1, *st->tau, K, 0, rule, w->vrow,
-                      w->erow);
-        for (int k = 0; k < K; k++) {
-            F[i + (size_t) k * I] = w->zrow[k];
-            if (vb) {
-                st->F_var[i + (size_t) k * I] = w->vrow[k];
-                st->F_ent[i + (size_t) k * I] = w->erow[k];
-            }
-        }
-    }
+    bnmf_expected_gram(st->G, vb ? st->G_var : NULL, L, J, GRAM_COLS, w->B);
+    const row_side rs = {st->F, st->F_var, st->F_ent, I, K, 1, w->B, w->Gt, st->G_var, J, L,
+                         d->mrow_j, d->mrow_ptr, w->D, 1, (size_t) I, w->lamF, w->CF};
+    update_rows(&rs, st, rule, vb, w);
 }
 
 /* P = F' X and A = E[F'F]: what the G and S half sweeps see of F. */
@@ -246,37 +283,16 @@ static void f_side(const nmf_data *d, nmtf_state *st, int vb, nmtf_work *w)
     bnmf_expected_gram(st->F, vb ? st->F_var : NULL, st->K, d->I, GRAM_COLS, w->A);
 }
 
-/* Rows of G given F, S, tau (after f_side()). */
+/* Rows of G given F, S, tau (after f_side()): C_j = S' (F'F over Omega_j) S,
+ * b_j = column j of S' F' X. */
 static void update_G(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
                      nmtf_work *w)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
-    double *G = st->G;
     mat_mult("T", "N", L, J, K, st->S, K, w->P, K, w->E);   /* E = S' F' X */
-    const double *VF = vb ? st->F_var : NULL, *VS = vb ? st->S_var : NULL;
-    side_gram(st->S, VS, w->A, K, L, 0, w->tmp, w->CG);
-    for (int j = 0; j < J; j++) {
-        check_interrupt(j);
-        const int nm = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
-        const double *C = w->CG;
-        if (nm) {
-            const double *Ai = bnmf_masked_gram(w->Ai, w->A, w->Ft, K, I,
-                                                d->miss_i + d->mcol_ptr[j], nm, K,
-                                                w->obs, VF, 1, (size_t) I);
-            side_gram(st->S, VS, Ai, K, L, 0, w->tmp, w->Ci);
-            C = w->Ci;
-        }
-        for (int l = 0; l < L; l++) w->zrow[l] = G[j + (size_t) l * J];
-        bnmf_cond_row(w->zrow, C, w->E + (size_t) j * L, w->lamG, 1, *st->tau, L, 0, rule,
-                      w->vrow, w->erow);
-        for (int l = 0; l < L; l++) {
-            G[j + (size_t) l * J] = w->zrow[l];
-            if (vb) {
-                st->G_var[j + (size_t) l * J] = w->vrow[l];
-                st->G_ent[j + (size_t) l * J] = w->erow[l];
-            }
-        }
-    }
+    const row_side rs = {st->G, st->G_var, st->G_ent, J, L, 0, w->A, w->Ft, st->F_var, I, K,
+                         d->miss_i, d->mcol_ptr, w->E, (size_t) L, 1, w->lamG, w->CG};
+    update_rows(&rs, st, rule, vb, w);
 }
 
 /* B = E[G'G], Bd = F' X G and T = A S B (after f_side() and the G half sweep). */
@@ -293,25 +309,21 @@ static void g_side(const nmf_data *d, nmtf_state *st, int vb, nmtf_work *w)
  * u_m = S G_j' (K values) and v_m = F_i S (L values). */
 static void miss_products(const nmf_data *d, const nmtf_state *st, nmtf_work *w)
 {
-    const int I = d->I, J = d->J, K = st->K, L = st->L;
-    const double *F = st->F, *S = st->S, *G = st->G;
-    for (int m = 0; m < d->nmiss; m++) {
+    const int I = d->I, J = d->J, K = st->K, L = st->L, nm = d->nmiss;
+    const double *G = st->G;
+    mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);            /* F S */
+    for (int m = 0; m < nm; m++) {
         const int i = d->miss_i[m], j = d->miss_j[m];
         double r = 0.0;
-        for (int l = 0; l < L; l++) {
-            double vl = 0.0;
-            for (int k = 0; k < K; k++) vl += F[i + (size_t) k * I] * S[k + (size_t) l * K];
-            r += vl * G[j + (size_t) l * J];
-            if (w->v) w->v[(size_t) m * L + l] = vl;
-        }
+        for (int l = 0; l < L; l++) r += w->W[i + (size_t) l * I] * G[j + (size_t) l * J];
         w->r[m] = r;
-        if (!w->u) continue;
-        for (int k = 0; k < K; k++) {
-            double uk = 0.0;
-            for (int l = 0; l < L; l++) uk += S[k + (size_t) l * K] * G[j + (size_t) l * J];
-            w->u[(size_t) m * K + k] = uk;
-        }
     }
+    if (!w->u) return;
+    for (int l = 0; l < L; l++)
+        for (int m = 0; m < nm; m++) w->v[(size_t) l * nm + m] = w->W[d->miss_i[m] + (size_t) l * I];
+    mat_mult("N", "T", K, J, L, st->S, K, G, J, w->Hm);               /* S G' */
+    for (int k = 0; k < K; k++)
+        for (int m = 0; m < nm; m++) w->u[(size_t) k * nm + m] = w->Hm[k + (size_t) d->miss_j[m] * K];
 }
 
 /*
@@ -336,8 +348,8 @@ static double s_entry_sums(const nmf_data *d, const nmtf_state *st, int vb,
         }
         const double vf = st->F_var[ik], vg = st->G_var[jl];
         p -= (f * f + vf) * (g * g + vg);
-        cross -= f * g * w->r[m] + vf * g * w->u[(size_t) m * K + k] +
-            f * vg * w->v[(size_t) m * L + l] + vf * vg * s;
+        cross -= f * g * w->r[m] + vf * g * w->u[(size_t) k * d->nmiss + m] +
+            f * vg * w->v[(size_t) l * d->nmiss + m] + vf * vg * s;
     }
     *prec = p > 0.0 ? p : 0.0;
     return cross;
@@ -359,8 +371,8 @@ static void s_moved(const nmf_data *d, const nmtf_state *st, nmtf_work *w, int k
         const double g = st->G[d->miss_j[m] + (size_t) l * J];
         w->r[m] += dS * f * g;
         if (w->u) {
-            w->u[(size_t) m * K + k] += dS * g;
-            w->v[(size_t) m * L + l] += dS * f;
+            w->u[(size_t) k * d->nmiss + m] += dS * g;
+            w->v[(size_t) l * d->nmiss + m] += dS * f;
         }
     }
 }
@@ -372,7 +384,9 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
     const int K = st->K, L = st->L;
     double *S = st->S;
     if (d->nmiss) miss_products(d, st, w);
+    w->fresh = 1;
     if (rule == RULE_MULT) {
+        w->fresh = 0;
         /* all of S at once: S_kl <- S_kl (F'XG)_kl / (sum_Omega F_ik G_jl (FSG')_ij) */
         for (int l = 0; l < L; l++)
             for (int k = 0; k < K; k++) {
@@ -424,27 +438,34 @@ static double nmtf_sse(const nmf_data *d, const nmtf_state *st, int vb, nmtf_wor
             if (vb) sse += w->A[k + (size_t) k * K] * w->B[l + (size_t) l * L] * st->S_var[kl];
         }
     if (!d->nmiss) return sse;
-    miss_products(d, st, w);
-    for (int m = 0; m < d->nmiss; m++) {
-        sse -= w->r[m] * w->r[m];
-        if (!vb) continue;
+    if (!w->fresh) miss_products(d, st, w);
+    if (!vb) {
+        for (int m = 0; m < d->nmiss; m++) sse -= w->r[m] * w->r[m];
+        return sse;
+    }
+    /* VB: per missing entry r^2 + sum_k VF_ik u_k^2 + sum_l VG_jl v_l^2
+     * + VF_i (S o S) VG_j' + (F o F + VF)_i VS (G o G + VG)_j', the last two
+     * through the I x L products M1 = VF (S o S) and M2 = (F o F + VF) VS. */
+    double *S2 = w->tmp2, *M1 = w->W, *M2 = w->Q, *F2 = w->D;
+    for (size_t t = 0; t < (size_t) K * L; t++) S2[t] = S[t] * S[t];
+    for (size_t t = 0; t < (size_t) I * K; t++) F2[t] = st->F[t] * st->F[t] + st->F_var[t];
+    mat_mult("N", "N", I, L, K, st->F_var, I, S2, K, M1);
+    mat_mult("N", "N", I, L, K, F2, I, st->S_var, K, M2);
+    const int nm = d->nmiss;
+    for (int m = 0; m < nm; m++) {
         const int i = d->miss_i[m], j = d->miss_j[m];
+        double t = w->r[m] * w->r[m];
         for (int k = 0; k < K; k++) {
-            const double uk = w->u[(size_t) m * K + k];
-            sse -= st->F_var[i + (size_t) k * I] * uk * uk;
+            const double uk = w->u[(size_t) k * nm + m];
+            t += st->F_var[i + (size_t) k * I] * uk * uk;
         }
         for (int l = 0; l < L; l++) {
-            const double vl = w->v[(size_t) m * L + l];
-            const double vg = st->G_var[j + (size_t) l * J];
-            const double g2 = st->G[j + (size_t) l * J] * st->G[j + (size_t) l * J] + vg;
-            sse -= vg * vl * vl;
-            for (int k = 0; k < K; k++) {
-                const double vf = st->F_var[i + (size_t) k * I];
-                const double f2 = st->F[i + (size_t) k * I] * st->F[i + (size_t) k * I] + vf;
-                const double s = S[k + (size_t) l * K];
-                sse -= vf * vg * s * s + f2 * g2 * st->S_var[k + (size_t) l * K];
-            }
+            const size_t il = i + (size_t) l * I, jl = j + (size_t) l * J;
+            const double vl = w->v[(size_t) l * nm + m], vg = st->G_var[jl];
+            const double g2 = st->G[jl] * st->G[jl] + vg;
+            t += vg * vl * vl + M1[il] * vg + M2[il] * g2;
         }
+        sse -= t;
     }
     return sse;
 }
@@ -679,6 +700,53 @@ static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *
         for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
 }
 
+/*
+ * Gibbs only: moves along the same scale paths, F[, k] c, S[k, ] / c and
+ * G[, l] c, S[, l] / c, by NMF's exact move (bnmf_scale_move(), the
+ * generalised Gibbs step of Liu & Sabatti 2000): the pair (F, S) is an NMF
+ * W = F, H = S with J = L columns, the pair (G, S') one with W = G, H = S'.
+ * F S G' is unchanged, so A, B and F' X G are rescaled, not recomputed.
+ */
+static void scale_moves(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
+                        nmtf_work *w)
+{
+    const int I = d->I, J = d->J, K = st->K, L = st->L;
+    double *cs[2] = {w->vrow, w->erow};
+    for (int side = 0; side < 2; side++) {
+        const int n = side ? J : I, R = side ? L : K, R2 = side ? K : L;
+        double *Z = side ? st->G : st->F, *H = side ? w->tmp2 : st->S;
+        const double *lam = side ? w->lamG : w->lamF;
+        nmf_data h;
+        memset(&h, 0, sizeof(h));
+        h.I = n;
+        h.J = R2;
+        h.K = R;
+        nmf_prior p;
+        memset(&p, 0, sizeof(p));
+        p.lamW = w->lamZ;
+        p.lamH = w->lamS;
+        for (int r = 0; r < R; r++) {
+            for (int t = 0; t < n; t++) p.lamW[t + (size_t) r * n] = lam[r];
+            for (int t = 0; t < R2; t++) p.lamH[r + (size_t) t * R] = pr->rate_S;
+            double sum = 0.0;
+            for (int t = 0; t < n; t++) sum += Z[t + (size_t) r * n];
+            cs[side][r] = sum;
+        }
+        if (side) transpose(st->S, K, L, H);
+        bnmf_scale_move(&h, &p, Z, H, 0);
+        if (side) transpose(H, L, K, st->S);
+        for (int r = 0; r < R; r++) {
+            double sum = 0.0;
+            for (int t = 0; t < n; t++) sum += Z[t + (size_t) r * n];
+            cs[side][r] = cs[side][r] > 0.0 ? sum / cs[side][r] : 1.0;
+        }
+    }
+    bnmf_expected_gram(st->F, NULL, K, I, GRAM_COLS, w->A);
+    bnmf_expected_gram(st->G, NULL, L, J, GRAM_COLS, w->B);
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cs[0][k] * cs[1][l];
+}
+
 /* ---- priors, log joint, ELBO ---- */
 
 /* The halves of the data that the ARD code of ard.c sees: a factor of n
@@ -853,11 +921,14 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             loglik = logpost = -sse;
         } else {
             fill_rates(pr, st, &w);
+            w.fresh = 0;
             if (c->update_F) update_F(d, st, rule, vb, &w);
             f_side(d, st, vb, &w);
             if (c->update_G) update_G(d, st, rule, vb, &w);
             g_side(d, st, vb, &w);
             if (c->update_S) update_S(d, st, rule, vb, pr->rate_S, &w);
+            if (rule == RULE_DRAW && c->update_F && c->update_S && c->update_G)
+                scale_moves(d, pr, st, &w);
             if (rule == RULE_MODE && c->update_F && c->update_S && c->update_G) {
                 balance_scales(d, pr, st, &w);
             }
@@ -885,20 +956,16 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             for (int l = 0; l < L; l++) out->lambda[s + (R_xlen_t) (K + l) * n] = st->lamG[l];
         }
         if ((s + 1) % c->thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws, &w);
-        const double prev = *st->logpost;
+        /* ICM, VB, NP: stop at a relative change of the objective <= tol */
+        const double change = fabs(logpost - *st->logpost);
+        converged = rule != RULE_DRAW && c->tol > 0.0 && R_FINITE(*st->logpost) &&
+            change <= c->tol * fabs(logpost);
         *st->logpost = logpost;
-        if (rule != RULE_DRAW && c->tol > 0.0 && R_FINITE(prev) &&
-            fabs(logpost - prev) <= c->tol * fabs(logpost)) {
-            s++;
-            converged = 1;
-            break;
-        }
-        PutRNGstate();
-        R_CheckUserInterrupt();
-        GetRNGstate();
+        if (converged) break;
+        check_interrupt(4095);
     }
     PutRNGstate();
-    out->done = s;
+    out->done = s < n ? s + 1 : n;
     out->converged = converged;
 }
 

@@ -396,12 +396,12 @@ void bnmf_read_nmtf_ctrl(SEXP ctrl, nmtf_ctrl *c)
                                      "\"gibbs\", \"icm\", \"vb\" or \"np\"");
     c->kl = ctrl_choice(ctrl, "loss", losses, 2, "\"euclidean\" or \"kl\"") == 1 &&
         c->rule == RULE_MULT;
-    c->accumulate = ctrl_flag(ctrl, "accumulate") && c->rule == RULE_DRAW;
+    static const char *const flags[] = {"accumulate", "keep_draws", "update_F",
+        "update_S", "update_G", "update_tau"};
+    int *const dest[] = {&c->accumulate, &c->keep_draws, &c->update_F, &c->update_S,
+        &c->update_G, &c->update_tau};
+    for (int t = 0; t < 6; t++) *dest[t] = ctrl_flag(ctrl, flags[t]);
+    c->accumulate = c->accumulate && c->rule == RULE_DRAW;
     c->thin = ctrl_count(ctrl, "thin", 1);
-    c->keep_draws = ctrl_flag(ctrl, "keep_draws");
-    c->update_F = ctrl_flag(ctrl, "update_F");
-    c->update_S = ctrl_flag(ctrl, "update_S");
-    c->update_G = ctrl_flag(ctrl, "update_G");
-    c->update_tau = ctrl_flag(ctrl, "update_tau");
     c->tol = ctrl_number(ctrl, "tol");
 }

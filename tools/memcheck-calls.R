@@ -94,4 +94,20 @@ invisible(marginal_likelihood(bnmf(Xe[, 1:4], rank = 2, method = "vb", iter = 20
                               samples = 30, burnin = 5, batches = 5))
 invisible(bnmf(Xe / 1e100, rank = 2, prior = exponential(1e-140), iter = 20,
                progress = FALSE))
+# The tri-factorisation: every rule on dense, missing and sparse data, ARD,
+# both NP losses, kept draws, update
+for (data in list(Xp, Xpm, Xps)) {
+  for (method in c("gibbs", "icm", "vb", "np")) {
+    for (prior in list(exponential(), ard())) {
+      if (method == "np" && identical(prior$type, "ard")) next
+      args <- list(data, rank = c(3, 2), method = method, iter = 30, chains = 2,
+                   keep = if (method == "gibbs") "draws" else "summary", progress = FALSE)
+      if (method != "np") args$prior <- prior
+      fit <- do.call(bnmf, args)
+      invisible(list(fitted(fit), summary(fit), update(fit, iter = 10, progress = FALSE)))
+    }
+  }
+  invisible(bnmf(data, rank = c(2, 3), method = "np", loss = "kl", iter = 30,
+                 init = "random", progress = FALSE))
+}
 cat("memcheck-calls: done\n")
