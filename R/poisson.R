@@ -88,7 +88,10 @@ NULL
 #' @param final Iterations without steps at the end, whose mask samples give
 #'   [masks()] and [factors()].
 #' @param cutoff Posterior mean of a mask probability below which a factor
-#'   is reported as switched off.
+#'   is reported as switched off (default 0.05: fewer than about 5% of its
+#'   features or samples active). The beta process puts a floor under it,
+#'   about `(a0 / K) / (a0 / K + b0 (K - 1) / K + n)` for `n` features
+#'   (samples).
 #' @return `beta_process()`: an object of class `bnmf_beta_process`;
 #'   `ssvi_control()`: an object of class `bnmf_ssvi_control`.
 #' @examples
@@ -109,7 +112,7 @@ beta_process <- function(a0 = 1, b0 = 1) {
 #' @rdname beta_process
 #' @export
 ssvi_control <- function(t0 = 0, kappa = 0.5, mask_sweeps = 10, mask_samples = 5,
-                         final = 20, cutoff = 0.01) {
+                         final = 20, cutoff = 0.05) {
   t0 <- check_number(t0, "t0", 0)
   kappa <- check_number(kappa, "kappa", 0, min_open = TRUE)
   if (kappa > 1) abort_input("`kappa` must be in (0, 1].")
