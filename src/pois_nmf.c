@@ -42,6 +42,20 @@
 
 /* ---- the data ----------------------------------------------------------- */
 
+/* digamma(x), x > 0: the recurrence up to x >= 10, then the asymptotic
+ * series (absolute error about 1e-14); several times faster than Rmath's. */
+double bnmf_digamma(double x)
+{
+    double r = 0.0;
+    while (x < 10.0) {
+        r -= 1.0 / x;
+        x += 1.0;
+    }
+    const double f = 1.0 / (x * x);
+    return r + log(x) - 0.5 / x -
+        f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
 /**
  * Lay out the positive observed counts of x (dense I x J, or the values of a
  * CSC matrix; NA is missing) by column and, if by_row, by row.
@@ -65,7 +79,8 @@ void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *p
     pd->nnz = (int) nnz;
     pd->ri = (int *) R_alloc(nnz ? nnz : 1, sizeof(int));
     pd->xv = (double *) R_alloc(nnz ? nnz : 1, sizeof(double));
-    double lf = 0.0;
+    double lf = 0.0, lfc[256];   /* log x! of the small counts, cached */
+    for (int t = 0; t < 256; t++) lfc[t] = lgammafn(t + 1.0);
     for (int j = 0; j < J; j++) {
         R_xlen_t lo = d->sparse ? d->xp[j] : (R_xlen_t) j * I;
         R_xlen_t hi = d->sparse ? d->xp[j + 1] : (R_xlen_t) (j + 1) * I;
@@ -74,7 +89,7 @@ void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *p
             if (ISNAN(x[p]) || !(x[p] > 0.0)) continue;
             pd->ri[q] = d->sparse ? d->xi[p] : (int) (p - lo);
             pd->xv[q++] = x[p];
-            lf += lgammafn(x[p] + 1.0);
+            lf += x[p] < 256.0 ? lfc[(int) x[p]] : lgammafn(x[p] + 1.0);
         }
     }
     pd->lfact = lf;
@@ -229,14 +244,21 @@ double bnmf_gamma_log_prior(const double *Z, R_xlen_t n, double shape, double ra
     return s + (double) n * (shape * log(rate) - lgammafn(shape));
 }
 
+/* E log Gamma(z; a, b) + H[q] for q(z) = Gamma(al, be), but for the
+ * constant a log b - lgamma(a); dg = digamma(al), lb = log(be). */
+static inline double gamma_elbo_term(double al, double be, double dg, double lb, double a,
+                                     double b)
+{
+    return (a - 1.0) * (dg - lb) - b * al / be + al - lb + lgammafn(al) + (1.0 - al) * dg;
+}
+
 /* sum over n Gamma(al, be) factors of q of E log Gamma(z; a, b) + H[q]. */
 static double gamma_elbo_terms(const double *al, const double *be, R_xlen_t n, double a,
                                double b)
 {
     double s = 0.0;
     for (R_xlen_t t = 0; t < n; t++)
-        s += (a - 1.0) * (digamma(al[t]) - log(be[t])) - b * al[t] / be[t] +
-            bnmf_gamma_entropy(al[t], be[t]);
+        s += gamma_elbo_term(al[t], be[t], bnmf_digamma(al[t]), log(be[t]), a, b);
     return s + (double) n * (a * log(b) - lgammafn(a));
 }
 
@@ -257,18 +279,16 @@ static void vb_logmeans(const double *al, const double *be, int r, int c, int tr
     for (int j = 0; j < c; j++)
         for (int i = 0; i < r; i++) {
             const size_t t = i + (size_t) j * r;
-            L[transpose ? j + (size_t) i * c : t] = exp(digamma(al[t])) / be[t];
+            L[transpose ? j + (size_t) i * c : t] = exp(bnmf_digamma(al[t])) / be[t];
         }
 }
 
-/* The ELBO given lik = sum X log (LW LH) of the same q. */
-static double vb_elbo(const pois_data *pd, const pois_prior *pp, const pois_vb_state *q,
-                      double lik)
+/* The ELBO given lik = sum X log (LW LH) of the same q and the Gamma terms
+ * eW, eH of q(W), q(H) (gamma_elbo_terms()). */
+static double vb_elbo(const pois_data *pd, const pois_vb_state *q, double lik, double eW,
+                      double eH)
 {
-    const int I = pd->I, J = pd->J, K = pd->K;
-    return lik - pd->lfact - bnmf_pois_sum_obs_wh(pd->d, q->W, q->H) +
-        gamma_elbo_terms(q->alW, q->beW, (R_xlen_t) I * K, pp->a, pp->b) +
-        gamma_elbo_terms(q->alH, q->beH, (R_xlen_t) K * J, pp->c, pp->d);
+    return lik - pd->lfact - bnmf_pois_sum_obs_wh(pd->d, q->W, q->H) + eW + eH;
 }
 
 static void vb_work(const pois_data *pd, pois_vb_work *w)
@@ -294,6 +314,11 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     vb_work(pd, &w);
     vb_logmeans(q->alW, q->beW, I, K, 1, w.LWt);
     vb_logmeans(q->alH, q->beH, K, J, 0, w.LH);
+    const R_xlen_t nW = (R_xlen_t) I * K, nH = (R_xlen_t) K * J;
+    const double cW = (double) nW * (pp->a * log(pp->b) - lgammafn(pp->a));
+    const double cH = (double) nH * (pp->c * log(pp->d) - lgammafn(pp->c));
+    double eW = gamma_elbo_terms(q->alW, q->beW, nW, pp->a, pp->b);
+    double eH = gamma_elbo_terms(q->alH, q->beH, nH, pp->c, pp->d);
     double prev = *q->elbo;
     int done = 0;
     *converged = 0;
@@ -302,7 +327,7 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
          * sweep s - 1 */
         const double lik = bnmf_pois_ratio_pass(pd, w.LWt, w.LH, w.NWt, NULL);
         if (s > 0) {
-            const double cur = vb_elbo(pd, pp, q, lik);
+            const double cur = vb_elbo(pd, q, lik, eW, eH);
             tr[s - 1] = cur;
             if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur)) {
                 *q->elbo = cur;
@@ -312,29 +337,37 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
             prev = cur;
         }
         bnmf_pois_obs_sums(pd->d, q->H, 1, w.RS);
+        eW = cW;
         for (int k = 0; k < K; k++)
             for (int i = 0; i < I; i++) {
                 const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
-                q->alW[t] = pp->a + w.LWt[u] * w.NWt[u];
-                q->beW[t] = pp->b + w.RS[u];
-                q->W[t] = q->alW[t] / q->beW[t];
-                w.LWt[u] = exp(digamma(q->alW[t])) / q->beW[t];
+                const double al = pp->a + w.LWt[u] * w.NWt[u], be = pp->b + w.RS[u];
+                const double dg = bnmf_digamma(al), lb = log(be);
+                q->alW[t] = al;
+                q->beW[t] = be;
+                q->W[t] = al / be;
+                w.LWt[u] = exp(dg - lb);
+                eW += gamma_elbo_term(al, be, dg, lb, pp->a, pp->b);
             }
         R_CheckUserInterrupt();
         bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, w.NH);
         bnmf_pois_obs_sums(pd->d, q->W, 0, w.RS);
+        eH = cH;
         for (size_t t = 0; t < (size_t) K * J; t++) {
-            q->alH[t] = pp->c + w.LH[t] * w.NH[t];
-            q->beH[t] = pp->d + w.RS[t];
-            q->H[t] = q->alH[t] / q->beH[t];
-            w.LH[t] = exp(digamma(q->alH[t])) / q->beH[t];
+            const double al = pp->c + w.LH[t] * w.NH[t], be = pp->d + w.RS[t];
+            const double dg = bnmf_digamma(al), lb = log(be);
+            q->alH[t] = al;
+            q->beH[t] = be;
+            q->H[t] = al / be;
+            w.LH[t] = exp(dg - lb);
+            eH += gamma_elbo_term(al, be, dg, lb, pp->c, pp->d);
         }
         done = s + 1;
         R_CheckUserInterrupt();
     }
     if (done > 0) {
-        const double cur = vb_elbo(pd, pp, q, bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL,
-                                                                   NULL));
+        const double cur = vb_elbo(pd, q, bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, NULL),
+                                   eW, eH);
         tr[done - 1] = cur;
         *q->elbo = cur;
         if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur))
@@ -410,7 +443,9 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
     vb_logmeans(q.alW, q.beW, pd.I, pd.K, 1, w.LWt);
     vb_logmeans(q.alH, q.beH, pd.K, pd.J, 0, w.LH);
     const double lik = bnmf_pois_ratio_pass(&pd, w.LWt, w.LH, NULL, NULL);
-    return Rf_ScalarReal(vb_elbo(&pd, &pp, &q, lik));
+    return Rf_ScalarReal(vb_elbo(&pd, &q, lik,
+                                 gamma_elbo_terms(q.alW, q.beW, (R_xlen_t) pd.I * pd.K, pp.a, pp.b),
+                                 gamma_elbo_terms(q.alH, q.beH, (R_xlen_t) pd.K * pd.J, pp.c, pp.d)));
 }
 
 /* ---- the Gibbs sampler ----------------------------------------------------- */
@@ -422,9 +457,10 @@ typedef struct {
 
 /*
  * Split every positive count multinomially over the factors,
- * Z_ij. ~ Mult(X_ij, W_i. H_.j / (WH)_ij), by successive binomials; adds the
- * splits into ZWt (K x I) and ZH (K x J), zeroed first. Returns
- * sum X_ij log (WH)_ij.
+ * Z_ij. ~ Mult(X_ij, W_i. H_.j / (WH)_ij): a count X_ij <= K unit by unit
+ * (one uniform each, placed by the cumulative sums of the probabilities),
+ * a larger one by successive binomials; adds the splits into ZWt (K x I)
+ * and ZH (K x J), zeroed first. Returns sum X_ij log (WH)_ij.
  */
 static double gibbs_split(const pois_data *pd, const double *Wt, const double *H,
                           double *ZWt, double *ZH, double *p)
@@ -445,6 +481,17 @@ static double gibbs_split(const pois_data *pd, const double *Wt, const double *H
             for (int k = 0; k < K; k++) s += (p[k] = wi[k] * hj[k]);
             const double x = pd->xv[q];
             lik += x * log(s < DBL_MIN ? DBL_MIN : s);
+            if (x <= K && s >= DBL_MIN) {
+                for (int k = 1; k < K; k++) p[k] += p[k - 1]; /* cumulative sums */
+                for (int u = 0; u < (int) x; u++) {
+                    const double v = unif_rand() * s;
+                    int k = 0;
+                    while (k < K - 1 && p[k] <= v) k++;
+                    zw[k] += 1.0;
+                    zh[k] += 1.0;
+                }
+                continue;
+            }
             double left = x, rest = s;
             for (int k = 0; k < K && left > 0.0; k++) {
                 double z;

@@ -75,7 +75,7 @@ test_that("VB and Gibbs on a sparse X give the dense fit, with the same seed", {
 
 # One Gibbs sweep in plain R, consuming the random numbers as the C code
 # does: the multinomial split of each positive observed count (column
-# order) by successive binomials, then W_ik ~ Gamma(a + sum_j Z_ijk,
+# order; a count <= K unit by unit, a larger one by successive binomials), then W_ik ~ Gamma(a + sum_j Z_ijk,
 # b + sum_{j observed in row i} H_kj) (k outer, i inner), then
 # H_kj ~ Gamma(c + sum_i Z_ijk, d + sum_{i observed in column j} W_ik).
 pois_gibbs_r <- function(X, W, H, pr) {
@@ -85,6 +85,16 @@ pois_gibbs_r <- function(X, W, H, pr) {
     x <- X[i, j]
     if (is.na(x) || x == 0) next
     p <- W[i, ] * H[, j]
+    if (x <= K) {
+      cs <- cumsum(p)
+      for (u in seq_len(x)) {
+        v <- stats::runif(1) * sum(p)
+        k <- 1
+        while (k < K && cs[k] <= v) k <- k + 1
+        ZW[i, k] <- ZW[i, k] + 1; ZH[k, j] <- ZH[k, j] + 1
+      }
+      next
+    }
     left <- x; rest <- sum(p)
     for (k in seq_len(K)) {
       if (left <= 0) break
@@ -106,7 +116,7 @@ pois_gibbs_r <- function(X, W, H, pr) {
 test_that("a Gibbs sweep draws from the exact conditionals (plain-R sweep, same random numbers)", {
   withr::local_seed(4)
   X <- matrix(c(4, 0, 2, 7, NA, 1, 0, 3, 9, 2, 0, 1), 3, 4)
-  W <- matrix(stats::rgamma(6, 2), 3, 2)
+  W <- matrix(stats::rgamma(6, 2), 3, 2)  # K = 2: counts 1, 2 by units, the rest by binomials
   H <- matrix(stats::rgamma(8, 2), 2, 4)
   pr <- list(a = 1.3, b = 0.8, c = 2.1, d = 1.7)
   set.seed(99)
