@@ -279,7 +279,7 @@ static void vb_logmeans(const double *al, const double *be, int r, int c, int tr
     for (int j = 0; j < c; j++)
         for (int i = 0; i < r; i++) {
             const size_t t = i + (size_t) j * r;
-            L[transpose ? j + (size_t) i * c : t] = exp(bnmf_digamma(al[t])) / be[t];
+            L[transpose ? j + (size_t) i * c : t] = exp(bnmf_digamma(al[t]) - log(be[t]));
         }
 }
 
@@ -337,7 +337,7 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
             prev = cur;
         }
         bnmf_pois_obs_sums(pd->d, q->H, 1, w.RS);
-        eW = cW;
+        eW = 0.0;
         for (int k = 0; k < K; k++)
             for (int i = 0; i < I; i++) {
                 const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
@@ -349,10 +349,11 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
                 w.LWt[u] = exp(dg - lb);
                 eW += gamma_elbo_term(al, be, dg, lb, pp->a, pp->b);
             }
+        eW += cW;
         R_CheckUserInterrupt();
         bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, w.NH);
         bnmf_pois_obs_sums(pd->d, q->W, 0, w.RS);
-        eH = cH;
+        eH = 0.0;
         for (size_t t = 0; t < (size_t) K * J; t++) {
             const double al = pp->c + w.LH[t] * w.NH[t], be = pp->d + w.RS[t];
             const double dg = bnmf_digamma(al), lb = log(be);
@@ -362,6 +363,7 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
             w.LH[t] = exp(dg - lb);
             eH += gamma_elbo_term(al, be, dg, lb, pp->c, pp->d);
         }
+        eH += cH;
         done = s + 1;
         R_CheckUserInterrupt();
     }

@@ -33,6 +33,23 @@ test_that("the VB ELBO never decreases, on dense, sparse and incomplete counts",
   }
 })
 
+test_that("VB sweeps give the same q however a run is cut into calls", {
+  withr::local_seed(9)
+  d <- pois_sim(15, 12, 2)
+  data <- bnmf:::prepare_data(d$X, 2L)
+  pr <- list(a = 1, b = 1, c = 1, d = 1)
+  W0 <- matrix(stats::rgamma(30, 1), 15, 2)
+  H0 <- matrix(stats::rgamma(24, 1), 2, 12)
+  q1 <- bnmf:::pois_vb_state(W0, H0)
+  q2 <- bnmf:::pois_vb_state(W0, H0)
+  t1 <- .Call(bnmf:::C_pois_vb, q1, data, d$X + 0, pr, list(n = 12, tol = 0))$trace
+  t2 <- unlist(lapply(1:4, function(r) {
+    .Call(bnmf:::C_pois_vb, q2, data, d$X + 0, pr, list(n = 3, tol = 0))$trace
+  }))
+  expect_identical(q1, q2)
+  expect_identical(t1, t2)
+})
+
 test_that("the VB ELBO is the closed form, checked term by term in plain R", {
   withr::local_seed(2)
   X <- matrix(c(3, 0, 1, NA, 2, 5), 2, 3)
@@ -71,6 +88,16 @@ test_that("VB and Gibbs on a sparse X give the dense fit, with the same seed", {
     expect_identical(a$trace$logpost, b$trace$logpost)
   }
   expect_s4_class(fitted(b), "dgCMatrix")
+  for (sp in c("none", "both")) {
+    set.seed(8)
+    a <- bnmf(X, rank = 2, method = "ssvi", sparsity = sp, iter = 10,
+              control = ssvi_control(mask_sweeps = 2, mask_samples = 1, final = 3))
+    set.seed(8)
+    b <- bnmf(Xs, rank = 2, method = "ssvi", sparsity = sp, iter = 10,
+              control = ssvi_control(mask_sweeps = 2, mask_samples = 1, final = 3))
+    expect_identical(a$W, b$W)
+    expect_identical(masks(a), masks(b))
+  }
 })
 
 # One Gibbs sweep in plain R, consuming the random numbers as the C code
