@@ -252,6 +252,19 @@ static inline double gamma_elbo_term(double al, double be, double dg, double lb,
     return (a - 1.0) * (dg - lb) - b * al / be + al - lb + lgammafn(al) + (1.0 - al) * dg;
 }
 
+/* Set one factor of q to Gamma(al, be): its shape, rate, mean and
+ * exp(E log z); returns its ELBO term (gamma_elbo_term()). */
+static inline double vb_set(double al, double be, double a, double b, double *alo,
+                            double *beo, double *mean, double *L)
+{
+    const double dg = bnmf_digamma(al), lb = log(be);
+    *alo = al;
+    *beo = be;
+    *mean = al / be;
+    *L = exp(dg - lb);
+    return gamma_elbo_term(al, be, dg, lb, a, b);
+}
+
 /* sum over n Gamma(al, be) factors of q of E log Gamma(z; a, b) + H[q]. */
 static double gamma_elbo_terms(const double *al, const double *be, R_xlen_t n, double a,
                                double b)
@@ -341,28 +354,17 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
         for (int k = 0; k < K; k++)
             for (int i = 0; i < I; i++) {
                 const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
-                const double al = pp->a + w.LWt[u] * w.NWt[u], be = pp->b + w.RS[u];
-                const double dg = bnmf_digamma(al), lb = log(be);
-                q->alW[t] = al;
-                q->beW[t] = be;
-                q->W[t] = al / be;
-                w.LWt[u] = exp(dg - lb);
-                eW += gamma_elbo_term(al, be, dg, lb, pp->a, pp->b);
+                eW += vb_set(pp->a + w.LWt[u] * w.NWt[u], pp->b + w.RS[u], pp->a, pp->b,
+                             q->alW + t, q->beW + t, q->W + t, w.LWt + u);
             }
         eW += cW;
         R_CheckUserInterrupt();
         bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, w.NH);
         bnmf_pois_obs_sums(pd->d, q->W, 0, w.RS);
         eH = 0.0;
-        for (size_t t = 0; t < (size_t) K * J; t++) {
-            const double al = pp->c + w.LH[t] * w.NH[t], be = pp->d + w.RS[t];
-            const double dg = bnmf_digamma(al), lb = log(be);
-            q->alH[t] = al;
-            q->beH[t] = be;
-            q->H[t] = al / be;
-            w.LH[t] = exp(dg - lb);
-            eH += gamma_elbo_term(al, be, dg, lb, pp->c, pp->d);
-        }
+        for (size_t t = 0; t < (size_t) K * J; t++)
+            eH += vb_set(pp->c + w.LH[t] * w.NH[t], pp->d + w.RS[t], pp->c, pp->d,
+                         q->alH + t, q->beH + t, q->H + t, w.LH + t);
         eH += cH;
         done = s + 1;
         R_CheckUserInterrupt();
@@ -378,25 +380,50 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     return done;
 }
 
-/* Read q: shape_W, rate_W, shape_H, rate_H, W, H (means) and elbo. */
-static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
+/* Gamma shapes and rates of q, finite and > 0, read by name. */
+static double *gamma_part(SEXP state, const char *name, R_xlen_t n)
+{
+    double *v = bnmf_real_elt(state, name, n);
+    for (R_xlen_t t = 0; t < n; t++)
+        if (!(v[t] > 0.0) || !R_FINITE(v[t]))
+            Rf_error("bnmf internal error: '%s' must be finite and > 0", name);
+    return v;
+}
+
+/** Read the Gamma factors of q: shape_W, rate_W (I x K), shape_H, rate_H (K x J). */
+void bnmf_pois_read_q(SEXP state, const pois_data *pd, double **alW, double **beW,
+                      double **alH, double **beH)
 {
     const R_xlen_t nW = (R_xlen_t) pd->I * pd->K, nH = (R_xlen_t) pd->K * pd->J;
-    q->alW = bnmf_real_elt(state, "shape_W", nW);
-    q->beW = bnmf_real_elt(state, "rate_W", nW);
-    q->alH = bnmf_real_elt(state, "shape_H", nH);
-    q->beH = bnmf_real_elt(state, "rate_H", nH);
-    q->W = bnmf_real_elt(state, "W", nW);
-    q->H = bnmf_real_elt(state, "H", nH);
+    *alW = gamma_part(state, "shape_W", nW);
+    *beW = gamma_part(state, "rate_W", nW);
+    *alH = gamma_part(state, "shape_H", nH);
+    *beH = gamma_part(state, "rate_H", nH);
+}
+
+/* A control: one finite number. */
+double bnmf_pois_ctrl(SEXP ctrl, const char *name)
+{
+    const double v = *bnmf_real_elt(ctrl, name, 1);
+    if (!R_FINITE(v)) Rf_error("bnmf internal error: ctrl$%s must be finite", name);
+    return v;
+}
+
+/* Read the arguments of a .Call entry: the data, the counts, the prior. */
+void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nmf_data *d,
+                         pois_data *pd, pois_prior *pp)
+{
+    bnmf_pois_read(data, x, 1, by_row, d, pd);
+    bnmf_pois_read_prior(prior, beta, pp);
+}
+
+/* Read q: its Gamma factors, W, H (the means) and elbo. */
+static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
+{
+    bnmf_pois_read_q(state, pd, &q->alW, &q->beW, &q->alH, &q->beH);
+    q->W = bnmf_real_elt(state, "W", (R_xlen_t) pd->I * pd->K);
+    q->H = bnmf_real_elt(state, "H", (R_xlen_t) pd->K * pd->J);
     q->elbo = bnmf_real_elt(state, "elbo", 1);
-    for (R_xlen_t t = 0; t < nW; t++)
-        if (!(q->alW[t] > 0.0 && q->beW[t] > 0.0) || !R_FINITE(q->alW[t]) ||
-            !R_FINITE(q->beW[t]))
-            Rf_error("bnmf internal error: q(W) needs finite shapes and rates > 0");
-    for (R_xlen_t t = 0; t < nH; t++)
-        if (!(q->alH[t] > 0.0 && q->beH[t] > 0.0) || !R_FINITE(q->alH[t]) ||
-            !R_FINITE(q->beH[t]))
-            Rf_error("bnmf internal error: q(H) needs finite shapes and rates > 0");
 }
 
 /*
@@ -407,15 +434,11 @@ static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
  */
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
-    nmf_data d;
-    pois_data pd;
-    pois_prior pp;
-    pois_vb_state q;
-    bnmf_pois_read(data, x, 1, 0, &d, &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
+    bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_vb_state(state, &pd, &q);
-    const int n = (int) *bnmf_real_elt(ctrl, "n", 1);
-    const double tol = *bnmf_real_elt(ctrl, "tol", 1);
+    const int n = (int) bnmf_pois_ctrl(ctrl, "n");
+    const double tol = bnmf_pois_ctrl(ctrl, "tol");
     if (n < 0) Rf_error("bnmf internal error: ctrl$n must be >= 0");
     int converged = 0;
     SEXP v[2];
@@ -433,12 +456,8 @@ SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 /* .Call entry: the ELBO of q (as read by the VB sweeps) for counts x. */
 SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
 {
-    nmf_data d;
-    pois_data pd;
-    pois_prior pp;
-    pois_vb_state q;
-    bnmf_pois_read(data, x, 1, 0, &d, &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
+    bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_vb_state(state, &pd, &q);
     pois_vb_work w;
     vb_work(&pd, &w);
@@ -626,17 +645,12 @@ static void read_gibbs_state(SEXP state, const pois_data *pd, pois_gibbs_state *
  */
 SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
-    nmf_data d;
-    pois_data pd;
-    pois_prior pp;
-    pois_gibbs_state st;
-    bnmf_pois_read(data, x, 1, 0, &d, &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    nmf_data d; pois_data pd; pois_prior pp; pois_gibbs_state st;
+    bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_gibbs_state(state, &pd, &st);
-    const int n = (int) *bnmf_real_elt(ctrl, "n", 1);
-    const int accumulate = *bnmf_real_elt(ctrl, "accumulate", 1) != 0.0;
-    const int thin = (int) *bnmf_real_elt(ctrl, "thin", 1);
-    const int keep = *bnmf_real_elt(ctrl, "keep_draws", 1) != 0.0;
+    const int n = (int) bnmf_pois_ctrl(ctrl, "n"), thin = (int) bnmf_pois_ctrl(ctrl, "thin");
+    const int accumulate = bnmf_pois_ctrl(ctrl, "accumulate") != 0.0;
+    const int keep = bnmf_pois_ctrl(ctrl, "keep_draws") != 0.0;
     if (n < 0 || thin < 1) Rf_error("bnmf internal error: bad ctrl$n or ctrl$thin");
     const int nk = accumulate && keep ? n / thin : 0;
     SEXP v[3];
