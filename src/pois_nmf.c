@@ -409,6 +409,15 @@ double bnmf_pois_ctrl(SEXP ctrl, const char *name)
     return v;
 }
 
+/* A count control: a whole number in [lo, 2^31). */
+int bnmf_pois_count(SEXP ctrl, const char *name, int lo)
+{
+    const double v = bnmf_pois_ctrl(ctrl, name);
+    if (v < lo || v > INT_MAX || v != floor(v))
+        Rf_error("bnmf internal error: ctrl$%s must be a whole number in [%d, 2^31)", name, lo);
+    return (int) v;
+}
+
 /* Read the arguments of a .Call entry: the data, the counts, the prior. */
 void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nmf_data *d,
                          pois_data *pd, pois_prior *pp)
@@ -437,9 +446,8 @@ SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
     bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_vb_state(state, &pd, &q);
-    const int n = (int) bnmf_pois_ctrl(ctrl, "n");
+    const int n = bnmf_pois_count(ctrl, "n", 0);
     const double tol = bnmf_pois_ctrl(ctrl, "tol");
-    if (n < 0) Rf_error("bnmf internal error: ctrl$n must be >= 0");
     int converged = 0;
     SEXP v[2];
     double *tr = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
@@ -648,7 +656,7 @@ SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     nmf_data d; pois_data pd; pois_prior pp; pois_gibbs_state st;
     bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_gibbs_state(state, &pd, &st);
-    const int n = (int) bnmf_pois_ctrl(ctrl, "n"), thin = (int) bnmf_pois_ctrl(ctrl, "thin");
+    const int n = bnmf_pois_count(ctrl, "n", 0), thin = bnmf_pois_count(ctrl, "thin", 1);
     const int accumulate = bnmf_pois_ctrl(ctrl, "accumulate") != 0.0;
     const int keep = bnmf_pois_ctrl(ctrl, "keep_draws") != 0.0;
     if (n < 0 || thin < 1) Rf_error("bnmf internal error: bad ctrl$n or ctrl$thin");

@@ -382,7 +382,7 @@ SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
         "mask_W", "mask_H"};
     int *iv[] = {&c.n, &c.update, &c.accumulate, &c.mask_sweeps, &c.mask_samples, &c.maskW,
         &c.maskH};
-    for (int t = 0; t < 7; t++) *iv[t] = (int) bnmf_pois_ctrl(ctrl, ints[t]);
+    for (int t = 0; t < 7; t++) *iv[t] = bnmf_pois_count(ctrl, ints[t], 0);
     c.t0 = bnmf_pois_ctrl(ctrl, "t0");
     c.kappa = bnmf_pois_ctrl(ctrl, "kappa");
     if (c.n < 0 || c.mask_sweeps < 1 || c.mask_samples < 1 ||
