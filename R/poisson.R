@@ -39,7 +39,13 @@
 #'   highest mean local log joint density \eqn{\log p(X, S | W, H, \pi)} of
 #'   that final phase is kept (Park, section 4.1). A factor is reported as
 #'   switched off by [summary()] when the posterior mean of one of its mask
-#'   probabilities is below `ssvi_control()$cutoff`.
+#'   probabilities is below `ssvi_control()$cutoff`. From random starts,
+#'   factors beyond those the data need often share a true factor between
+#'   them rather than switch off (Park, section 5). SSVI has no ELBO
+#'   estimate ([elbo()] refuses it): `fit$trace` holds, per iteration, the
+#'   log-likelihood and the local log joint density \eqn{\log p(X, S | W,
+#'   H, \pi)} of the last mask sample (`logpost`), and `sampling` marks the
+#'   final iterations.
 #'
 #' Every sweep costs O(nnz K) + O((I + J) K) for a `dgCMatrix` with nnz
 #' positive entries (a zero count enters only through column sums of `H`
