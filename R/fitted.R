@@ -406,7 +406,6 @@ nmtf_sse_point <- function(object) {
 }
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
-#' @rdname bnmf
 #' @export
 fitted.bnmf_poisson <- function(object, ...) {
   if (!object$sparse) return(pois_wh_mean(object))

@@ -259,9 +259,7 @@ predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef
 
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
-#' @rdname bnmf
-#' @param object A fit of [bnmf()] (for the methods documented here).
-#' @param newdata Not supported for Poisson fits yet (must be `NULL`).
+# newdata: not supported for Poisson fits yet.
 #' @export
 predict.bnmf_poisson <- function(object, newdata = NULL, ...) {
   check_dots_empty(list(...), names(formals()), "predict")

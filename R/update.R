@@ -39,3 +39,10 @@ update.bnmf_nmtf <- function(object, iter = 1000, progress = interactive(), ...)
   job$settings$iter <- settings$iter + iter
   validate_bnmf_nmtf_fit(new_bnmf_nmtf_fit(runs, job, fit$call, previous = fit))
 }
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' @export
+update.bnmf_poisson <- function(object, ...) {
+  abort_input("`update()` does not apply to a Poisson fit yet: fit again with a larger `iter`.")
+}
