@@ -275,3 +275,20 @@ test_that("nvi_target() defaults come from first NNLS fits and bad input is refu
   expect_error(nvi_ns("nvi_target")(X, 0), class = "bnmf_error_input")
   expect_error(nvi_ns("nvi_target")(X, 3, rate = -1), class = "bnmf_error_input")
 })
+
+test_that("the scale optimisation keeps W H, equalises column norms and maximises the Hessian term", {
+  toy <- nvi_toy(sigma2 = 0.01, rate = 0.01)
+  tg <- toy$target
+  p <- tg$split(toy$theta)
+  # Unbalanced scales: W large, H small.
+  th <- c(p$W %*% diag(c(3, 5)), diag(c(1 / 3, 1 / 5)) %*% p$H)
+  new <- nvi_ns("nvi_rescale")(th, tg)
+  q <- tg$split(new)
+  expect_equal(q$W %*% q$H, p$W %*% p$H)
+  expect_equal(sqrt(colSums(q$W^2))[1], sqrt(colSums(q$W^2))[2])
+  expect_gt(tg$hess_trace(new), tg$hess_trace(th))
+  # beta is the maximiser along (beta W S, S^-1 H / beta).
+  at <- function(b) tg$hess_trace(c(q$W * b, q$H / b))
+  expect_gt(at(1), at(1.01))
+  expect_gt(at(1), at(0.99))
+})
