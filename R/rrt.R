@@ -206,6 +206,18 @@ rrt_restarts <- function(X, R, n, control, data, flat) {
   })
 }
 
+# NVI under the Uniform likelihood starts every component at one feasible
+# solution (section 4.2: the likelihood has no gradient to find one): the
+# first of up to 10 restarts inside the Uniform box.
+feasible_start <- function(X, R, control, data, flat, target, tries = 10L) {
+  for (k in seq_len(tries)) {
+    s <- rrt_restarts(X, R, 1L, control, data, flat)
+    if (is.finite(target$logp(c(s[[1L]]$W, s[[1L]]$H)))) return(s)
+  }
+  abort_input(sprintf("`control`: none of %d restarts is inside the Uniform(-epsilon, epsilon) box (epsilon = %s); give a larger `epsilon` in `rrt_control()` or a feasible `init`.",
+                      tries, format(signif(target$epsilon, 4))))
+}
+
 # Offer one candidate to the online NVI, counting time and acceptances
 # (`scale`: at the prior's mode on its scale orbit, prior_scale()).
 rrt_offer <- function(run, theta, target, scale = TRUE) {
@@ -495,7 +507,9 @@ rrt_run <- function(task, job) {
   sched <- rrt_schedule(ctl, job$likelihood)
   search <- ctl$search
   n_starts <- switch(search, rrt = sched$starts, nvi4 = 4L, nvi10 = 10L, 1L)
-  starts <- job$starts %||% rrt_restarts(X, R, n_starts, ctl, data, flat)
+  uniform_nvi <- job$likelihood == "uniform" && search %in% c("nvi4", "nvi10")
+  starts <- job$starts %||% if (uniform_nvi) feasible_start(X, R, ctl, data, flat, target) else
+    rrt_restarts(X, R, n_starts, ctl, data, flat)
   time_starts <- proc.time()[[3L]] - t0
   label <- c(rrt = "RRT + online NVI", nvi4 = "NVI (M = 4)", nvi10 = "NVI (M = 10)",
              gibbs = "Gibbs + online NVI", hmc = "HMC + online NVI")[[search]]
