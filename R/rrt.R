@@ -206,6 +206,18 @@ rrt_restarts <- function(X, R, n, control, data, flat) {
   })
 }
 
+# NVI (and HMC) under the Uniform likelihood start at one feasible solution
+# (section 4.2: the likelihood has no gradient to find one): the first of up
+# to 10 restarts inside the Uniform box.
+feasible_start <- function(X, R, control, data, flat, target, tries = 10L) {
+  for (k in seq_len(tries)) {
+    s <- rrt_restarts(X, R, 1L, control, data, flat)
+    if (is.finite(target$logp(c(s[[1L]]$W, s[[1L]]$H)))) return(s)
+  }
+  abort_input(sprintf("`control`: none of %d restarts is inside the Uniform(-epsilon, epsilon) box (epsilon = %s); give a larger `epsilon` in `rrt_control()` or a feasible `init`.",
+                      tries, format(signif(target$epsilon, 4))))
+}
+
 # Offer one candidate to the online NVI, counting time and acceptances
 # (`scale`: at the prior's mode on its scale orbit, prior_scale()).
 rrt_offer <- function(run, theta, target, scale = TRUE) {
@@ -495,7 +507,10 @@ rrt_run <- function(task, job) {
   sched <- rrt_schedule(ctl, job$likelihood)
   search <- ctl$search
   n_starts <- switch(search, rrt = sched$starts, nvi4 = 4L, nvi10 = 10L, 1L)
-  starts <- job$starts %||% rrt_restarts(X, R, n_starts, ctl, data, flat)
+  # Under the Uniform likelihood NVI and HMC start at a feasible restart.
+  uniform_nvi <- job$likelihood == "uniform" && search != "rrt"
+  starts <- job$starts %||% if (uniform_nvi) feasible_start(X, R, ctl, data, flat, target) else
+    rrt_restarts(X, R, n_starts, ctl, data, flat)
   time_starts <- proc.time()[[3L]] - t0
   label <- c(rrt = "RRT + online NVI", nvi4 = "NVI (M = 4)", nvi10 = "NVI (M = 10)",
              gibbs = "Gibbs + online NVI", hmc = "HMC + online NVI")[[search]]
@@ -522,6 +537,11 @@ rrt_run <- function(task, job) {
 }
 
 rrt_build <- function(runs, job, call) {
+  if (!ncol(runs[[1L]]$state$mu)) {
+    abort_input(sprintf("`likelihood`: the online NVI accepted no candidate (none had a finite log joint%s); give feasible factors in `init`%s.",
+                        if (job$likelihood == "uniform") ", i.e. none was inside the Uniform(-epsilon, epsilon) box" else "",
+                        if (job$likelihood == "uniform") " or a larger `epsilon` in `rrt_control()`" else ""))
+  }
   validate_rrt_fit(new_rrt_fit(runs[[1L]], job, call))
 }
 

@@ -154,6 +154,14 @@ test_that("method rrt: input errors are classed and name the argument", {
                class = "bnmf_error_input", regexp = "chains")
   expect_error(bnmf(X, rank = 2, method = "rrt", prior = ard()),
                class = "bnmf_error_input", regexp = "prior")
+  # nothing feasible under the Uniform likelihood: a clear error
+  expect_error(bnmf(X, rank = 2, method = "rrt", likelihood = "uniform", iter = 5,
+                    control = rrt_control(search = "nvi4", epsilon = 1e-8)),
+               class = "bnmf_error_input", regexp = "epsilon")
+  expect_error(bnmf(X, rank = 2, method = "rrt", likelihood = "uniform", iter = 5,
+                    init = list(W = cbind(1:30, 30:1) / 10, H = matrix(1, 2, 10)),
+                    control = rrt_control(epsilon = 1e-8, max_failures = 5)),
+               class = "bnmf_error_input", regexp = "accepted no candidate")
   expect_error(rrt_control(search = "mcmc"), class = "bnmf_error_input", regexp = "search")
   expect_error(rrt_control(step = 0), class = "bnmf_error_input", regexp = "step")
   expect_error(rrt_control(sigma2 = -1), class = "bnmf_error_input", regexp = "sigma2")
