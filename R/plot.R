@@ -26,7 +26,7 @@
 #' `type = "biclusters"` (tri-factorisation fits, `X ~ nmtf(K, L)`): `X` with
 #' its rows and columns ordered by their clusters (`summary(x)$row_clusters`,
 #' `$col_clusters`), next to `S` drawn as the block pattern (block `(k, l)`
-#' coloured by `S[k, l]`).
+#' coloured by `sqrt(S[k, l])`, its value printed).
 #'
 #' @param x A `bnmf` fit.
 #' @param type `"trace"`, `"basis"`, `"ard"`, `"heatmap"`, `"consensus"` or
@@ -242,8 +242,9 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
 # argmax of the rows of F and of G; within a cluster by decreasing posterior
 # probability), cluster boundaries drawn; right, S as the block pattern: block
 # (k, l) spans the rows of row cluster k and the columns of column cluster l
-# (the same layout as the left panel) and is coloured by S[k, l], its value
-# printed. Missing entries of X are left blank.
+# (the same layout as the left panel) and is coloured by sqrt(S[k, l]), its
+# value printed where the block is large enough. Missing entries of X are
+# left blank.
 plot_biclusters <- function(x, ...) {
   if (!inherits(x, "bnmf_nmtf")) {
     abort_input("`type = \"biclusters\"` needs a tri-factorisation fit (`X ~ nmtf(K, L)`).")
@@ -273,15 +274,18 @@ plot_biclusters <- function(x, ...) {
   zl <- range(X, finite = TRUE)
   if (!all(is.finite(zl))) zl <- c(0, 1)
   draw(X, zl, "X by row and column cluster", "columns (by cluster)", "rows (by cluster)")
-  B <- S[rcl, ccl, drop = FALSE]
-  draw(B, range(0, S), "S: block pattern", "column cluster", "row cluster")
-  # Each non-empty block labelled with S[k, l] at its centre.
+  # S on a square-root colour scale (a few large entries would wash out the
+  # rest), each block large enough labelled with S[k, l] at its centre.
+  B <- sqrt(S[rcl, ccl, drop = FALSE])
+  draw(B, c(0, max(sqrt(S), 1e-300)), "S: block pattern (colour: sqrt S)",
+       "column cluster", "row cluster")
   for (k in unique(rcl)) {
     for (l in unique(ccl)) {
+      if (sum(rcl == k) < 0.05 * I || sum(ccl == l) < 0.05 * J) next
       yc <- I + 1 - mean(which(rcl == k))
       xc <- mean(which(ccl == l))
-      graphics::text(xc, yc, formatC(S[k, l], digits = 2, format = "g"), cex = 0.8,
-                     col = if (S[k, l] > 0.6 * max(S)) "white" else "black")
+      graphics::text(xc, yc, formatC(S[k, l], digits = 2, format = "g"), cex = 0.75,
+                     col = if (sqrt(S[k, l]) > 0.6 * sqrt(max(S))) "white" else "black")
     }
   }
 }

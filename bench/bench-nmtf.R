@@ -26,12 +26,11 @@
 # nothing else touches all I J entries. The floor is therefore the time of
 # X %*% G plus crossprod(X, F) (R's BLAS dgemm), with these shapes.
 #
-# Sweep time: the internal bnmf:::nmtf_sweeps() (the joint-distribution
-# tests' entry) run for n = 1 and n = 1 + m sweeps from the same state; the
-# difference over m is the cost of a sweep without the O(I J) set-up of the
-# call (copying X, prepare_data()).
+# Sweep time: the internal sweep routine (bnmf:::engine_nmtf_sweeps(), as
+# bench-sweep.R does for NMF) on states built once by nmtf_new_state(), so
+# that nothing but the sweeps is timed; m sweeps per call.
 suppressPackageStartupMessages(library(bnmf))
-rounds <- as.integer(Sys.getenv("BNMF_BENCH_ROUNDS", "7"))
+rounds <- as.integer(Sys.getenv("BNMF_BENCH_ROUNDS", "9"))
 m <- 4L
 set.seed(1000)
 I <- 1000; J <- 1000; K <- 10; L <- 10
@@ -49,10 +48,14 @@ elapsed <- function(expr) {
   force(expr)
   proc.time()[["elapsed"]] - t0
 }
+data <- bnmf:::prepare_data(X, K)
+cp <- list(rate = rep(rate, 3), alpha = 1, beta = 1, ard = numeric())
+states <- lapply(c(gibbs = "gibbs", icm = "icm", vb = "vb"), function(rule) {
+  vb <- if (rule == "vb") list(tau_rate = (1 + data$n_obs / 2) / state$tau)
+  bnmf:::nmtf_new_state(X, data, state$F, state$S, state$G, state$tau, vb = vb)
+})
 sweep_time <- function(rule) {
-  a <- elapsed(bnmf:::nmtf_sweeps(X, state, prior, 1L, rule = rule))
-  b <- elapsed(bnmf:::nmtf_sweeps(X, state, prior, 1L + m, rule = rule))
-  (b - a) / m
+  elapsed(bnmf:::engine_nmtf_sweeps(states[[rule]], data, cp, m, rule = rule)) / m
 }
 floor_time <- function() {
   elapsed({

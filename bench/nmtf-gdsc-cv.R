@@ -12,8 +12,10 @@
 #
 # Settings, those of the reference experiments (BNMTF_ARD,
 # experiments/experiments_gdsc/cross_validation/*_ard): rows with fewer than
-# 3 observed values dropped; prior rate 0.1 for the factors (NMF, S of NMTF),
-# ARD alpha0 = beta0 = 1, noise alpha = beta = 1; Gibbs 200 sweeps, 180
+# 3 observed values dropped; ARD alpha0 = beta0 = 1 on the columns of W and
+# H (NMF) and of F and G (NMTF), noise alpha = beta = 1; S of NMTF keeps
+# bnmf's automatic rate (K L / mean(X))^(1/3) (the reference fixes it at
+# 0.1; bnmf's ARD takes no separate rate for S); Gibbs 200 sweeps, 180
 # burn-in (the reference then thins by 2); VB 200 sweeps; ICM 200 sweeps for
 # NMF, 500 for NMTF; NP 1000 sweeps (the reference's NP has no ARD and
 # chooses K by nested cross-validation; here NP runs at the same K, L as the
@@ -21,7 +23,8 @@
 # NMTF starts from k-means (the package default), NMF from a random start.
 # Folds: select_rank()'s, stratified by row; every method sees the same
 # folds (the same seed before each call). Output: markdown to stdout and
-# bench/nmtf-gdsc-cv.rds.
+# bench/nmtf-gdsc-cv.rds ($BNMF_GDSC_OUT). BNMF_GDSC_MODELS ("nmtf,nmf") and
+# BNMF_GDSC_METHODS ("gibbs,vb,icm,np") run a part; BNMF_GDSC_FOLDS (10).
 suppressPackageStartupMessages(library(bnmf))
 
 dirs <- c(Sys.getenv("BNMF_GDSC"), "../shared/data/gdsc", "../../shared/data/gdsc")
@@ -34,6 +37,7 @@ X <- as.matrix(utils::read.table(file.path(dirs[1L], "ic50.txt"), na.strings = "
 X <- X[rowSums(!is.na(X)) >= 3L, , drop = FALSE]
 folds <- as.integer(Sys.getenv("BNMF_GDSC_FOLDS", "10"))
 methods <- strsplit(Sys.getenv("BNMF_GDSC_METHODS", "gibbs,vb,icm,np"), ",")[[1L]]
+models <- strsplit(Sys.getenv("BNMF_GDSC_MODELS", "nmtf,nmf"), ",")[[1L]]
 
 iters <- list(
   nmtf = list(gibbs = list(iter = 200, burnin = 180), vb = list(iter = 200, tol = 0),
@@ -47,11 +51,12 @@ paper <- list(nmtf = c(gibbs = 712.3, vb = 714.3, icm = 737.3, np = 726.2),
               nmf = c(gibbs = 708.6, vb = 709.5, icm = 711.8, np = 729.5))
 
 rows <- list()
-for (model in c("nmtf", "nmf")) {
+for (model in models) {
   for (m in methods) {
-    args <- c(list(X = X, ranks = ranks[[model]], criterion = "cv", method = m, folds = folds,
-                   noise = gamma_prior(1, 1)), iters[[model]][[m]])
-    if (m != "np") args$prior <- ard(1, 1)
+    args <- c(list(X = X, ranks = ranks[[model]], criterion = "cv", method = m, folds = folds),
+              iters[[model]][[m]])
+    # NP has neither prior nor noise model.
+    if (m != "np") args[c("prior", "noise")] <- list(ard(1, 1), gamma_prior(1, 1))
     if (model == "nmf") args$init <- "random"
     set.seed(2017)
     t0 <- proc.time()[["elapsed"]]
@@ -65,7 +70,7 @@ for (model in c("nmtf", "nmf")) {
   }
 }
 res <- do.call(rbind, rows)
-saveRDS(res, "bench/nmtf-gdsc-cv.rds")
+saveRDS(res, Sys.getenv("BNMF_GDSC_OUT", "bench/nmtf-gdsc-cv.rds"))
 cat(sprintf("GDSC IC50, %d x %d, %.1f%% observed; %d-fold cross-validation\n\n",
             nrow(X), ncol(X), 100 * mean(!is.na(X)), folds))
 cat("| model | method | rank | mean test MSE (se) | reference code | time (s) |\n")
