@@ -346,7 +346,6 @@ max_dense <- function() {
 
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
-#' @rdname bnmf
 #' @export
 fitted.bnmf_poisson <- function(object, ...) {
   if (!object$sparse) return(pois_wh_mean(object))

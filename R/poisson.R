@@ -39,7 +39,13 @@
 #'   highest mean local log joint density \eqn{\log p(X, S | W, H, \pi)} of
 #'   that final phase is kept (Park, section 4.1). A factor is reported as
 #'   switched off by [summary()] when the posterior mean of one of its mask
-#'   probabilities is below `ssvi_control()$cutoff`.
+#'   probabilities is below `ssvi_control()$cutoff`. From random starts,
+#'   factors beyond those the data need often share a true factor between
+#'   them rather than switch off (Park, section 5). SSVI has no ELBO
+#'   estimate ([elbo()] refuses it): `fit$trace` holds, per iteration, the
+#'   log-likelihood and the local log joint density \eqn{\log p(X, S | W,
+#'   H, \pi)} of the last mask sample (`logpost`), and `sampling` marks the
+#'   final iterations.
 #'
 #' Every sweep costs O(nnz K) + O((I + J) K) for a `dgCMatrix` with nnz
 #' positive entries (a zero count enters only through column sums of `H`
@@ -59,6 +65,18 @@
 #'
 #' Park, G. H. (2021). Variational inference for Bayesian non-negative
 #' matrix factorisation. AMSI Vacation Research Scholarship report.
+#' @examples
+#'
+#' # Counts: Poisson NMF by VB and Gibbs; masks by SSVI
+#' set.seed(3)
+#' C <- matrix(rpois(40 * 30, 3), 40, 30)
+#' pv <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
+#'            prior = gamma_prior(1, 1))
+#' tail(elbo(pv))
+#' pg <- bnmf(C, rank = 2, likelihood = "poisson", method = "gibbs", iter = 200)
+#' ps <- bnmf(C ~ nmf(3, sparsity = "both"), method = "ssvi", iter = 30,
+#'            prior = gamma_prior(5, 5), control = ssvi_control(final = 5))
+#' summary(ps)
 #' @rdname bnmf
 #' @name bnmf
 NULL
@@ -84,11 +102,14 @@ NULL
 #' @param kappa Forgetting rate of the step sizes, in (0, 1].
 #' @param mask_sweeps Sweeps of the collapsed mask sampler per iteration.
 #' @param mask_samples How many of the last sweeps are averaged (at most
-#'   `mask_sweeps`).
+#'   `mask_sweeps`; `NULL`, the default, means half of them, rounded up).
 #' @param final Iterations without steps at the end, whose mask samples give
 #'   [masks()] and [factors()].
 #' @param cutoff Posterior mean of a mask probability below which a factor
-#'   is reported as switched off.
+#'   is reported as switched off (default 0.05: fewer than about 5% of its
+#'   features or samples active). The beta process puts a floor under it,
+#'   about `(a0 / K) / (a0 / K + b0 (K - 1) / K + n)` for `n` features
+#'   (samples).
 #' @return `beta_process()`: an object of class `bnmf_beta_process`;
 #'   `ssvi_control()`: an object of class `bnmf_ssvi_control`.
 #' @examples
@@ -108,13 +129,14 @@ beta_process <- function(a0 = 1, b0 = 1) {
 
 #' @rdname beta_process
 #' @export
-ssvi_control <- function(t0 = 0, kappa = 0.5, mask_sweeps = 10, mask_samples = 5,
-                         final = 20, cutoff = 0.01) {
+ssvi_control <- function(t0 = 0, kappa = 0.5, mask_sweeps = 10, mask_samples = NULL,
+                         final = 20, cutoff = 0.05) {
   t0 <- check_number(t0, "t0", 0)
   kappa <- check_number(kappa, "kappa", 0, min_open = TRUE)
   if (kappa > 1) abort_input("`kappa` must be in (0, 1].")
   mask_sweeps <- check_count(mask_sweeps, "mask_sweeps", min = 1)
-  mask_samples <- check_count(mask_samples, "mask_samples", min = 1)
+  mask_samples <- check_count(mask_samples %||% ceiling(mask_sweeps / 2), "mask_samples",
+                              min = 1)
   if (mask_samples > mask_sweeps) {
     abort_input("`mask_samples` must be at most `mask_sweeps`.")
   }

@@ -248,9 +248,7 @@ nnls_coef <- function(W, X, maxit = 1000L) {
 
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
-#' @rdname bnmf
-#' @param object A fit of [bnmf()] (for the methods documented here).
-#' @param newdata Not supported for Poisson fits yet (must be `NULL`).
+# newdata: not supported for Poisson fits yet.
 #' @export
 predict.bnmf_poisson <- function(object, newdata = NULL, ...) {
   check_dots_empty(list(...), names(formals()), "predict")

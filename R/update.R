@@ -10,3 +10,10 @@ update.bnmf_particles <- function(object, ...) {
 update.bnmf_hmc <- function(object, ...) {
   abort_input("`update()` does not apply to an HMC fit: fit again with a larger `iter`.")
 }
+
+# ---- the Poisson model (likelihood = "poisson") -----------------------------
+
+#' @export
+update.bnmf_poisson <- function(object, ...) {
+  abort_input("`update()` does not apply to a Poisson fit yet: fit again with a larger `iter`.")
+}

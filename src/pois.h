@@ -32,10 +32,17 @@ typedef struct {
 } pois_prior;
 
 /* pois_nmf.c */
+double bnmf_digamma(double x);
 void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *pd);
 void bnmf_pois_read(SEXP data, SEXP x, int K_needed, int by_row, nmf_data *d,
                     pois_data *pd);
 void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp);
+double bnmf_pois_ctrl(SEXP ctrl, const char *name);
+int bnmf_pois_count(SEXP ctrl, const char *name, int lo);
+void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nmf_data *d,
+                         pois_data *pd, pois_prior *pp);
+void bnmf_pois_read_q(SEXP state, const pois_data *pd, double **alW, double **beW,
+                      double **alH, double **beH);
 void bnmf_pois_obs_sums(const nmf_data *d, const double *M, int rows_of_W,
                         double *out);
 double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H);

@@ -42,6 +42,20 @@
 
 /* ---- the data ----------------------------------------------------------- */
 
+/* digamma(x), x > 0: the recurrence up to x >= 10, then the asymptotic
+ * series (absolute error about 1e-14); several times faster than Rmath's. */
+double bnmf_digamma(double x)
+{
+    double r = 0.0;
+    while (x < 10.0) {
+        r -= 1.0 / x;
+        x += 1.0;
+    }
+    const double f = 1.0 / (x * x);
+    return r + log(x) - 0.5 / x -
+        f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
 /**
  * Lay out the positive observed counts of x (dense I x J, or the values of a
  * CSC matrix; NA is missing) by column and, if by_row, by row.
@@ -65,7 +79,8 @@ void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *p
     pd->nnz = (int) nnz;
     pd->ri = (int *) R_alloc(nnz ? nnz : 1, sizeof(int));
     pd->xv = (double *) R_alloc(nnz ? nnz : 1, sizeof(double));
-    double lf = 0.0;
+    double lf = 0.0, lfc[256];   /* log x! of the small counts, cached */
+    for (int t = 0; t < 256; t++) lfc[t] = lgammafn(t + 1.0);
     for (int j = 0; j < J; j++) {
         R_xlen_t lo = d->sparse ? d->xp[j] : (R_xlen_t) j * I;
         R_xlen_t hi = d->sparse ? d->xp[j + 1] : (R_xlen_t) (j + 1) * I;
@@ -74,7 +89,7 @@ void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *p
             if (ISNAN(x[p]) || !(x[p] > 0.0)) continue;
             pd->ri[q] = d->sparse ? d->xi[p] : (int) (p - lo);
             pd->xv[q++] = x[p];
-            lf += lgammafn(x[p] + 1.0);
+            lf += x[p] < 256.0 ? lfc[(int) x[p]] : lgammafn(x[p] + 1.0);
         }
     }
     pd->lfact = lf;
@@ -229,14 +244,34 @@ double bnmf_gamma_log_prior(const double *Z, R_xlen_t n, double shape, double ra
     return s + (double) n * (shape * log(rate) - lgammafn(shape));
 }
 
+/* E log Gamma(z; a, b) + H[q] for q(z) = Gamma(al, be), but for the
+ * constant a log b - lgamma(a); dg = digamma(al), lb = log(be). */
+static inline double gamma_elbo_term(double al, double be, double dg, double lb, double a,
+                                     double b)
+{
+    return (a - 1.0) * (dg - lb) - b * al / be + al - lb + lgammafn(al) + (1.0 - al) * dg;
+}
+
+/* Set one factor of q to Gamma(al, be): its shape, rate, mean and
+ * exp(E log z); returns its ELBO term (gamma_elbo_term()). */
+static inline double vb_set(double al, double be, double a, double b, double *alo,
+                            double *beo, double *mean, double *L)
+{
+    const double dg = bnmf_digamma(al), lb = log(be);
+    *alo = al;
+    *beo = be;
+    *mean = al / be;
+    *L = exp(dg - lb);
+    return gamma_elbo_term(al, be, dg, lb, a, b);
+}
+
 /* sum over n Gamma(al, be) factors of q of E log Gamma(z; a, b) + H[q]. */
 static double gamma_elbo_terms(const double *al, const double *be, R_xlen_t n, double a,
                                double b)
 {
     double s = 0.0;
     for (R_xlen_t t = 0; t < n; t++)
-        s += (a - 1.0) * (digamma(al[t]) - log(be[t])) - b * al[t] / be[t] +
-            bnmf_gamma_entropy(al[t], be[t]);
+        s += gamma_elbo_term(al[t], be[t], bnmf_digamma(al[t]), log(be[t]), a, b);
     return s + (double) n * (a * log(b) - lgammafn(a));
 }
 
@@ -257,18 +292,16 @@ static void vb_logmeans(const double *al, const double *be, int r, int c, int tr
     for (int j = 0; j < c; j++)
         for (int i = 0; i < r; i++) {
             const size_t t = i + (size_t) j * r;
-            L[transpose ? j + (size_t) i * c : t] = exp(digamma(al[t])) / be[t];
+            L[transpose ? j + (size_t) i * c : t] = exp(bnmf_digamma(al[t]) - log(be[t]));
         }
 }
 
-/* The ELBO given lik = sum X log (LW LH) of the same q. */
-static double vb_elbo(const pois_data *pd, const pois_prior *pp, const pois_vb_state *q,
-                      double lik)
+/* The ELBO given lik = sum X log (LW LH) of the same q and the Gamma terms
+ * eW, eH of q(W), q(H) (gamma_elbo_terms()). */
+static double vb_elbo(const pois_data *pd, const pois_vb_state *q, double lik, double eW,
+                      double eH)
 {
-    const int I = pd->I, J = pd->J, K = pd->K;
-    return lik - pd->lfact - bnmf_pois_sum_obs_wh(pd->d, q->W, q->H) +
-        gamma_elbo_terms(q->alW, q->beW, (R_xlen_t) I * K, pp->a, pp->b) +
-        gamma_elbo_terms(q->alH, q->beH, (R_xlen_t) K * J, pp->c, pp->d);
+    return lik - pd->lfact - bnmf_pois_sum_obs_wh(pd->d, q->W, q->H) + eW + eH;
 }
 
 static void vb_work(const pois_data *pd, pois_vb_work *w)
@@ -294,6 +327,11 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     vb_work(pd, &w);
     vb_logmeans(q->alW, q->beW, I, K, 1, w.LWt);
     vb_logmeans(q->alH, q->beH, K, J, 0, w.LH);
+    const R_xlen_t nW = (R_xlen_t) I * K, nH = (R_xlen_t) K * J;
+    const double cW = (double) nW * (pp->a * log(pp->b) - lgammafn(pp->a));
+    const double cH = (double) nH * (pp->c * log(pp->d) - lgammafn(pp->c));
+    double eW = gamma_elbo_terms(q->alW, q->beW, nW, pp->a, pp->b);
+    double eH = gamma_elbo_terms(q->alH, q->beH, nH, pp->c, pp->d);
     double prev = *q->elbo;
     int done = 0;
     *converged = 0;
@@ -302,7 +340,7 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
          * sweep s - 1 */
         const double lik = bnmf_pois_ratio_pass(pd, w.LWt, w.LH, w.NWt, NULL);
         if (s > 0) {
-            const double cur = vb_elbo(pd, pp, q, lik);
+            const double cur = vb_elbo(pd, q, lik, eW, eH);
             tr[s - 1] = cur;
             if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur)) {
                 *q->elbo = cur;
@@ -312,29 +350,28 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
             prev = cur;
         }
         bnmf_pois_obs_sums(pd->d, q->H, 1, w.RS);
+        eW = 0.0;
         for (int k = 0; k < K; k++)
             for (int i = 0; i < I; i++) {
                 const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
-                q->alW[t] = pp->a + w.LWt[u] * w.NWt[u];
-                q->beW[t] = pp->b + w.RS[u];
-                q->W[t] = q->alW[t] / q->beW[t];
-                w.LWt[u] = exp(digamma(q->alW[t])) / q->beW[t];
+                eW += vb_set(pp->a + w.LWt[u] * w.NWt[u], pp->b + w.RS[u], pp->a, pp->b,
+                             q->alW + t, q->beW + t, q->W + t, w.LWt + u);
             }
+        eW += cW;
         R_CheckUserInterrupt();
         bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, w.NH);
         bnmf_pois_obs_sums(pd->d, q->W, 0, w.RS);
-        for (size_t t = 0; t < (size_t) K * J; t++) {
-            q->alH[t] = pp->c + w.LH[t] * w.NH[t];
-            q->beH[t] = pp->d + w.RS[t];
-            q->H[t] = q->alH[t] / q->beH[t];
-            w.LH[t] = exp(digamma(q->alH[t])) / q->beH[t];
-        }
+        eH = 0.0;
+        for (size_t t = 0; t < (size_t) K * J; t++)
+            eH += vb_set(pp->c + w.LH[t] * w.NH[t], pp->d + w.RS[t], pp->c, pp->d,
+                         q->alH + t, q->beH + t, q->H + t, w.LH + t);
+        eH += cH;
         done = s + 1;
         R_CheckUserInterrupt();
     }
     if (done > 0) {
-        const double cur = vb_elbo(pd, pp, q, bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL,
-                                                                   NULL));
+        const double cur = vb_elbo(pd, q, bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, NULL),
+                                   eW, eH);
         tr[done - 1] = cur;
         *q->elbo = cur;
         if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur))
@@ -343,25 +380,59 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     return done;
 }
 
-/* Read q: shape_W, rate_W, shape_H, rate_H, W, H (means) and elbo. */
-static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
+/* Gamma shapes and rates of q, finite and > 0, read by name. */
+static double *gamma_part(SEXP state, const char *name, R_xlen_t n)
+{
+    double *v = bnmf_real_elt(state, name, n);
+    for (R_xlen_t t = 0; t < n; t++)
+        if (!(v[t] > 0.0) || !R_FINITE(v[t]))
+            Rf_error("bnmf internal error: '%s' must be finite and > 0", name);
+    return v;
+}
+
+/** Read the Gamma factors of q: shape_W, rate_W (I x K), shape_H, rate_H (K x J). */
+void bnmf_pois_read_q(SEXP state, const pois_data *pd, double **alW, double **beW,
+                      double **alH, double **beH)
 {
     const R_xlen_t nW = (R_xlen_t) pd->I * pd->K, nH = (R_xlen_t) pd->K * pd->J;
-    q->alW = bnmf_real_elt(state, "shape_W", nW);
-    q->beW = bnmf_real_elt(state, "rate_W", nW);
-    q->alH = bnmf_real_elt(state, "shape_H", nH);
-    q->beH = bnmf_real_elt(state, "rate_H", nH);
-    q->W = bnmf_real_elt(state, "W", nW);
-    q->H = bnmf_real_elt(state, "H", nH);
+    *alW = gamma_part(state, "shape_W", nW);
+    *beW = gamma_part(state, "rate_W", nW);
+    *alH = gamma_part(state, "shape_H", nH);
+    *beH = gamma_part(state, "rate_H", nH);
+}
+
+/* A control: one finite number. */
+double bnmf_pois_ctrl(SEXP ctrl, const char *name)
+{
+    const double v = *bnmf_real_elt(ctrl, name, 1);
+    if (!R_FINITE(v)) Rf_error("bnmf internal error: ctrl$%s must be finite", name);
+    return v;
+}
+
+/* A count control: a whole number in [lo, 2^31). */
+int bnmf_pois_count(SEXP ctrl, const char *name, int lo)
+{
+    const double v = bnmf_pois_ctrl(ctrl, name);
+    if (v < lo || v > INT_MAX || v != floor(v))
+        Rf_error("bnmf internal error: ctrl$%s must be a whole number in [%d, 2^31)", name, lo);
+    return (int) v;
+}
+
+/* Read the arguments of a .Call entry: the data, the counts, the prior. */
+void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nmf_data *d,
+                         pois_data *pd, pois_prior *pp)
+{
+    bnmf_pois_read(data, x, 1, by_row, d, pd);
+    bnmf_pois_read_prior(prior, beta, pp);
+}
+
+/* Read q: its Gamma factors, W, H (the means) and elbo. */
+static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
+{
+    bnmf_pois_read_q(state, pd, &q->alW, &q->beW, &q->alH, &q->beH);
+    q->W = bnmf_real_elt(state, "W", (R_xlen_t) pd->I * pd->K);
+    q->H = bnmf_real_elt(state, "H", (R_xlen_t) pd->K * pd->J);
     q->elbo = bnmf_real_elt(state, "elbo", 1);
-    for (R_xlen_t t = 0; t < nW; t++)
-        if (!(q->alW[t] > 0.0 && q->beW[t] > 0.0) || !R_FINITE(q->alW[t]) ||
-            !R_FINITE(q->beW[t]))
-            Rf_error("bnmf internal error: q(W) needs finite shapes and rates > 0");
-    for (R_xlen_t t = 0; t < nH; t++)
-        if (!(q->alH[t] > 0.0 && q->beH[t] > 0.0) || !R_FINITE(q->alH[t]) ||
-            !R_FINITE(q->beH[t]))
-            Rf_error("bnmf internal error: q(H) needs finite shapes and rates > 0");
 }
 
 /*
@@ -372,16 +443,11 @@ static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
  */
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
-    nmf_data d;
-    pois_data pd;
-    pois_prior pp;
-    pois_vb_state q;
-    bnmf_pois_read(data, x, 1, 0, &d, &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
+    bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_vb_state(state, &pd, &q);
-    const int n = (int) *bnmf_real_elt(ctrl, "n", 1);
-    const double tol = *bnmf_real_elt(ctrl, "tol", 1);
-    if (n < 0) Rf_error("bnmf internal error: ctrl$n must be >= 0");
+    const int n = bnmf_pois_count(ctrl, "n", 0);
+    const double tol = bnmf_pois_ctrl(ctrl, "tol");
     int converged = 0;
     SEXP v[2];
     double *tr = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
@@ -398,19 +464,17 @@ SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 /* .Call entry: the ELBO of q (as read by the VB sweeps) for counts x. */
 SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
 {
-    nmf_data d;
-    pois_data pd;
-    pois_prior pp;
-    pois_vb_state q;
-    bnmf_pois_read(data, x, 1, 0, &d, &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
+    bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_vb_state(state, &pd, &q);
     pois_vb_work w;
     vb_work(&pd, &w);
     vb_logmeans(q.alW, q.beW, pd.I, pd.K, 1, w.LWt);
     vb_logmeans(q.alH, q.beH, pd.K, pd.J, 0, w.LH);
     const double lik = bnmf_pois_ratio_pass(&pd, w.LWt, w.LH, NULL, NULL);
-    return Rf_ScalarReal(vb_elbo(&pd, &pp, &q, lik));
+    return Rf_ScalarReal(vb_elbo(&pd, &q, lik,
+                                 gamma_elbo_terms(q.alW, q.beW, (R_xlen_t) pd.I * pd.K, pp.a, pp.b),
+                                 gamma_elbo_terms(q.alH, q.beH, (R_xlen_t) pd.K * pd.J, pp.c, pp.d)));
 }
 
 /* ---- the Gibbs sampler ----------------------------------------------------- */
@@ -422,9 +486,10 @@ typedef struct {
 
 /*
  * Split every positive count multinomially over the factors,
- * Z_ij. ~ Mult(X_ij, W_i. H_.j / (WH)_ij), by successive binomials; adds the
- * splits into ZWt (K x I) and ZH (K x J), zeroed first. Returns
- * sum X_ij log (WH)_ij.
+ * Z_ij. ~ Mult(X_ij, W_i. H_.j / (WH)_ij): a count X_ij <= K unit by unit
+ * (one uniform each, placed by the cumulative sums of the probabilities),
+ * a larger one by successive binomials; adds the splits into ZWt (K x I)
+ * and ZH (K x J), zeroed first. Returns sum X_ij log (WH)_ij.
  */
 static double gibbs_split(const pois_data *pd, const double *Wt, const double *H,
                           double *ZWt, double *ZH, double *p)
@@ -445,6 +510,17 @@ static double gibbs_split(const pois_data *pd, const double *Wt, const double *H
             for (int k = 0; k < K; k++) s += (p[k] = wi[k] * hj[k]);
             const double x = pd->xv[q];
             lik += x * log(s < DBL_MIN ? DBL_MIN : s);
+            if (x <= K && s >= DBL_MIN) {
+                for (int k = 1; k < K; k++) p[k] += p[k - 1]; /* cumulative sums */
+                for (int u = 0; u < (int) x; u++) {
+                    const double v = unif_rand() * s;
+                    int k = 0;
+                    while (k < K - 1 && p[k] <= v) k++;
+                    zw[k] += 1.0;
+                    zh[k] += 1.0;
+                }
+                continue;
+            }
             double left = x, rest = s;
             for (int k = 0; k < K && left > 0.0; k++) {
                 double z;
@@ -577,17 +653,12 @@ static void read_gibbs_state(SEXP state, const pois_data *pd, pois_gibbs_state *
  */
 SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
-    nmf_data d;
-    pois_data pd;
-    pois_prior pp;
-    pois_gibbs_state st;
-    bnmf_pois_read(data, x, 1, 0, &d, &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    nmf_data d; pois_data pd; pois_prior pp; pois_gibbs_state st;
+    bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_gibbs_state(state, &pd, &st);
-    const int n = (int) *bnmf_real_elt(ctrl, "n", 1);
-    const int accumulate = *bnmf_real_elt(ctrl, "accumulate", 1) != 0.0;
-    const int thin = (int) *bnmf_real_elt(ctrl, "thin", 1);
-    const int keep = *bnmf_real_elt(ctrl, "keep_draws", 1) != 0.0;
+    const int n = bnmf_pois_count(ctrl, "n", 0), thin = bnmf_pois_count(ctrl, "thin", 1);
+    const int accumulate = bnmf_pois_ctrl(ctrl, "accumulate") != 0.0;
+    const int keep = bnmf_pois_ctrl(ctrl, "keep_draws") != 0.0;
     if (n < 0 || thin < 1) Rf_error("bnmf internal error: bad ctrl$n or ctrl$thin");
     const int nk = accumulate && keep ? n / thin : 0;
     SEXP v[3];

@@ -354,31 +354,17 @@ static int *mask_elt(SEXP list, const char *name, R_xlen_t len)
 static void read_ssvi_state(SEXP state, const pois_data *pd, ssvi_state *st)
 {
     const R_xlen_t nW = (R_xlen_t) pd->I * pd->K, nH = (R_xlen_t) pd->K * pd->J;
-    const int K = pd->K;
-    st->nuW = bnmf_real_elt(state, "shape_W", nW);
-    st->rhoW = bnmf_real_elt(state, "rate_W", nW);
-    st->nuH = bnmf_real_elt(state, "shape_H", nH);
-    st->rhoH = bnmf_real_elt(state, "rate_H", nH);
-    st->alW = bnmf_real_elt(state, "pi_W_shape1", K);
-    st->beW = bnmf_real_elt(state, "pi_W_shape2", K);
-    st->alH = bnmf_real_elt(state, "pi_H_shape1", K);
-    st->beH = bnmf_real_elt(state, "pi_H_shape2", K);
+    bnmf_pois_read_q(state, pd, &st->nuW, &st->rhoW, &st->nuH, &st->rhoH);
+    const char *beta[] = {"pi_W_shape1", "pi_W_shape2", "pi_H_shape1", "pi_H_shape2"};
+    double **bp[] = {&st->alW, &st->beW, &st->alH, &st->beH};
+    for (int t = 0; t < 4; t++) *bp[t] = bnmf_real_elt(state, beta[t], pd->K);
     st->SW = mask_elt(state, "SW", nW);
     st->SH = mask_elt(state, "SH", nH);
-    st->W = bnmf_real_elt(state, "W", nW);
-    st->H = bnmf_real_elt(state, "H", nH);
+    const char *big[] = {"W", "H", "SW_sum", "SH_sum", "WS_sum", "HS_sum"};
+    double **bg[] = {&st->W, &st->H, &st->SW_sum, &st->SH_sum, &st->WS_sum, &st->HS_sum};
+    for (int t = 0; t < 6; t++) *bg[t] = bnmf_real_elt(state, big[t], t % 2 ? nH : nW);
     st->steps = bnmf_real_elt(state, "steps", 1);
     st->n_acc = bnmf_real_elt(state, "n_acc", 1);
-    st->SW_sum = bnmf_real_elt(state, "SW_sum", nW);
-    st->SH_sum = bnmf_real_elt(state, "SH_sum", nH);
-    st->WS_sum = bnmf_real_elt(state, "WS_sum", nW);
-    st->HS_sum = bnmf_real_elt(state, "HS_sum", nH);
-    for (R_xlen_t t = 0; t < nW; t++)
-        if (!(st->nuW[t] > 0.0 && st->rhoW[t] > 0.0))
-            Rf_error("bnmf internal error: q(W) needs shapes and rates > 0");
-    for (R_xlen_t t = 0; t < nH; t++)
-        if (!(st->nuH[t] > 0.0 && st->rhoH[t] > 0.0))
-            Rf_error("bnmf internal error: q(H) needs shapes and rates > 0");
 }
 
 /*
@@ -389,23 +375,16 @@ static void read_ssvi_state(SEXP state, const pois_data *pd, ssvi_state *st)
  */
 SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
-    nmf_data d;
-    pois_data pd;
-    pois_prior pp;
-    ssvi_state st;
-    ssvi_ctrl c;
-    bnmf_pois_read(data, x, 1, 1, &d, &pd);
-    bnmf_pois_read_prior(prior, 1, &pp);
+    nmf_data d; pois_data pd; pois_prior pp; ssvi_state st; ssvi_ctrl c;
+    bnmf_pois_read_args(data, x, prior, 1, 1, &d, &pd, &pp);
     read_ssvi_state(state, &pd, &st);
-    c.n = (int) *bnmf_real_elt(ctrl, "n", 1);
-    c.update = *bnmf_real_elt(ctrl, "update", 1) != 0.0;
-    c.accumulate = *bnmf_real_elt(ctrl, "accumulate", 1) != 0.0;
-    c.mask_sweeps = (int) *bnmf_real_elt(ctrl, "mask_sweeps", 1);
-    c.mask_samples = (int) *bnmf_real_elt(ctrl, "mask_samples", 1);
-    c.maskW = *bnmf_real_elt(ctrl, "mask_W", 1) != 0.0;
-    c.maskH = *bnmf_real_elt(ctrl, "mask_H", 1) != 0.0;
-    c.t0 = *bnmf_real_elt(ctrl, "t0", 1);
-    c.kappa = *bnmf_real_elt(ctrl, "kappa", 1);
+    const char *ints[] = {"n", "update", "accumulate", "mask_sweeps", "mask_samples",
+        "mask_W", "mask_H"};
+    int *iv[] = {&c.n, &c.update, &c.accumulate, &c.mask_sweeps, &c.mask_samples, &c.maskW,
+        &c.maskH};
+    for (int t = 0; t < 7; t++) *iv[t] = bnmf_pois_count(ctrl, ints[t], 0);
+    c.t0 = bnmf_pois_ctrl(ctrl, "t0");
+    c.kappa = bnmf_pois_ctrl(ctrl, "kappa");
     if (c.n < 0 || c.mask_sweeps < 1 || c.mask_samples < 1 ||
         c.mask_samples > c.mask_sweeps || !(c.t0 >= 0.0) || !(c.kappa > 0.0))
         Rf_error("bnmf internal error: bad SSVI controls");

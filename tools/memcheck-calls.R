@@ -94,4 +94,25 @@ invisible(marginal_likelihood(bnmf(Xe[, 1:4], rank = 2, method = "vb", iter = 20
                               samples = 30, burnin = 5, batches = 5))
 invisible(bnmf(Xe / 1e100, rank = 2, prior = exponential(1e-140), iter = 20,
                progress = FALSE))
+# The Poisson likelihood: VB, Gibbs (summary and draws) and SSVI (every
+# sparsity) on dense, incomplete and sparse counts; the internal hooks
+set.seed(6)
+Xc <- matrix(rpois(I * J, 2), I, J)
+Xcm <- Xc
+Xcm[sample(length(Xc), 30)] <- NA
+Xcs <- Matrix::Matrix(Xc * (matrix(runif(I * J), I, J) < 0.4), sparse = TRUE)
+Xcs@x[1:3] <- NA
+for (data in list(Xc, Xcm, Xcs)) {
+  for (m in c("vb", "gibbs")) {
+    fit <- bnmf(data, rank = 2, likelihood = "poisson", method = m, iter = 30, chains = 2,
+                keep = if (m == "gibbs") "draws" else "summary", progress = FALSE)
+    invisible(list(fitted(fit), summary(fit), logLik(fit)))
+  }
+  for (sp in c("none", "coef", "both")) {
+    invisible(bnmf(data, rank = 3, method = "ssvi", sparsity = sp, iter = 8, progress = FALSE,
+                   control = ssvi_control(mask_sweeps = 3, mask_samples = 2, final = 3)))
+  }
+}
+invisible(bnmf:::pois_mask_sweeps(Xcm[1:5, 1:4], matrix(1, 5, 2), matrix(1, 2, 4),
+                                  matrix(1L, 5, 2), matrix(0L, 2, 4), c(0, 1), c(1, 0.5), 3))
 cat("memcheck-calls: done\n")

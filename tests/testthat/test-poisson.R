@@ -1,0 +1,282 @@
+# The Poisson likelihood: VB (exact ELBO), the auxiliary-variable Gibbs
+# sampler, the collapsed mask sampler and SSVI (R/poisson.R, src/pois_*.c).
+
+pois_sim <- function(I, J, K, shape = 2, rate = 1) {
+  W <- matrix(stats::rgamma(I * K, shape, rate), I, K)
+  H <- matrix(stats::rgamma(K * J, shape, rate), K, J)
+  list(X = matrix(stats::rpois(I * J, W %*% H), I, J), W = W, H = H)
+}
+
+# Plain-R log p(X | W, H) over the observed entries.
+pois_loglik_r <- function(X, M) {
+  o <- !is.na(X)
+  sum(stats::dpois(X[o], M[o], log = TRUE))
+}
+
+test_that("the VB ELBO never decreases, on dense, sparse and incomplete counts", {
+  withr::local_seed(1)
+  d <- pois_sim(30, 25, 3)
+  Xna <- d$X
+  Xna[sample(length(Xna), 60)] <- NA
+  Xs <- Matrix::Matrix(d$X, sparse = TRUE)
+  Xsna <- Xs
+  Xsna[cbind(c(1, 5, 9), c(2, 2, 7))] <- NA
+  for (X in list(d$X, Xs, Xna, Xsna)) {
+    fit <- suppressWarnings(bnmf(X, rank = 3, likelihood = "poisson", method = "vb", iter = 60))
+    e <- elbo(fit)
+    expect_true(all(is.finite(e)))
+    expect_true(all(diff(e) >= -1e-9 * abs(e[-1])))
+    # the last ELBO is that of the fit's q, as the reference hook computes it
+    q <- fit$q
+    pr <- fit$prior[c("a", "b", "c", "d")]
+    expect_equal(bnmf:::pois_vb_elbo(as.matrix(X), q, pr), e[length(e)], tolerance = 1e-10)
+  }
+})
+
+test_that("VB sweeps give the same q however a run is cut into calls", {
+  withr::local_seed(9)
+  d <- pois_sim(15, 12, 2)
+  data <- bnmf:::prepare_data(d$X, 2L)
+  pr <- list(a = 1, b = 1, c = 1, d = 1)
+  W0 <- matrix(stats::rgamma(30, 1), 15, 2)
+  H0 <- matrix(stats::rgamma(24, 1), 2, 12)
+  q1 <- bnmf:::pois_vb_state(W0, H0)
+  q2 <- bnmf:::pois_vb_state(W0, H0)
+  t1 <- .Call(bnmf:::C_pois_vb, q1, data, d$X + 0, pr, list(n = 12, tol = 0))$trace
+  t2 <- unlist(lapply(1:4, function(r) {
+    .Call(bnmf:::C_pois_vb, q2, data, d$X + 0, pr, list(n = 3, tol = 0))$trace
+  }))
+  expect_identical(q1, q2)
+  expect_identical(t1, t2)
+})
+
+test_that("the VB ELBO is the closed form, checked term by term in plain R", {
+  withr::local_seed(2)
+  X <- matrix(c(3, 0, 1, NA, 2, 5), 2, 3)
+  K <- 2
+  q <- list(shape_W = matrix(stats::runif(4, 1, 3), 2, K), rate_W = matrix(stats::runif(4, 1, 2), 2, K),
+            shape_H = matrix(stats::runif(6, 1, 3), K, 3), rate_H = matrix(stats::runif(6, 1, 2), K, 3))
+  pr <- list(a = 1.5, b = 0.7, c = 2, d = 1.3)
+  LW <- exp(digamma(q$shape_W)) / q$rate_W
+  LH <- exp(digamma(q$shape_H)) / q$rate_H
+  EW <- q$shape_W / q$rate_W
+  EH <- q$shape_H / q$rate_H
+  o <- !is.na(X)
+  lik <- sum((X * log(LW %*% LH) - lgamma(X + 1) - EW %*% EH)[o])
+  gterm <- function(al, be, a, b) {
+    sum(a * log(b) - lgamma(a) + (a - 1) * (digamma(al) - log(be)) - b * al / be +
+          al - log(be) + lgamma(al) + (1 - al) * digamma(al))
+  }
+  want <- lik + gterm(q$shape_W, q$rate_W, pr$a, pr$b) + gterm(q$shape_H, q$rate_H, pr$c, pr$d)
+  expect_equal(bnmf:::pois_vb_elbo(X, q, pr), want, tolerance = 1e-12)
+})
+
+test_that("VB and Gibbs on a sparse X give the dense fit, with the same seed", {
+  withr::local_seed(3)
+  d <- pois_sim(25, 20, 2)
+  X <- d$X
+  X[3, 4] <- NA
+  Xs <- Matrix::Matrix(d$X, sparse = TRUE)
+  Xs[3, 4] <- NA
+  for (m in c("vb", "gibbs")) {
+    set.seed(7)
+    a <- suppressWarnings(bnmf(X, rank = 2, likelihood = "poisson", method = m, iter = 40))
+    set.seed(7)
+    b <- suppressWarnings(bnmf(Xs, rank = 2, likelihood = "poisson", method = m, iter = 40))
+    expect_identical(a$W, b$W)
+    expect_identical(a$H, b$H)
+    expect_identical(a$trace$logpost, b$trace$logpost)
+  }
+  expect_s4_class(fitted(b), "dgCMatrix")
+  for (sp in c("none", "both")) {
+    set.seed(8)
+    a <- bnmf(X, rank = 2, method = "ssvi", sparsity = sp, iter = 10,
+              control = ssvi_control(mask_sweeps = 2, mask_samples = 1, final = 3))
+    set.seed(8)
+    b <- bnmf(Xs, rank = 2, method = "ssvi", sparsity = sp, iter = 10,
+              control = ssvi_control(mask_sweeps = 2, mask_samples = 1, final = 3))
+    expect_identical(a$W, b$W)
+    expect_identical(masks(a), masks(b))
+  }
+})
+
+# One Gibbs sweep in plain R, consuming the random numbers as the C code
+# does: the multinomial split of each positive observed count (column
+# order; a count <= K unit by unit, a larger one by successive binomials), then W_ik ~ Gamma(a + sum_j Z_ijk,
+# b + sum_{j observed in row i} H_kj) (k outer, i inner), then
+# H_kj ~ Gamma(c + sum_i Z_ijk, d + sum_{i observed in column j} W_ik).
+pois_gibbs_r <- function(X, W, H, pr) {
+  I <- nrow(X); J <- ncol(X); K <- ncol(W)
+  ZW <- matrix(0, I, K); ZH <- matrix(0, K, J)
+  for (j in seq_len(J)) for (i in seq_len(I)) {
+    x <- X[i, j]
+    if (is.na(x) || x == 0) next
+    p <- W[i, ] * H[, j]
+    if (x <= K) {
+      cs <- cumsum(p)
+      for (u in seq_len(x)) {
+        v <- stats::runif(1) * sum(p)
+        k <- 1
+        while (k < K && cs[k] <= v) k <- k + 1
+        ZW[i, k] <- ZW[i, k] + 1; ZH[k, j] <- ZH[k, j] + 1
+      }
+      next
+    }
+    left <- x; rest <- sum(p)
+    for (k in seq_len(K)) {
+      if (left <= 0) break
+      z <- if (k == K) left else if (p[k] / rest >= 1) left else stats::rbinom(1, left, p[k] / rest)
+      ZW[i, k] <- ZW[i, k] + z; ZH[k, j] <- ZH[k, j] + z
+      left <- left - z; rest <- rest - p[k]
+    }
+  }
+  o <- !is.na(X)
+  for (k in seq_len(K)) for (i in seq_len(I)) {
+    W[i, k] <- stats::rgamma(1, pr$a + ZW[i, k], rate = pr$b + sum(H[k, o[i, ]]))
+  }
+  for (j in seq_len(J)) for (k in seq_len(K)) {
+    H[k, j] <- stats::rgamma(1, pr$c + ZH[k, j], rate = pr$d + sum(W[o[, j], k]))
+  }
+  list(W = W, H = H)
+}
+
+test_that("a Gibbs sweep draws from the exact conditionals (plain-R sweep, same random numbers)", {
+  withr::local_seed(4)
+  X <- matrix(c(4, 0, 2, 7, NA, 1, 0, 3, 9, 2, 0, 1), 3, 4)
+  W <- matrix(stats::rgamma(6, 2), 3, 2)  # K = 2: counts 1, 2 by units, the rest by binomials
+  H <- matrix(stats::rgamma(8, 2), 2, 4)
+  pr <- list(a = 1.3, b = 0.8, c = 2.1, d = 1.7)
+  set.seed(99)
+  got <- bnmf:::pois_gibbs_sweeps(X, list(W = W, H = H), pr, 1)
+  set.seed(99)
+  want <- pois_gibbs_r(X, W, H, pr)
+  expect_equal(got$W, want$W, tolerance = 1e-12)
+  expect_equal(got$H, want$H, tolerance = 1e-12)
+  # a wrong rate (the missing entry counted in its row's sum) is detected
+  set.seed(99)
+  wrong <- pois_gibbs_r(replace(X, is.na(X), 0), W, H, pr)
+  expect_false(isTRUE(all.equal(got$W, wrong$W)))
+})
+
+# One sweep of the mask sampler in plain R: each mask's conditional from the
+# full Poisson log-likelihood of the observed entries with the mask at 1 and
+# at 0 (no collapsed formula), a uniform drawn unless the mask is forced.
+pois_masks_r <- function(X, W, H, SW, SH, piW, piH) {
+  o <- !is.na(X)
+  flip <- function(S1, S0, lp1, lp0) {
+    l1 <- pois_loglik_r(X, S1) + lp1
+    l0 <- pois_loglik_r(X, S0) + lp0
+    if (!is.finite(l0)) return(1L)
+    as.integer(stats::runif(1) < stats::plogis(l1 - l0))
+  }
+  for (i in seq_len(nrow(W))) for (k in seq_len(ncol(W))) {
+    A1 <- SW; A1[i, k] <- 1L; A0 <- SW; A0[i, k] <- 0L
+    SW[i, k] <- flip((W * A1) %*% (H * SH), (W * A0) %*% (H * SH), log(piW[k]), log1p(-piW[k]))
+  }
+  for (j in seq_len(ncol(H))) for (k in seq_len(nrow(H))) {
+    B1 <- SH; B1[k, j] <- 1L; B0 <- SH; B0[k, j] <- 0L
+    SH[k, j] <- flip((W * SW) %*% (H * B1), (W * SW) %*% (H * B0), log(piH[k]), log1p(-piH[k]))
+  }
+  list(SW = SW, SH = SH)
+}
+
+test_that("a sweep of the collapsed mask sampler draws from the exact conditionals", {
+  withr::local_seed(5)
+  X <- matrix(c(4, 0, 2, 7, NA, 1, 0, 3, 9, 2, 0, 1, 5, 0, 0), 3, 5)
+  K <- 3
+  W <- matrix(stats::rgamma(3 * K, 2), 3, K)
+  H <- matrix(stats::rgamma(K * 5, 2), K, 5)
+  piW <- c(0.3, 0.6, 0.8)
+  piH <- c(0.5, 0.2, 0.9)
+  SW <- matrix(stats::rbinom(3 * K, 1, 0.7), 3, K)
+  SH <- matrix(1L, K, 5)
+  for (s in 1:5) {
+    set.seed(100 + s)
+    got <- bnmf:::pois_mask_sweeps(X, W, H, SW, SH, piW, piH, 1)
+    set.seed(100 + s)
+    want <- pois_masks_r(X, W, H, SW, SH, piW, piH)
+    expect_identical(got$SW, want$SW)
+    expect_identical(got$SH, want$SH)
+    SW <- got$SW
+    SH <- got$SH
+  }
+})
+
+test_that("VB and Gibbs recover planted factors", {
+  withr::local_seed(6)
+  d <- pois_sim(60, 50, 3, shape = 1, rate = 0.25)
+  truth <- list(W = d$W, H = d$H)
+  vb <- bnmf(d$X, rank = 3, likelihood = "poisson", method = "vb", iter = 500, tol = 1e-5)
+  gi <- bnmf(d$X, rank = 3, likelihood = "poisson", method = "gibbs", iter = 300)
+  for (fit in list(vb, gi)) {
+    al <- align_factors(truth, fit)
+    expect_true(all(diag(al$cosine[, al$perm]) > 0.95))
+  }
+  expect_true(is.na(sigma(vb)))
+  expect_s3_class(logLik(gi), "logLik")
+  expect_equal(dim(fitted(gi)), dim(d$X))
+  expect_equal(unname(predict(vb)), unname(vb$W %*% vb$H))
+  expect_error(elbo(gi), class = "bnmf_error_input")
+  expect_identical(masks(vb)$W, matrix(1, 60, 3, dimnames = dimnames(vb$W)))
+})
+
+test_that("SSVI recovers doubly sparse masks better than chance and switches spare factors off", {
+  withr::local_seed(7)
+  I <- 60; J <- 50
+  W <- matrix(stats::rgamma(I * 2, 5, 1), I, 2)
+  H <- matrix(stats::rgamma(2 * J, 5, 1), 2, J)
+  SW <- matrix(stats::rbinom(I * 2, 1, 0.5), I, 2)
+  SH <- matrix(stats::rbinom(2 * J, 1, 0.5), 2, J)
+  X <- matrix(stats::rpois(I * J, (W * SW) %*% (H * SH)), I, J)
+  fit <- bnmf(X ~ nmf(2, sparsity = "both"), method = "ssvi", iter = 60,
+              prior = gamma_prior(5, 1),
+              control = ssvi_control(mask_sweeps = 4, mask_samples = 2, final = 10))
+  al <- align_factors(list(W = W * SW, H = H * SH), fit)
+  p <- al$perm
+  accW <- mean(round(masks(fit)$W[, p]) == SW)
+  accH <- mean(round(masks(fit)$H[p, ]) == SH)
+  # chance (masks drawn independently of the data) is 0.5 for both
+  expect_gt(accW, 0.8)
+  expect_gt(accH, 0.8)
+  expect_equal(factors(fit)$W, fit$W)
+  s <- summary(fit)
+  expect_identical(s$factors$off, c(FALSE, FALSE))
+  # a spare third factor, started small with every mask on: the mask sampler
+  # turns its masks off and E[pi] falls below the cut-off, for both sparsities
+  init <- list(W = cbind(W * SW + 0.1, 0.1), H = rbind(H * SH + 0.1, 0.1))
+  for (sp in c("coef", "both")) {
+    f3 <- bnmf(X ~ nmf(3, sparsity = sp), method = "ssvi", iter = 60, init = init,
+               prior = gamma_prior(5, 1),
+               control = ssvi_control(mask_sweeps = 4, mask_samples = 2, final = 10))
+    s3 <- summary(f3)
+    expect_identical(s3$factors$off, c(FALSE, FALSE, TRUE))
+    expect_lt(min(f3$pi$H[3], f3$pi$W[3]), f3$control$cutoff)
+    expect_gt(min(f3$pi$H[1:2]), 0.3)
+  }
+})
+
+test_that("the Poisson likelihood refuses bad input with errors naming the argument", {
+  X <- matrix(1:12, 3, 4)
+  err <- function(expr, what) {
+    e <- expect_error(expr, class = "bnmf_error_input")
+    expect_match(conditionMessage(e), what, fixed = TRUE)
+  }
+  err(bnmf(X + 0.5, rank = 2, likelihood = "poisson", method = "vb"), "`X`")
+  err(bnmf(-X, rank = 2, likelihood = "poisson", method = "vb"), "`X`")
+  err(bnmf(X, rank = 2, likelihood = "poisson", method = "icm"), "`likelihood`")
+  err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", sparsity = "both"), "`sparsity`")
+  err(bnmf(X ~ nmf(2, sparsity = "coef"), likelihood = "poisson", method = "gibbs"), "`sparsity`")
+  err(bnmf(X, rank = 2, method = "vb", sparsity = "both"), "`sparsity`")
+  err(bnmf(X, rank = 2, method = "ssvi", likelihood = silf()), "`likelihood`")
+  err(bnmf(X, rank = 2, method = "ssvi", control = hmc_control()), "`control`")
+  err(bnmf(X, rank = 2, method = "ssvi", sparsity = "lots"), "`sparsity`")
+  err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", mask_prior = beta_process()),
+      "`mask_prior`")
+  err(bnmf(X, rank = 2, method = "ssvi", sparsity = "both", mask_prior = 1), "`mask_prior`")
+  err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", prior = ard()), "`prior`")
+  err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", noise = gamma_prior()), "`noise`")
+  err(beta_process(a0 = 0), "`a0`")
+  err(ssvi_control(kappa = 2), "`kappa`")
+  err(ssvi_control(mask_sweeps = 2, mask_samples = 3), "`mask_samples`")
+  err(masks(bnmf(X, rank = 2, method = "icm")), "`object`")
+})
