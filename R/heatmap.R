@@ -83,10 +83,11 @@ heatmap_panels <- function(M, groups = NULL, col, zlim, main, xlab, ylab, legend
     graphics::par(xpd = FALSE)
   }
   named <- !is.null(rownames(M)) && n <= 60L
-  graphics::par(mar = c(if (named) 8 else 4, left, 0.2, 8))
+  bottom <- if (named) min(14, 3 + 0.5 * max(nchar(rownames(M))) * max(0.4, min(0.8, 30 / n))) else 4
+  graphics::par(mar = c(bottom, left, 0.2, 8))
   graphics::image(seq_len(n), seq_len(m), M, col = col, zlim = zlim, axes = FALSE,
                   xlab = "", ylab = ylab, ...)
-  graphics::title(xlab = xlab, line = if (named) 6.5 else 2.5)
+  graphics::title(xlab = xlab, line = bottom - 1.5)
   lab_axis(1, rownames(M), n)
   lab_axis(2, colnames(M), m)
   graphics::box()
