@@ -79,12 +79,15 @@ realize_delayed <- function(M) {
 #' rd <- as_reduced_dim(fit)
 #' dim(rd)
 #' dim(attr(rd, "rotation"))
+#' \donttest{
+#' # (loading SingleCellExperiment takes a few seconds)
 #' if (requireNamespace("SingleCellExperiment", quietly = TRUE)) {
 #'   sce <- SingleCellExperiment::SingleCellExperiment(
 #'     assays = list(logcounts = leukemia[1:60, 1:20]))
 #'   fit <- bnmf(sce, rank = 2, assay = "logcounts", method = "vb")
 #'   SingleCellExperiment::reducedDim(sce, "bnmf") <- as_reduced_dim(fit)
 #'   SingleCellExperiment::reducedDimNames(sce)
+#' }
 #' }
 #' @export
 as_reduced_dim <- function(fit, type = c("matrix", "LinearEmbeddingMatrix")) {

@@ -57,15 +57,17 @@ heatmap_panels <- function(M, groups = NULL, col, zlim, main, xlab, ylab, legend
   m <- ncol(M)
   # room for the names of the columns of M (the y axis) when they are drawn
   left <- if (!is.null(colnames(M)) && m <= 60L) {
-    min(14, 1.5 + 0.5 * max(nchar(colnames(M))) * max(0.4, min(0.8, 30 / m)))
+    min(10, 1.5 + 0.5 * max(nchar(colnames(M))) * max(0.4, min(0.8, 30 / m)))
   } else 5
   left <- max(left, 5)
   op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op))
-  heights <- if (is.null(groups)) c(1, 6) else c(1, 0.45, 6)
+  # the colour key and the group bar get fixed heights (cm), the map the rest
+  heights <- if (is.null(groups)) c(graphics::lcm(2.6), 1) else
+    c(graphics::lcm(2.6), graphics::lcm(0.8), 1)
   graphics::layout(matrix(seq_along(heights), ncol = 1L), heights = heights)
   # colour key
-  graphics::par(mar = c(2, 8, 2.5, 8))
+  graphics::par(mar = c(1.6, 8, 2.2, 8))
   graphics::image(seq(zlim[1L], zlim[2L], length.out = length(col)), 1, matrix(seq_along(col)),
                   col = col, axes = FALSE, xlab = "", ylab = "", main = main)
   graphics::axis(1, cex.axis = 0.7, mgp = c(3, 0.3, 0), tcl = -0.2)
@@ -83,10 +85,11 @@ heatmap_panels <- function(M, groups = NULL, col, zlim, main, xlab, ylab, legend
     graphics::par(xpd = FALSE)
   }
   named <- !is.null(rownames(M)) && n <= 60L
-  graphics::par(mar = c(if (named) 8 else 4, left, 0.2, 8))
+  bottom <- if (named) min(10, 3 + 0.5 * max(nchar(rownames(M))) * max(0.4, min(0.8, 30 / n))) else 4
+  graphics::par(mar = c(bottom, left, 0.2, 8))
   graphics::image(seq_len(n), seq_len(m), M, col = col, zlim = zlim, axes = FALSE,
                   xlab = "", ylab = ylab, ...)
-  graphics::title(xlab = xlab, line = if (named) 6.5 else 2.5)
+  graphics::title(xlab = xlab, line = bottom - 1.5)
   lab_axis(1, rownames(M), n)
   lab_axis(2, colnames(M), m)
   graphics::box()

@@ -4,8 +4,8 @@ fit_small <- function(method = "gibbs", keep = "summary", chains = 1) {
   dimnames(X) <- list(paste0("g", 1:12), paste0("s", 1:8))
   X[1, 1] <- NA
   set.seed(1)
-  bnmf(X, rank = 2, method = method, iter = 200, keep = keep, chains = chains,
-       progress = FALSE)
+  muffle_convergence(bnmf(X, rank = 2, method = method, iter = 200, keep = keep,
+                          chains = chains, progress = FALSE))
 }
 
 test_that("factors, basis and coef return named matrices of the right size", {

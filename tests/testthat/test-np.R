@@ -75,7 +75,7 @@ test_that("np fits give point estimates and refuse posterior summaries by name",
   X <- abs(d$X)
   X[2, 2] <- NA
   set.seed(29)
-  fit <- bnmf(X, rank = 2, method = "np", loss = "kl", iter = 300)
+  fit <- muffle_convergence(bnmf(X, rank = 2, method = "np", loss = "kl", iter = 300))
   expect_s3_class(fit, c("bnmf_np", "bnmf"))
   expect_equal(dim(fitted(fit)), dim(X))
   expect_equal(predict(fit)[2, 2], sum(fit$W[2, ] * fit$H[, 2]))
@@ -108,7 +108,7 @@ test_that("all four methods recover a synthetic signal to the noise level", {
   for (m in c("gibbs", "vb", "icm", "np")) {
     set.seed(31)
     Y <- if (m == "np") pmax(X, 0) else X
-    fit <- bnmf(Y, rank = K, method = m, iter = if (m == "np") 3000 else 1000)
+    fit <- muffle_convergence(bnmf(Y, rank = K, method = m, iter = if (m == "np") 3000 else 1000))
     train <- mean((Y - fitted(fit))^2)
     # Fitting 1800 parameters to 8000 entries leaves about
     # (1 - 1800 / 8000) = 0.78 of the noise variance in the residuals.
