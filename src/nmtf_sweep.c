@@ -96,7 +96,6 @@ typedef struct {
     double *r, *u, *v;      /* missing entries m: (FSG')_ij; S G_j' and F_i S (K x nmiss,
                              * L x nmiss: each k streams through the entries) */
     double *Hm;             /* K x J: S G' (VB with missing entries) */
-    double *lamZ, *lamS;    /* Gibbs: entry-wise rates for the scale moves */
     int fresh;              /* r, u, v are those of the current F, S, G */
     double *zrow, *brow, *vrow, *erow, *lamF, *lamG;
     double *W, *blk;        /* I x L: F S; I x NMTF_BLOCK (fitted means) */
@@ -135,8 +134,6 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     w->u = vb && nm ? ALLOC((size_t) nm * K) : NULL;
     w->v = vb && nm ? ALLOC((size_t) nm * L) : NULL;
     w->Hm = vb && nm ? ALLOC((size_t) K * J) : NULL;
-    w->lamZ = ALLOC((size_t) (I > J ? I : J) * M);
-    w->lamS = ALLOC((size_t) K * L);
     w->zrow = ALLOC(M);
     w->brow = ALLOC(M);
     w->vrow = ALLOC(M);
@@ -700,53 +697,6 @@ static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *
         for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
 }
 
-/*
- * Gibbs only: moves along the same scale paths, F[, k] c, S[k, ] / c and
- * G[, l] c, S[, l] / c, by NMF's exact move (bnmf_scale_move(), the
- * generalised Gibbs step of Liu & Sabatti 2000): the pair (F, S) is an NMF
- * W = F, H = S with J = L columns, the pair (G, S') one with W = G, H = S'.
- * F S G' is unchanged, so A, B and F' X G are rescaled, not recomputed.
- */
-static void scale_moves(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
-                        nmtf_work *w)
-{
-    const int I = d->I, J = d->J, K = st->K, L = st->L;
-    double *cs[2] = {w->vrow, w->erow};
-    for (int side = 0; side < 2; side++) {
-        const int n = side ? J : I, R = side ? L : K, R2 = side ? K : L;
-        double *Z = side ? st->G : st->F, *H = side ? w->tmp2 : st->S;
-        const double *lam = side ? w->lamG : w->lamF;
-        nmf_data h;
-        memset(&h, 0, sizeof(h));
-        h.I = n;
-        h.J = R2;
-        h.K = R;
-        nmf_prior p;
-        memset(&p, 0, sizeof(p));
-        p.lamW = w->lamZ;
-        p.lamH = w->lamS;
-        for (int r = 0; r < R; r++) {
-            for (int t = 0; t < n; t++) p.lamW[t + (size_t) r * n] = lam[r];
-            for (int t = 0; t < R2; t++) p.lamH[r + (size_t) t * R] = pr->rate_S;
-            double sum = 0.0;
-            for (int t = 0; t < n; t++) sum += Z[t + (size_t) r * n];
-            cs[side][r] = sum;
-        }
-        if (side) transpose(st->S, K, L, H);
-        bnmf_scale_move(&h, &p, Z, H, 0);
-        if (side) transpose(H, L, K, st->S);
-        for (int r = 0; r < R; r++) {
-            double sum = 0.0;
-            for (int t = 0; t < n; t++) sum += Z[t + (size_t) r * n];
-            cs[side][r] = cs[side][r] > 0.0 ? sum / cs[side][r] : 1.0;
-        }
-    }
-    bnmf_expected_gram(st->F, NULL, K, I, GRAM_COLS, w->A);
-    bnmf_expected_gram(st->G, NULL, L, J, GRAM_COLS, w->B);
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cs[0][k] * cs[1][l];
-}
-
 /* ---- priors, log joint, ELBO ---- */
 
 /* The halves of the data that the ARD code of ard.c sees: a factor of n
@@ -927,8 +877,6 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             if (c->update_G) update_G(d, st, rule, vb, &w);
             g_side(d, st, vb, &w);
             if (c->update_S) update_S(d, st, rule, vb, pr->rate_S, &w);
-            if (rule == RULE_DRAW && c->update_F && c->update_S && c->update_G)
-                scale_moves(d, pr, st, &w);
             if (rule == RULE_MODE && c->update_F && c->update_S && c->update_G) {
                 balance_scales(d, pr, st, &w);
             }

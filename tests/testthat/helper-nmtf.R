@@ -222,8 +222,18 @@ geweke_nmtf_model <- function(I, J, K, L, lF = 1, lS = 1, lG = 1, alpha = 2, bet
     c(tau = tau, sumF = sum(F), sumS = sum(S), sumG = sum(G), F11 = F[1L, 1L],
       SKL = S[K, L], GJ1 = G[J, 1L], FSG11 = sum(F[1L, ] * (S %*% G[1L, ])))
   }
+  # Under ARD the summaries scaled by the rates (sums and entries of F and G,
+  # and F S G') are mixtures with polynomial tails, whose higher moments (and
+  # so the Monte Carlo error of their second moments) do not exist; they are
+  # compared on the log scale, where every moment is finite.
+  heavy <- c("sumF", "sumG", "F11", "GJ1", "FSG11")
+  to_log <- function(out) {
+    if (is.null(ard)) return(out)
+    if (is.matrix(out)) out[, heavy] <- log(out[, heavy]) else out[heavy] <- log(out[heavy])
+    out
+  }
   stats <- function(s) {
-    out <- stats_of(s$st$F, s$st$S, s$st$G, s$st$tau)
+    out <- to_log(stats_of(s$st$F, s$st$S, s$st$G, s$st$tau))
     if (!is.null(ard)) {
       out <- c(out, `lambdaF[1]` = s$st$lambda$F[1L], `lambdaF[K]` = s$st$lambda$F[K],
                `lambdaG[1]` = s$st$lambda$G[1L], `lambdaG[L]` = s$st$lambda$G[L])
@@ -245,6 +255,7 @@ geweke_nmtf_model <- function(I, J, K, L, lF = 1, lS = 1, lG = 1, alpha = 2, bet
                  sumS = rowSums(matrix(S, n)),
                  sumG = rowSums(matrix(stats::rgamma(n * L, J, lam$G), n, L)),
                  F11 = f1[, 1L], SKL = S[, K, L], GJ1 = gJ1, FSG11 = rowSums(f1 * sg))
+    out <- to_log(out)
     if (!is.null(ard)) {
       out <- cbind(out, `lambdaF[1]` = lam$F[, 1L], `lambdaF[K]` = lam$F[, K],
                    `lambdaG[1]` = lam$G[, 1L], `lambdaG[L]` = lam$G[, L])
