@@ -32,6 +32,13 @@ geweke_probs <- c(0.1, 0.5, 0.9)
 
 # Run the successive-conditional simulator for n steps; returns the n x m
 # matrix of summaries.
+# The exact reference of a Gamma(shape, rate) summary: mean, variance and
+# quantile function.
+geweke_gamma <- function(shape, rate) {
+  list(mean = shape / rate, var = shape / rate^2,
+       q = function(p) stats::qgamma(p, shape, rate))
+}
+
 geweke_simulate <- function(model, n, seed) {
   withr::local_seed(seed)
   s <- model$init()
@@ -193,18 +200,14 @@ geweke_nmf_model <- function(I, J, K, lambda = 1, alpha = 2, beta = 1,
     }
     out
   }
-  gam <- function(shape, rate) {
-    list(mean = shape / rate, var = shape / rate^2,
-         q = function(p) stats::qgamma(p, shape, rate))
-  }
-  exact <- list(tau = gam(alpha, beta))
+  exact <- list(tau = geweke_gamma(alpha, beta))
   if (is.null(ard)) {
-    exact$sumW <- gam(I * K, lambda)
-    exact$sumH <- gam(K * J, lambda)
-    exact$W11 <- gam(1, lambda)
-    exact$HKJ <- gam(1, lambda)
+    exact$sumW <- geweke_gamma(I * K, lambda)
+    exact$sumH <- geweke_gamma(K * J, lambda)
+    exact$W11 <- geweke_gamma(1, lambda)
+    exact$HKJ <- geweke_gamma(1, lambda)
   } else {
-    for (k in seq_len(K)) exact[[sprintf("lambda[%d]", k)]] <- gam(ard$alpha0, ard$beta0)
+    for (k in seq_len(K)) exact[[sprintf("lambda[%d]", k)]] <- geweke_gamma(ard$alpha0, ard$beta0)
   }
   list(init = init, step = step, stats = stats, prior = prior, exact = exact)
 }

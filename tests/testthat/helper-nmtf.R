@@ -262,19 +262,15 @@ geweke_nmtf_model <- function(I, J, K, L, lF = 1, lS = 1, lG = 1, alpha = 2, bet
     }
     out
   }
-  gam <- function(shape, rate) {
-    list(mean = shape / rate, var = shape / rate^2,
-         q = function(p) stats::qgamma(p, shape, rate))
-  }
-  exact <- list(tau = gam(alpha, beta), sumS = gam(K * L, lS), SKL = gam(1, lS))
+  exact <- list(tau = geweke_gamma(alpha, beta), sumS = geweke_gamma(K * L, lS), SKL = geweke_gamma(1, lS))
   if (is.null(ard)) {
-    exact$sumF <- gam(I * K, lF)
-    exact$sumG <- gam(J * L, lG)
-    exact$F11 <- gam(1, lF)
-    exact$GJ1 <- gam(1, lG)
+    exact$sumF <- geweke_gamma(I * K, lF)
+    exact$sumG <- geweke_gamma(J * L, lG)
+    exact$F11 <- geweke_gamma(1, lF)
+    exact$GJ1 <- geweke_gamma(1, lG)
   } else {
     for (nm in c("lambdaF[1]", "lambdaF[K]", "lambdaG[1]", "lambdaG[L]")) {
-      exact[[nm]] <- gam(ard$alpha0, ard$beta0)
+      exact[[nm]] <- geweke_gamma(ard$alpha0, ard$beta0)
     }
   }
   list(init = init, step = step, stats = stats, prior = prior, exact = exact)
