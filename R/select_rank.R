@@ -135,7 +135,8 @@
 #'   always kept (`$fit`).
 #' @param ... Further arguments of [bnmf()] for every fit, such as `prior`,
 #'   `noise`, `iter`, `burnin`, `chains`, `tol` or `assay` (not `X`, `rank`,
-#'   `method`, `data`). `progress = TRUE` shows every fit's progress bar
+#'   `method`, `data`; the models compared are Gaussian, so `likelihood`
+#'   may only be `"gaussian"`: for counts see `vignette("counts")`). `progress = TRUE` shows every fit's progress bar
 #'   besides the bar of the tasks (ranks, folds) done, which is shown by
 #'   default in interactive sessions when the tasks run in this process;
 #'   `progress = FALSE` shows neither.
@@ -352,6 +353,13 @@ check_fit_args <- function(args, criterion, method) {
                         paste0("`", taken, "`", collapse = ", "),
                         if (length(taken) > 1) "are" else "is"))
   }
+  if (!is.null(args$likelihood) && !identical(args$likelihood, "gaussian")) {
+    abort_input(paste0(
+      "`likelihood`: `select_rank()` compares Gaussian models only. For counts, ",
+      "compare `elbo()` of `bnmf(X, rank = K, likelihood = \"poisson\", method = \"vb\")` ",
+      "over the ranks, as in vignette(\"counts\", package = \"bnmf\")."))
+  }
+  args$likelihood <- NULL
   allowed <- setdiff(names(formals(bnmf)), c("X", "rank", "method", "data",
                                              "particles", "likelihood"))
   unknown <- setdiff(names(args), allowed)

@@ -62,16 +62,13 @@ geweke_hmc_model <- function(I, J, K, rate = 1, lik = silf(1, beta = 0.3, C = 2)
   stats <- function(s) {
     c(W11 = s$ev$W[1, 1], WIK = s$ev$W[I, K], sumH = sum(s$ev$H), H11 = s$ev$H[1, 1])
   }
-  gam <- function(shape, rate) {
-    list(mean = shape / rate, var = shape / rate^2, q = function(p) stats::qgamma(p, shape, rate))
-  }
   bet <- function(a, b) {
     list(mean = a / (a + b), var = a * b / ((a + b)^2 * (a + b + 1)),
          q = function(p) stats::qbeta(p, a, b))
   }
   list(init = init, step = step, stats = stats, prior = NULL,
-       exact = list(W11 = bet(1, I - 1), WIK = bet(1, I - 1), sumH = gam(K * J, rate),
-                    H11 = gam(1, rate)))
+       exact = list(W11 = bet(1, I - 1), WIK = bet(1, I - 1), sumH = geweke_gamma(K * J, rate),
+                    H11 = geweke_gamma(1, rate)))
 }
 
 test_that("the rejection sampler of the SILF radius matches its density", {

@@ -38,13 +38,9 @@ geweke_pois_model <- function(Fn, Tn, K, a, b, c, d, miss = integer()) {
     }
     out
   }
-  gam <- function(shape, rate) {
-    list(mean = shape / rate, var = shape / rate^2,
-         q = function(p) stats::qgamma(p, shape, rate))
-  }
   list(init = init, step = step, stats = stats, prior = prior_draws,
-       exact = list(sumW = gam(Fn * K * a, b), sumH = gam(K * Tn * c, d),
-                    W11 = gam(a, b), HKT = gam(c, d)))
+       exact = list(sumW = geweke_gamma(Fn * K * a, b), sumH = geweke_gamma(K * Tn * c, d),
+                    W11 = geweke_gamma(a, b), HKT = geweke_gamma(c, d)))
 }
 
 test_that("the Poisson Gibbs sampler gets the joint distribution right", {

@@ -373,6 +373,7 @@ test_that("bad inputs give clear errors", {
     select_rank(X, criterion = "bic", keep_fits = "yes")
     select_rank(X, criterion = "bic", data = X)
     select_rank(X, criterion = "bic", itre = 3)
+    select_rank(X, criterion = "cv", method = "vb", likelihood = "poisson")
     select_rank("a", criterion = "bic")
     best(1)
   })
