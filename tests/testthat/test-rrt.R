@@ -112,6 +112,12 @@ test_that("Laurberg toy: RRT + ONVI accepts components in both modes, NVI and HM
   n_rrt <- near(rrt$accepted)
   expect_gte(n_rrt[["s1"]], 1)
   expect_gte(n_rrt[["s2"]], 1)
+  # and the final mixture holds components in both modes (an accepted
+  # component stays unless removing it costs less than the absolute
+  # criterion)
+  n_kept <- near(rrt$components)
+  expect_gte(n_kept[["s1"]], 1)
+  expect_gte(n_kept[["s2"]], 1)
   # The persistence: at this size the accepted components of every search
   # are spread by more than 0.01 degrees, but only those of the RRT need more
   # than one ball of 10 degrees (the full-size toy is in bench/rrt-toy.R).
