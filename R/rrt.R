@@ -388,50 +388,38 @@ gibbs_draws <- function(X, start, target) {
 }
 
 # Draws of Hamiltonian Monte Carlo on the target (log joint and gradient of
-# nvi_target()), positivity kept by reflecting the leapfrog at 0 (position
-# mirrored, momentum flipped; Neal 2011, section 5.5.1); a trajectory that
-# leaves the support (the Uniform box) is rejected. The step size adapts
-# towards acceptance 0.8 during the first `warmup` share of the draws
-# (Robbins-Monro on log step), then stays fixed.
+# nvi_target()) by the package's reflecting leapfrog and Metropolis step
+# (hmc_transition() of R/hmc.R: positivity kept by reflecting at 0, Neal
+# 2011, section 5.5.1; a trajectory that leaves the support, the Uniform
+# box, is rejected), unit mass, no energy cap. The step size adapts towards
+# acceptance 0.8 during the first `warmup` share of the draws (Robbins-Monro
+# on log step), then stays fixed.
 hmc_draws <- function(start, target, control, iter) {
   q <- c(start$W, start$H)
-  lq <- target$logp(q)
-  gq <- target$grad(q)
-  eps <- 0.1 / sqrt(mean(gq^2) + 1)
-  L <- control$leapfrog
+  ev <- nvi_hmc_eval(q, target)
+  eps <- 0.1 / sqrt(mean(ev$grad^2) + 1)
+  minv <- rep(1, length(q))
   n_warm <- floor(control$warmup * iter)
   t <- 0L
   function(n) {
     out <- vector("list", n)
     for (d in seq_len(n)) {
       t <<- t + 1L
-      p0 <- stats::rnorm(length(q))
-      p <- p0 + 0.5 * eps * gq
-      x <- q
-      lx <- lq
-      gx <- gq
-      for (l in seq_len(L)) {
-        x <- x + eps * p
-        neg <- x < 0
-        x[neg] <- -x[neg]
-        p[neg] <- -p[neg]
-        lx <- target$logp(x)
-        if (!is.finite(lx)) break
-        gx <- target$grad(x)
-        p <- p + (if (l == L) 0.5 else 1) * eps * gx
-      }
-      a <- if (is.finite(lx)) min(1, exp(lx - lq - 0.5 * sum(p^2) + 0.5 * sum(p0^2))) else 0
-      if (!is.finite(a)) a <- 0
-      if (stats::runif(1) < a) {
-        q <<- x
-        lq <<- lx
-        gq <<- gx
-      }
-      if (t <= n_warm) eps <<- eps * exp((a - 0.8) / sqrt(t))
+      st <- hmc_transition(q, ev, target, eps, control$leapfrog, minv, Inf, nvi_hmc_eval)
+      q <<- st$q
+      ev <<- st$ev
+      if (t <= n_warm) eps <<- eps * exp((st$accept - 0.8) / sqrt(t))
       out[[d]] <- q
     }
     out
   }
+}
+
+# The potential of an nvi_target() for hmc_leapfrog(): U = -log joint and its
+# gradient (not computed outside the support, where U = Inf).
+nvi_hmc_eval <- function(q, target) {
+  lp <- target$logp(q)
+  list(U = -lp, grad = if (is.finite(lp)) -target$grad(q) else rep(NA_real_, length(q)))
 }
 
 # ---- the engine -------------------------------------------------------------

@@ -136,6 +136,61 @@ test_that("Laurberg toy: RRT + ONVI accepts components in both modes, NVI and HM
   expect_lt(max(vapply(c(nvi$components, hmc$accepted), wad, numeric(1), b = s1)), 5)
 })
 
+test_that("the HMC baseline's draws are those of a plain reflecting leapfrog sampler", {
+  # A plain-R sampler written for the test: unit mass, a half step of the
+  # gradient of the log joint, L position steps (mirrored at 0, momentum
+  # flipped) each followed by a full (last: half) gradient step, stopped
+  # when the log joint leaves its support; Metropolis on the Hamiltonian;
+  # log step += (a - 0.8) / sqrt(t) during warm-up.
+  ref_draws <- function(start, target, L, warmup, iter) {
+    q <- c(start$W, start$H)
+    lq <- target$logp(q)
+    gq <- target$grad(q)
+    eps <- 0.1 / sqrt(mean(gq^2) + 1)
+    out <- vector("list", iter)
+    for (t in seq_len(iter)) {
+      p0 <- rnorm(length(q))
+      p <- p0 + 0.5 * eps * gq
+      x <- q
+      for (l in seq_len(L)) {
+        x <- x + eps * p
+        neg <- x < 0
+        x[neg] <- -x[neg]
+        p[neg] <- -p[neg]
+        lx <- target$logp(x)
+        if (!is.finite(lx)) break
+        gx <- target$grad(x)
+        p <- p + (if (l == L) 0.5 else 1) * eps * gx
+      }
+      a <- if (is.finite(lx)) min(1, exp(lx - lq - sum(p^2) / 2 + sum(p0^2) / 2)) else 0
+      if (runif(1) < a) {
+        q <- x
+        lq <- lx
+        gq <- gx
+      }
+      if (t <= floor(warmup * iter)) eps <- eps * exp((a - 0.8) / sqrt(t))
+      out[[t]] <- q
+    }
+    out
+  }
+  withr::local_seed(21)
+  toy <- laurberg_toy(12, noise = 0.01)
+  s1 <- toy$solutions[[1]]
+  ctl <- rrt_control(search = "hmc", leapfrog = 7, warmup = 0.3)
+  for (lik in c("gaussian", "uniform")) {
+    tg <- bnmf:::nvi_target(toy$X, 3, lik, sigma2 = 1e-3, epsilon = 0.3, rate = 0.5)
+    withr::local_seed(22)
+    ref <- ref_draws(s1, tg, 7, 0.3, 60)
+    withr::local_seed(22)
+    draw <- bnmf:::hmc_draws(s1, tg, ctl, 60)
+    got <- c(draw(25), draw(35)) # in chunks, as onvi_stream() asks
+    expect_equal(got, ref, tolerance = 1e-10, label = lik)
+    # it moves (not every proposal is rejected) and stays in the support
+    expect_gt(length(unique(got)), 10)
+    expect_true(all(is.finite(vapply(got, tg$logp, 0))))
+  }
+})
+
 test_that("method rrt: input errors are classed and name the argument", {
   X <- leukemia[1:30, 1:10]
   expect_error(bnmf(X, rank = 2, method = "rrt", likelihood = "poisson"),
