@@ -191,6 +191,59 @@ test_that("the HMC baseline's draws are those of a plain reflecting leapfrog sam
   }
 })
 
+test_that("Gaussian schedule: the start of smallest squared error is optimised under equation 3 and offered first", {
+  withr::local_seed(4)
+  I <- 15; J <- 12; R <- 2
+  W0 <- matrix(rexp(I * R), I)
+  H0 <- matrix(rexp(R * J), R)
+  X <- pmax(W0 %*% H0 + matrix(rnorm(I * J, 0, 0.1), I), 0)
+  # three starts around the truth; the second fits best
+  starts <- lapply(c(0.3, 0.05, 0.2), function(e) {
+    list(W = W0 * exp(rnorm(I * R, 0, e)), H = H0 * exp(rnorm(R * J, 0, e)))
+  })
+  rss <- vapply(starts, function(s) sum((X - s$W %*% s$H)^2), 0)
+  expect_identical(which.min(rss), 2L)
+  tg <- bnmf:::nvi_target(X, R, sigma2 = 0.01, rate = 1)
+  D <- tg$D
+  # The one-component ELBO of equation 3 at its optimal variance s = -D / t:
+  # D/2 log(4 pi s) + f(mu) + s t / 2.
+  one <- function(th) {
+    t <- tg$hess_trace(th)
+    s <- -D / t
+    D / 2 * log(4 * pi * s) + tg$logp(th) + s * t / 2
+  }
+  o <- bnmf:::rrt_optimise_start(starts, tg, 100)
+  expect_identical(o$index, 2L)
+  mu <- c(o$start$W, o$start$H)
+  expect_true(all(mu >= 0))
+  expect_equal(o$elbo[2], one(mu), tolerance = 1e-8)
+  # A maximum: a tightly converged optimiser written for the test, from the
+  # raw start, finds no more than the NVI's absolute stopping criterion
+  # (1e-3) above it; the raw start is far below.
+  ref <- optim(c(starts[[2]]$W, starts[[2]]$H), function(x) -one(pmax(x, 0)),
+               method = "L-BFGS-B", lower = 0, control = list(factr = 1, pgtol = 0, maxit = 20000))
+  expect_identical(ref$convergence, 0L)
+  expect_lt(-ref$value - one(mu), 1e-3)
+  expect_gt(one(mu) - one(c(starts[[2]]$W, starts[[2]]$H)), 100)
+  # In the search it replaces its start and is the first candidate, offered
+  # as it is (the first candidate is always accepted).
+  fit <- bnmf(X, rank = R, method = "rrt", init = starts, iter = 5,
+              control = rrt_control(sigma2 = 0.01, max_failures = 5))
+  expect_identical(fit$stats$optimised, 2L)
+  expect_equal(unname(fit$accepted[[1]]$W), o$start$W, tolerance = 1e-8)
+  expect_equal(unname(fit$accepted[[1]]$H), o$start$H, tolerance = 1e-8)
+  expect_equal(fit$trace$elbo[1], one(mu), tolerance = 1e-8)
+  # optimise_iter = 0: the first start is offered first, at the prior's
+  # mode on its scale orbit
+  fit0 <- bnmf(X, rank = R, method = "rrt", init = starts, iter = 1,
+               control = rrt_control(sigma2 = 0.01, max_failures = 5, optimise_iter = 0))
+  expect_null(fit0$stats$optimised)
+  p1 <- bnmf:::prior_scale(c(starts[[1]]$W, starts[[1]]$H), I, J, R)
+  first <- bnmf:::nvi_rescale(p1, tg)
+  expect_equal(unname(c(fit0$accepted[[1]]$W, fit0$accepted[[1]]$H)), first, tolerance = 1e-12)
+  expect_error(rrt_control(optimise_iter = -1), class = "bnmf_error_input", regexp = "optimise_iter")
+})
+
 test_that("method rrt: input errors are classed and name the argument", {
   X <- leukemia[1:30, 1:10]
   expect_error(bnmf(X, rank = 2, method = "rrt", likelihood = "poisson"),
