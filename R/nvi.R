@@ -121,6 +121,7 @@ nvi_target <- function(X, rank, likelihood = c("gaussian", "uniform"), sigma2 = 
     abort_input("`X` must be a numeric matrix.")
   }
   if (any(is.infinite(X))) abort_input("`X` must have finite entries (NA means missing).")
+  storage.mode(X) <- "double" # an integer matrix reaches the C solvers of the first fits
   I <- nrow(X); J <- ncol(X)
   R <- check_count(rank, "rank", min = 1)
   if (!is.numeric(rate) || length(rate) != 1L || !is.finite(rate) || rate < 0) {

@@ -330,6 +330,23 @@ test_that("nvi_target() defaults come from first NNLS fits and bad input is refu
   expect_lt(tg$sigma2, 0.01)
   tu <- nvi_ns("nvi_target")(X, 3, "uniform")
   expect_gt(tu$epsilon, 2 * sqrt(tg$sigma2))
+  # An integer matrix is the same data: the same first fits (same seed),
+  # noise and log joint as its double copy.
+  Xi <- matrix(as.integer(round(10 * X)), nrow(X))
+  th <- c(rep(0.5, 30 * 3), rep(1, 3 * 20))
+  withr::local_seed(15)
+  ti <- nvi_ns("nvi_target")(Xi, 3)
+  withr::local_seed(15)
+  td <- nvi_ns("nvi_target")(Xi + 0, 3)
+  expect_identical(typeof(ti$X), "double")
+  expect_identical(ti$sigma2, td$sigma2)
+  expect_identical(ti$logp(th), td$logp(th))
+  expect_equal(ti$logp(th), sum(dnorm(Xi, rep(3 * 0.5, 30 * 20), sqrt(ti$sigma2), log = TRUE)) +
+                 sum(dexp(th, 1, log = TRUE)))
+  eps <- max(abs(Xi - 1.5)) + 1 # W H = 1.5 everywhere: inside the box
+  tu <- nvi_ns("nvi_target")(Xi, 3, "uniform", epsilon = eps)
+  expect_equal(tu$logp(th), -length(Xi) * log(2 * eps) - sum(th))
+  expect_error(nvi_ns("nvi_target")(X > 1, 3), class = "bnmf_error_input", regexp = "`X`")
   expect_error(nvi_ns("nvi_target")(X, 3, sigma2 = -1), class = "bnmf_error_input")
   expect_error(nvi_ns("nvi_target")(X, 3, "uniform", epsilon = 0), class = "bnmf_error_input")
   expect_error(nvi_ns("nvi_target")(X, 0), class = "bnmf_error_input")
