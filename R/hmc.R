@@ -107,9 +107,11 @@ hmc_eval <- function(q, m) {
 # `L` leapfrog steps of size `eps` from (q, p) with reflection at 0: a
 # coordinate that leaves the orthant is mirrored (q -> -q) and its momentum
 # flipped (p -> -p). `minv` is the inverse mass (diagonal), `ev` the
-# evaluation at q. Returns the end point, its momentum and evaluation, the
+# evaluation at q. `eval(q, m)` gives the potential `U` and its gradient
+# `grad` (and whatever else the caller keeps); by default the particle
+# model's hmc_eval(). Returns the end point, its momentum and evaluation, the
 # number of reflections, and whether U or its gradient stopped being finite.
-hmc_leapfrog <- function(q, p, ev, m, eps, L, minv) {
+hmc_leapfrog <- function(q, p, ev, m, eps, L, minv, eval = hmc_eval) {
   p <- p - 0.5 * eps * ev$grad
   reflections <- 0L
   for (l in seq_len(L)) {
@@ -120,7 +122,7 @@ hmc_leapfrog <- function(q, p, ev, m, eps, L, minv) {
       p[neg] <- -p[neg]
       reflections <- reflections + sum(neg)
     }
-    ev <- hmc_eval(q, m)
+    ev <- eval(q, m)
     if (!is.finite(ev$U) || any(!is.finite(ev$grad))) {
       return(list(q = q, p = p, ev = ev, reflections = reflections, finite = FALSE))
     }
@@ -133,10 +135,11 @@ hmc_leapfrog <- function(q, p, ev, m, eps, L, minv) {
 # leapfrog trajectory, Metropolis correction. Returns the new q, its
 # evaluation, the acceptance probability and whether the trajectory diverged
 # (non-finite, or an energy error above `max_energy`; then rejected).
-hmc_transition <- function(q, ev, m, eps, L, minv, max_energy = 1000) {
+# `eval` as for hmc_leapfrog().
+hmc_transition <- function(q, ev, m, eps, L, minv, max_energy = 1000, eval = hmc_eval) {
   p <- stats::rnorm(length(q)) / sqrt(minv)
   H0 <- ev$U + 0.5 * sum(minv * p^2)
-  lf <- hmc_leapfrog(q, p, ev, m, eps, L, minv)
+  lf <- hmc_leapfrog(q, p, ev, m, eps, L, minv, eval)
   dH <- if (lf$finite) lf$ev$U + 0.5 * sum(minv * lf$p^2) - H0 else Inf
   divergent <- !is.finite(dH) || dH > max_energy
   a <- if (divergent) 0 else min(1, exp(-dH))

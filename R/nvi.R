@@ -71,12 +71,22 @@
 #   offered (or the first start of nvi_fit()), in closed form:
 #   s = D (epsilon^2 / 3) / (sum_i n_i ||W_i.||^2 + sum_j m_j ||H_.j||^2),
 #   one value for every component (onvi_new(sigma2_fixed =) sets it
-#   instead). Only w is optimised. The threshold (section 4.3) is the ELBO
-#   rise that a component perturbed by sqrt(s) in every coordinate from the
-#   existing component k nearest to the candidate (same s, same f_k: pure
-#   entropy) would bring; it serves for acceptance and dropping alike. (With
-#   large D that copy barely overlaps component k, so a candidate is kept
-#   only when its log joint beats f_k by about what it loses in overlap.)
+#   instead). Only w is optimised. The acceptance threshold (section 4.3,
+#   "the increase in entropy by a prospective component perturbed by
+#   sigma_m in every dimension from an existing component") is the largest
+#   rise of the entropy bound that a copy of the existing component k
+#   nearest to the candidate, moved by sqrt(s) in every coordinate, brings
+#   (over its weight; same s). It is the ELBO rise of that copy with the
+#   mixture's own expectation Q = sum_m w_m f_m as its log joint, so that
+#   only the entropy moves. (With large D that copy barely overlaps the
+#   mixture and the threshold is about log(1 + exp(-H_w)), H_w the entropy
+#   of the weights: a candidate is accepted when its log joint beats Q by
+#   about what it loses in overlap.) Removal keeps the absolute criterion
+#   of section 3.1 / 4.3 for both likelihoods: an earlier component goes when
+#   removing it lowers the ELBO by less than tol. (Dropping at the entropy
+#   threshold instead would drop, of two separated components, the one of
+#   lower one-component ELBO: removing it costs log(1 + exp(E_1 - E_2)) <
+#   log 2, so at most one component would stay.)
 #
 # NVI (nvi_fit()): M components, equal weights 1/M; each iteration moves each
 # mean in turn (the others fixed): Gaussian likelihood by L-BFGS-B on
@@ -111,6 +121,7 @@ nvi_target <- function(X, rank, likelihood = c("gaussian", "uniform"), sigma2 = 
     abort_input("`X` must be a numeric matrix.")
   }
   if (any(is.infinite(X))) abort_input("`X` must have finite entries (NA means missing).")
+  storage.mode(X) <- "double" # an integer matrix reaches the C solvers of the first fits
   I <- nrow(X); J <- ncol(X)
   R <- check_count(rank, "rank", min = 1)
   if (!is.numeric(rate) || length(rate) != 1L || !is.finite(rate) || rate < 0) {
@@ -402,10 +413,12 @@ onvi_offer <- function(state, theta, target, rescale = target$likelihood == "gau
     thr <- state$tol
     if (target$likelihood == "uniform") {
       # The entropy rise of a near-duplicate: the nearest centre k moved by
-      # sqrt(s_k) in every coordinate, same variance and log joint.
+      # sqrt(s_k) in every coordinate, same variance, the mixture's mean log
+      # joint (so the expectation term does not move).
       k <- which.min(d2n)
       dup <- state$mu[, k] + sqrt(state$sigma2[k])
-      thr <- onvi_optimise(state, colSums((state$mu - dup)^2), state$f[k], state$t[k], D,
+      Q <- sum(state$w * (state$f + state$sigma2 / 2 * state$t))
+      thr <- onvi_optimise(state, colSums((state$mu - dup)^2), Q, 0, D,
                            state$sigma2[k])$elbo - state$elbo
     }
     res <- list(accepted = opt$elbo - state$elbo > thr, gain = opt$elbo - state$elbo,
@@ -422,7 +435,8 @@ onvi_offer <- function(state, theta, target, rescale = target$likelihood == "gau
     state$d2 <- rbind(cbind(state$d2, d2n), c(d2n, 0))
     dimnames(state$d2) <- NULL
     state$elbo <- nvi_elbo_cached(state, D)
-    # Drop earlier components whose removal costs less than the threshold.
+    # Drop earlier components whose removal costs less than the absolute
+    # criterion (sections 3.1, 4.3), one at a time, the cheapest first.
     repeat {
       M1 <- length(state$w)
       if (M1 < 2L) break
@@ -430,7 +444,7 @@ onvi_offer <- function(state, theta, target, rescale = target$likelihood == "gau
         state$elbo - nvi_elbo_cached(state, D, keep = seq_len(M1)[-m])
       }, 0)
       m <- which.min(loss)
-      if (!(loss[m] < res$threshold)) break
+      if (!(loss[m] < state$tol)) break
       keep <- seq_len(M1)[-m]
       state <- onvi_subset(state, keep)
       state$elbo <- nvi_elbo_cached(state, D)

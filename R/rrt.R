@@ -62,6 +62,14 @@
 #' @param leapfrog,warmup `search = "hmc"`: leapfrog steps per transition,
 #'   and the share of the draws (at the start) that adapt the step size
 #'   (they are offered too).
+#' @param optimise_iter Gaussian likelihood, `search = "rrt"`: before the
+#'   search, the start with the smallest squared error (of the restarts or
+#'   of `init`) is optimised under the ELBO of one component with the
+#'   second-order expectation (the paper's equation 3; nonparametric VI with
+#'   M = 1, mean and variance, from the start at its best scale), for at
+#'   most this many sweeps, and replaces that start as the first candidate
+#'   and node (section 4.3: "We also pick one of these and optimize it under
+#'   the ELBO approximation of equation 3"); 0: no optimisation.
 #' @return A list of class `bnmf_rrt_control`.
 #' @examples
 #' rrt_control(temporary = 20, max_failures = 500)
@@ -71,7 +79,7 @@ rrt_control <- function(search = c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), sigm
                         epsilon = NULL, starts = NULL, temporary = NULL, step = 0.01,
                         growth = 0.1, max_steps = 50, min_angle = 0.01, angle_increment = 0.5,
                         max_failures = 10000, time_limit = Inf, solver_iter = 500,
-                        tol = 1e-6, leapfrog = 10, warmup = 0.1) {
+                        tol = 1e-6, leapfrog = 10, warmup = 0.1, optimise_iter = 100) {
   search <- check_choice(search, c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), "search")
   if (!is.null(sigma2)) sigma2 <- check_number(sigma2, "sigma2", 0, min_open = TRUE)
   if (!is.null(epsilon)) epsilon <- check_number(epsilon, "epsilon", 0, min_open = TRUE)
@@ -92,11 +100,13 @@ rrt_control <- function(search = c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), sigm
   leapfrog <- check_count(leapfrog, "leapfrog", min = 1)
   warmup <- check_number(warmup, "warmup", 0)
   if (warmup >= 1) abort_input("`warmup` must be in [0, 1).")
+  optimise_iter <- check_count(optimise_iter, "optimise_iter", min = 0)
   structure(list(search = search, sigma2 = sigma2, epsilon = epsilon, starts = starts,
                  temporary = temporary, step = step, growth = growth, max_steps = max_steps,
                  min_angle = min_angle, angle_increment = angle_increment,
                  max_failures = max_failures, time_limit = as.numeric(time_limit),
-                 solver_iter = solver_iter, tol = tol, leapfrog = leapfrog, warmup = warmup),
+                 solver_iter = solver_iter, tol = tol, leapfrog = leapfrog, warmup = warmup,
+                 optimise_iter = optimise_iter),
             class = "bnmf_rrt_control")
 }
 
@@ -218,6 +228,27 @@ feasible_start <- function(X, R, control, data, flat, target, tries = 10L) {
                       tries, format(signif(target$epsilon, 4))))
 }
 
+# The Gaussian schedule's optimised start (section 4.3): of the starts
+# (lists W, H), the one with the smallest squared error, at the prior's mode
+# on its scale orbit and then at the scale of the Hessian term
+# (nvi_rescale(), as rrt_offer() and onvi_offer() would offer it), moved by
+# NVI with M = 1 (nvi_fit(): L-BFGS-B on the mean, optimize() on the
+# variance, at most `iter` sweeps) to a maximum of the one-component ELBO
+# D/2 log(4 pi s) + f(mu) + s / 2 tr Hess f(mu). Returns its index, the
+# optimised start (flagged `optimised`, so that it is offered as it is) and
+# the one-component ELBO before and after.
+rrt_optimise_start <- function(starts, target, iter) {
+  rss <- vapply(starts, function(s) sum((target$X - s$W %*% s$H)^2), numeric(1))
+  k <- which.min(rss)
+  theta <- prior_scale(c(starts[[k]]$W, starts[[k]]$H), target$I, target$J, target$R)
+  theta <- nvi_rescale(theta, target)
+  if (!(target$hess_trace(theta) < 0)) return(NULL) # W or H zero: nothing to optimise
+  fit <- nvi_fit(target, 1L, list(theta), iter)
+  p <- target$split(fit$mu[, 1L])
+  list(index = k, start = list(W = p$W, H = p$H, optimised = TRUE),
+       elbo = c(fit$trace$elbo[1L], fit$elbo), sweeps = fit$steps)
+}
+
 # Offer one candidate to the online NVI, counting time and acceptances
 # (`scale`: at the prior's mode on its scale orbit, prior_scale()).
 rrt_offer <- function(run, theta, target, scale = TRUE) {
@@ -240,7 +271,8 @@ rrt_offer <- function(run, theta, target, scale = TRUE) {
 
 # The RRT of section 3.2 with the schedules of section 4.3. `starts` are the
 # factorisations of the first nodes (restarts or given), each offered to the
-# ONVI first. Stops after `iter` processed components, `max_failures`
+# ONVI first (Gaussian: the optimised one, rrt_optimise_start(), first of
+# all). Stops after `iter` processed components, `max_failures`
 # extensions in a row without a feasible node, or `time_limit` seconds.
 rrt_search <- function(target, sp, starts, control, iter, pb) {
   gauss <- target$likelihood == "gaussian"
@@ -249,13 +281,19 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
   t_start <- proc.time()[[3L]]
   run <- list(state = onvi_new(target), processed = 0L, accepted = 0L, time_offer = 0,
               last_accepted = FALSE, kept = list(), kept_step = integer())
+  # Gaussian: one start optimised under equation 3 goes first.
+  opt <- if (gauss && control$optimise_iter > 0L) {
+    rrt_optimise_start(starts, target, control$optimise_iter)
+  }
+  if (!is.null(opt)) starts <- c(list(opt$start), starts[-opt$index])
+  time_optimise <- proc.time()[[3L]] - t_start
   # Nodes: as.vector(Q) in the columns of `nodes`, their log joint in `lp`;
   # the first `n_base` are base nodes (Uniform only).
   nodes <- matrix(0, R * R, 0)
   lp <- numeric()
   for (s in starts) {
     if (run$processed >= iter) break
-    run <- rrt_offer(run, c(s$W, s$H), target)
+    run <- rrt_offer(run, c(s$W, s$H), target, scale = !isTRUE(s$optimised))
     Q <- rrt_node(s$W, sp)
     if (!oblique_invertible(Q)) next
     nodes <- cbind(nodes, as.vector(Q))
@@ -348,7 +386,9 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
                      expansions = expansions, failures = failures, restarts = restarts,
                      nodes = ncol(nodes), base_nodes = n_base, threshold = threshold,
                      min_angle = min_angle, stop = stop, time = time,
-                     time_offer = run$time_offer, time_eval = time_eval),
+                     time_offer = run$time_offer, time_eval = time_eval,
+                     optimised = opt$index, optimised_elbo = opt$elbo,
+                     time_optimise = time_optimise),
        nodes = nodes, node_logp = lp)
 }
 
@@ -388,50 +428,38 @@ gibbs_draws <- function(X, start, target) {
 }
 
 # Draws of Hamiltonian Monte Carlo on the target (log joint and gradient of
-# nvi_target()), positivity kept by reflecting the leapfrog at 0 (position
-# mirrored, momentum flipped; Neal 2011, section 5.5.1); a trajectory that
-# leaves the support (the Uniform box) is rejected. The step size adapts
-# towards acceptance 0.8 during the first `warmup` share of the draws
-# (Robbins-Monro on log step), then stays fixed.
+# nvi_target()) by the package's reflecting leapfrog and Metropolis step
+# (hmc_transition() of R/hmc.R: positivity kept by reflecting at 0, Neal
+# 2011, section 5.5.1; a trajectory that leaves the support, the Uniform
+# box, is rejected), unit mass, no energy cap. The step size adapts towards
+# acceptance 0.8 during the first `warmup` share of the draws (Robbins-Monro
+# on log step), then stays fixed.
 hmc_draws <- function(start, target, control, iter) {
   q <- c(start$W, start$H)
-  lq <- target$logp(q)
-  gq <- target$grad(q)
-  eps <- 0.1 / sqrt(mean(gq^2) + 1)
-  L <- control$leapfrog
+  ev <- nvi_hmc_eval(q, target)
+  eps <- 0.1 / sqrt(mean(ev$grad^2) + 1)
+  minv <- rep(1, length(q))
   n_warm <- floor(control$warmup * iter)
   t <- 0L
   function(n) {
     out <- vector("list", n)
     for (d in seq_len(n)) {
       t <<- t + 1L
-      p0 <- stats::rnorm(length(q))
-      p <- p0 + 0.5 * eps * gq
-      x <- q
-      lx <- lq
-      gx <- gq
-      for (l in seq_len(L)) {
-        x <- x + eps * p
-        neg <- x < 0
-        x[neg] <- -x[neg]
-        p[neg] <- -p[neg]
-        lx <- target$logp(x)
-        if (!is.finite(lx)) break
-        gx <- target$grad(x)
-        p <- p + (if (l == L) 0.5 else 1) * eps * gx
-      }
-      a <- if (is.finite(lx)) min(1, exp(lx - lq - 0.5 * sum(p^2) + 0.5 * sum(p0^2))) else 0
-      if (!is.finite(a)) a <- 0
-      if (stats::runif(1) < a) {
-        q <<- x
-        lq <<- lx
-        gq <<- gx
-      }
-      if (t <= n_warm) eps <<- eps * exp((a - 0.8) / sqrt(t))
+      st <- hmc_transition(q, ev, target, eps, control$leapfrog, minv, Inf, nvi_hmc_eval)
+      q <<- st$q
+      ev <<- st$ev
+      if (t <= n_warm) eps <<- eps * exp((st$accept - 0.8) / sqrt(t))
       out[[d]] <- q
     }
     out
   }
+}
+
+# The potential of an nvi_target() for hmc_leapfrog(): U = -log joint and its
+# gradient (not computed outside the support, where U = Inf).
+nvi_hmc_eval <- function(q, target) {
+  lp <- target$logp(q)
+  list(U = -lp, grad = if (is.finite(lp)) -target$grad(q) else rep(NA_real_, length(q)))
 }
 
 # ---- the engine -------------------------------------------------------------
@@ -633,7 +661,9 @@ validate_rrt_fit <- function(fit) {
 #' removal costs less. The tree starts from `init`: `"random"` (restarts
 #' solved by non-negative least squares: 50 under the Gaussian likelihood,
 #' 10 base nodes under the Uniform one) or given factors (`list(W =, H =)` or
-#' a list of them). `iter` is the number of candidate components processed
+#' a list of them); under the Gaussian likelihood the start of smallest
+#' squared error is first optimised under the one-component ELBO
+#' (`optimise_iter` of [rrt_control()]). `iter` is the number of candidate components processed
 #' (default 5000); the search also stops after `max_failures` extensions in a
 #' row without a feasible node or after `time_limit` seconds
 #' ([rrt_control()]). `sigma2` and `epsilon` default to the empirical noise

@@ -241,6 +241,66 @@ test_that("uniform ONVI: fixed variance from one-component NVI and the entropy t
   expect_false(nvi_ns("onvi_offer")(o2$state, th1 * 1.3, tu)$accepted) # infeasible
 })
 
+test_that("uniform ONVI keeps two separated exact solutions and rejects duplicates of them", {
+  withr::local_seed(1)
+  lb <- nvi_ns("mixture_entropy_lb")
+  # The two exact NMFs of the Laurberg toy (12 x 12, noise 0.01), both inside
+  # the box; the first moved along its scale orbit (W H unchanged), so its
+  # log joint (the prior's part) is lower.
+  toy <- laurberg_toy(12, noise = 0.01)
+  tu <- nvi_ns("nvi_target")(toy$X, 3, "uniform", epsilon = 0.05)
+  D <- tu$D
+  orbit <- function(theta, c) {
+    p <- tu$split(theta)
+    c(p$W %*% diag(c, 3), diag(1 / c, 3) %*% p$H)
+  }
+  mode2 <- function(s) nvi_ns("prior_scale")(c(s$W, s$H), 12, 12, 3)
+  th1 <- orbit(mode2(toy$solutions[[1]]), c(1.5, 1, 1))
+  th2 <- mode2(toy$solutions[[2]])
+  f <- c(tu$logp(th1), tu$logp(th2))
+  expect_true(all(is.finite(f)))
+  expect_gt(f[2] - f[1], 1) # the second is better by more than 1
+  st <- nvi_ns("onvi_new")(tu)
+  o1 <- nvi_ns("onvi_offer")(st, th1, tu)
+  o2 <- nvi_ns("onvi_offer")(o1$state, th2, tu)
+  expect_true(o2$accepted)
+  # Both kept: the first is not dropped (its removal costs far more than
+  # the absolute criterion).
+  expect_identical(ncol(o2$state$mu), 2L)
+  expect_identical(o2$state$trace$dropped, c(0L, 0L))
+  s <- o2$state$sigma2[1]
+  expect_identical(o2$state$sigma2, c(s, s))
+  # Far apart (|th1 - th2|^2 / (4 s) is in the thousands): the optimal
+  # weights are proportional to exp(E_m), E_m = D/2 log(4 pi s) + f_m, and
+  # the ELBO is log(exp(E_1) + exp(E_2)).
+  expect_gt(sum((th1 - th2)^2) / (4 * s), 1000)
+  E <- D / 2 * log(4 * pi * s) + f
+  expect_equal(o2$state$w, exp(E - max(E)) / sum(exp(E - max(E))), tolerance = 1e-6)
+  expect_equal(o2$state$elbo, max(E) + log(sum(exp(E - max(E)))), tolerance = 1e-10)
+  expect_equal(o2$state$elbo, nvi_ns("onvi_elbo")(o2$state, tu))
+  # The acceptance threshold: the largest rise of the entropy bound that a
+  # copy of the nearest component moved by sqrt(s) in every coordinate
+  # brings (over its weight), from the entropy bound itself.
+  thr_ref <- function(state, k) {
+    dup <- state$mu[, k] + sqrt(s)
+    M <- ncol(state$mu)
+    h <- function(w) lb(cbind(state$mu, dup), rep(s, M + 1), c((1 - w) * state$w, w))
+    stats::optimize(h, c(0, 1), maximum = TRUE, tol = 1e-10)$objective -
+      lb(state$mu, rep(s, M), state$w)
+  }
+  expect_equal(o2$state$trace$threshold[2], thr_ref(o1$state, 1), tolerance = 1e-8)
+  # Duplicates are rejected: th2 moved a little along its scale orbit, and
+  # th1 itself; the state does not change.
+  o3 <- nvi_ns("onvi_offer")(o2$state, orbit(th2, rep(1.001, 3)), tu)
+  expect_false(o3$accepted)
+  expect_equal(o3$state$trace$threshold[3], thr_ref(o2$state, 2), tolerance = 1e-8)
+  expect_lt(o3$gain, o3$state$trace$threshold[3])
+  o4 <- nvi_ns("onvi_offer")(o3$state, th1, tu)
+  expect_false(o4$accepted)
+  expect_identical(o4$state$mu, o2$state$mu)
+  expect_identical(o4$state$w, o2$state$w)
+})
+
 test_that("nvi_fit(): the ELBO never decreases and is the recomputed ELBO", {
   withr::local_seed(13)
   toy <- nvi_toy(sigma2 = 0.02)
@@ -270,6 +330,23 @@ test_that("nvi_target() defaults come from first NNLS fits and bad input is refu
   expect_lt(tg$sigma2, 0.01)
   tu <- nvi_ns("nvi_target")(X, 3, "uniform")
   expect_gt(tu$epsilon, 2 * sqrt(tg$sigma2))
+  # An integer matrix is the same data: the same first fits (same seed),
+  # noise and log joint as its double copy.
+  Xi <- matrix(as.integer(round(10 * X)), nrow(X))
+  th <- c(rep(0.5, 30 * 3), rep(1, 3 * 20))
+  withr::local_seed(15)
+  ti <- nvi_ns("nvi_target")(Xi, 3)
+  withr::local_seed(15)
+  td <- nvi_ns("nvi_target")(Xi + 0, 3)
+  expect_identical(typeof(ti$X), "double")
+  expect_identical(ti$sigma2, td$sigma2)
+  expect_identical(ti$logp(th), td$logp(th))
+  expect_equal(ti$logp(th), sum(dnorm(Xi, rep(3 * 0.5, 30 * 20), sqrt(ti$sigma2), log = TRUE)) +
+                 sum(dexp(th, 1, log = TRUE)))
+  eps <- max(abs(Xi - 1.5)) + 1 # W H = 1.5 everywhere: inside the box
+  tu <- nvi_ns("nvi_target")(Xi, 3, "uniform", epsilon = eps)
+  expect_equal(tu$logp(th), -length(Xi) * log(2 * eps) - sum(th))
+  expect_error(nvi_ns("nvi_target")(X > 1, 3), class = "bnmf_error_input", regexp = "`X`")
   expect_error(nvi_ns("nvi_target")(X, 3, sigma2 = -1), class = "bnmf_error_input")
   expect_error(nvi_ns("nvi_target")(X, 3, "uniform", epsilon = 0), class = "bnmf_error_input")
   expect_error(nvi_ns("nvi_target")(X, 0), class = "bnmf_error_input")

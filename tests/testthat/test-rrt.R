@@ -112,6 +112,12 @@ test_that("Laurberg toy: RRT + ONVI accepts components in both modes, NVI and HM
   n_rrt <- near(rrt$accepted)
   expect_gte(n_rrt[["s1"]], 1)
   expect_gte(n_rrt[["s2"]], 1)
+  # and the final mixture holds components in both modes (an accepted
+  # component stays unless removing it costs less than the absolute
+  # criterion)
+  n_kept <- near(rrt$components)
+  expect_gte(n_kept[["s1"]], 1)
+  expect_gte(n_kept[["s2"]], 1)
   # The persistence: at this size the accepted components of every search
   # are spread by more than 0.01 degrees, but only those of the RRT need more
   # than one ball of 10 degrees (the full-size toy is in bench/rrt-toy.R).
@@ -128,6 +134,114 @@ test_that("Laurberg toy: RRT + ONVI accepts components in both modes, NVI and HM
   expect_identical(covering_number(nvi, epsilon = 10)$covering, 1L)
   # every component of the baselines within a few degrees of the start
   expect_lt(max(vapply(c(nvi$components, hmc$accepted), wad, numeric(1), b = s1)), 5)
+})
+
+test_that("the HMC baseline's draws are those of a plain reflecting leapfrog sampler", {
+  # A plain-R sampler written for the test: unit mass, a half step of the
+  # gradient of the log joint, L position steps (mirrored at 0, momentum
+  # flipped) each followed by a full (last: half) gradient step, stopped
+  # when the log joint leaves its support; Metropolis on the Hamiltonian;
+  # log step += (a - 0.8) / sqrt(t) during warm-up.
+  ref_draws <- function(start, target, L, warmup, iter) {
+    q <- c(start$W, start$H)
+    lq <- target$logp(q)
+    gq <- target$grad(q)
+    eps <- 0.1 / sqrt(mean(gq^2) + 1)
+    out <- vector("list", iter)
+    for (t in seq_len(iter)) {
+      p0 <- rnorm(length(q))
+      p <- p0 + 0.5 * eps * gq
+      x <- q
+      for (l in seq_len(L)) {
+        x <- x + eps * p
+        neg <- x < 0
+        x[neg] <- -x[neg]
+        p[neg] <- -p[neg]
+        lx <- target$logp(x)
+        if (!is.finite(lx)) break
+        gx <- target$grad(x)
+        p <- p + (if (l == L) 0.5 else 1) * eps * gx
+      }
+      a <- if (is.finite(lx)) min(1, exp(lx - lq - sum(p^2) / 2 + sum(p0^2) / 2)) else 0
+      if (runif(1) < a) {
+        q <- x
+        lq <- lx
+        gq <- gx
+      }
+      if (t <= floor(warmup * iter)) eps <- eps * exp((a - 0.8) / sqrt(t))
+      out[[t]] <- q
+    }
+    out
+  }
+  withr::local_seed(21)
+  toy <- laurberg_toy(12, noise = 0.01)
+  s1 <- toy$solutions[[1]]
+  ctl <- rrt_control(search = "hmc", leapfrog = 7, warmup = 0.3)
+  for (lik in c("gaussian", "uniform")) {
+    tg <- bnmf:::nvi_target(toy$X, 3, lik, sigma2 = 1e-3, epsilon = 0.3, rate = 0.5)
+    withr::local_seed(22)
+    ref <- ref_draws(s1, tg, 7, 0.3, 60)
+    withr::local_seed(22)
+    draw <- bnmf:::hmc_draws(s1, tg, ctl, 60)
+    got <- c(draw(25), draw(35)) # in chunks, as onvi_stream() asks
+    expect_equal(got, ref, tolerance = 1e-10, label = lik)
+    # it moves (not every proposal is rejected) and stays in the support
+    expect_gt(length(unique(got)), 10)
+    expect_true(all(is.finite(vapply(got, tg$logp, 0))))
+  }
+})
+
+test_that("Gaussian schedule: the start of smallest squared error is optimised under equation 3 and offered first", {
+  withr::local_seed(4)
+  I <- 15; J <- 12; R <- 2
+  W0 <- matrix(rexp(I * R), I)
+  H0 <- matrix(rexp(R * J), R)
+  X <- pmax(W0 %*% H0 + matrix(rnorm(I * J, 0, 0.1), I), 0)
+  # three starts around the truth; the second fits best
+  starts <- lapply(c(0.3, 0.05, 0.2), function(e) {
+    list(W = W0 * exp(rnorm(I * R, 0, e)), H = H0 * exp(rnorm(R * J, 0, e)))
+  })
+  rss <- vapply(starts, function(s) sum((X - s$W %*% s$H)^2), 0)
+  expect_identical(which.min(rss), 2L)
+  tg <- bnmf:::nvi_target(X, R, sigma2 = 0.01, rate = 1)
+  D <- tg$D
+  # The one-component ELBO of equation 3 at its optimal variance s = -D / t:
+  # D/2 log(4 pi s) + f(mu) + s t / 2.
+  one <- function(th) {
+    t <- tg$hess_trace(th)
+    s <- -D / t
+    D / 2 * log(4 * pi * s) + tg$logp(th) + s * t / 2
+  }
+  o <- bnmf:::rrt_optimise_start(starts, tg, 100)
+  expect_identical(o$index, 2L)
+  mu <- c(o$start$W, o$start$H)
+  expect_true(all(mu >= 0))
+  expect_equal(o$elbo[2], one(mu), tolerance = 1e-8)
+  # A maximum: a tightly converged optimiser written for the test, from the
+  # raw start, finds no more than the NVI's absolute stopping criterion
+  # (1e-3) above it; the raw start is far below.
+  ref <- optim(c(starts[[2]]$W, starts[[2]]$H), function(x) -one(pmax(x, 0)),
+               method = "L-BFGS-B", lower = 0, control = list(factr = 1, pgtol = 0, maxit = 20000))
+  expect_identical(ref$convergence, 0L)
+  expect_lt(-ref$value - one(mu), 1e-3)
+  expect_gt(one(mu) - one(c(starts[[2]]$W, starts[[2]]$H)), 100)
+  # In the search it replaces its start and is the first candidate, offered
+  # as it is (the first candidate is always accepted).
+  fit <- bnmf(X, rank = R, method = "rrt", init = starts, iter = 5,
+              control = rrt_control(sigma2 = 0.01, max_failures = 5))
+  expect_identical(fit$stats$optimised, 2L)
+  expect_equal(unname(fit$accepted[[1]]$W), o$start$W, tolerance = 1e-8)
+  expect_equal(unname(fit$accepted[[1]]$H), o$start$H, tolerance = 1e-8)
+  expect_equal(fit$trace$elbo[1], one(mu), tolerance = 1e-8)
+  # optimise_iter = 0: the first start is offered first, at the prior's
+  # mode on its scale orbit
+  fit0 <- bnmf(X, rank = R, method = "rrt", init = starts, iter = 1,
+               control = rrt_control(sigma2 = 0.01, max_failures = 5, optimise_iter = 0))
+  expect_null(fit0$stats$optimised)
+  p1 <- bnmf:::prior_scale(c(starts[[1]]$W, starts[[1]]$H), I, J, R)
+  first <- bnmf:::nvi_rescale(p1, tg)
+  expect_equal(unname(c(fit0$accepted[[1]]$W, fit0$accepted[[1]]$H)), first, tolerance = 1e-12)
+  expect_error(rrt_control(optimise_iter = -1), class = "bnmf_error_input", regexp = "optimise_iter")
 })
 
 test_that("method rrt: input errors are classed and name the argument", {
