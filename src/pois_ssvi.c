@@ -200,7 +200,7 @@ static double ssvi_stats(const pois_data *pd, const int *SW, const int *SH, doub
                          ssvi_work *w)
 {
     const int I = pd->I, J = pd->J, K = pd->K;
-    const double lik = bnmf_pois_ratio_pass(pd, w->Wt, w->Ht, w->N1, w->N2);
+    const double lik = bnmf_pois_ratio_pass(pd, w->Wt, w->Ht, w->N1, w->N2, 1);
     for (int i = 0; i < I; i++)
         for (int k = 0; k < K; k++) {
             const size_t u = k + (size_t) i * K;

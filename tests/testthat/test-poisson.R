@@ -278,5 +278,5 @@ test_that("the Poisson likelihood refuses bad input with errors naming the argum
   err(beta_process(a0 = 0), "`a0`")
   err(ssvi_control(kappa = 2), "`kappa`")
   err(ssvi_control(mask_sweeps = 2, mask_samples = 3), "`mask_samples`")
-  err(masks(bnmf(X, rank = 2, method = "icm")), "`object`")
+  err(masks(suppressWarnings(bnmf(X, rank = 2, method = "icm"))), "`object`")
 })
