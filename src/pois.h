@@ -17,8 +17,10 @@ typedef struct {
     const nmf_data *d;
     int I, J, K;
     int nnz;
-    int *cp, *ri;        /* column pointers (J + 1), row of each count */
-    double *xv;          /* the counts, column order */
+    const int *cp, *ri;  /* column pointers (J + 1), row of each count */
+    const double *xv;    /* the counts, column order (the dgCMatrix's own
+                          * arrays when every stored value is a positive
+                          * count: no copy) */
     int *rp, *cj;        /* row pointers (I + 1), column of each count (row order) */
     double *rx;          /* the counts, row order */
     double lfact;        /* sum over the observed entries of log X_ij! */

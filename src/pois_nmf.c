@@ -97,32 +97,45 @@ void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *p
     const int I = d->I, J = d->J;
     pd->d = d;
     pd->I = I; pd->J = J; pd->K = d->K;
-    pd->cp = (int *) R_alloc((size_t) J + 1, sizeof(int));
+    int *cp = (int *) R_alloc((size_t) J + 1, sizeof(int));
     R_xlen_t nnz = 0;
     for (int j = 0; j < J; j++) {
-        pd->cp[j] = (int) nnz;
+        cp[j] = (int) nnz;
         R_xlen_t lo = d->sparse ? d->xp[j] : (R_xlen_t) j * I;
         R_xlen_t hi = d->sparse ? d->xp[j + 1] : (R_xlen_t) (j + 1) * I;
         for (R_xlen_t p = lo; p < hi; p++)
             if (!ISNAN(x[p]) && x[p] > 0.0) nnz++;
         if (nnz > INT_MAX) Rf_error("bnmf: more than 2^31 - 1 positive counts");
     }
-    pd->cp[J] = (int) nnz;
+    cp[J] = (int) nnz;
     pd->nnz = (int) nnz;
-    pd->ri = (int *) R_alloc(nnz ? nnz : 1, sizeof(int));
-    pd->xv = (double *) R_alloc(nnz ? nnz : 1, sizeof(double));
     double lf = 0.0, lfc[256];   /* log x! of the small counts, cached */
     for (int t = 0; t < 256; t++) lfc[t] = lgammafn(t + 1.0);
-    for (int j = 0; j < J; j++) {
-        R_xlen_t lo = d->sparse ? d->xp[j] : (R_xlen_t) j * I;
-        R_xlen_t hi = d->sparse ? d->xp[j + 1] : (R_xlen_t) (j + 1) * I;
-        int q = pd->cp[j];
-        for (R_xlen_t p = lo; p < hi; p++) {
-            if (ISNAN(x[p]) || !(x[p] > 0.0)) continue;
-            pd->ri[q] = d->sparse ? d->xi[p] : (int) (p - lo);
-            pd->xv[q++] = x[p];
-            lf += x[p] < 256.0 ? lfc[(int) x[p]] : lgammafn(x[p] + 1.0);
+    if (d->sparse && nnz == d->xp[J]) {
+        /* Every stored value is a positive count: the dgCMatrix's own
+         * layout, without a copy (this runs once per chunk of sweeps). */
+        pd->cp = d->xp;
+        pd->ri = d->xi;
+        pd->xv = x;
+        for (R_xlen_t q = 0; q < nnz; q++)
+            lf += x[q] < 256.0 ? lfc[(int) x[q]] : lgammafn(x[q] + 1.0);
+    } else {
+        int *ri = (int *) R_alloc(nnz ? nnz : 1, sizeof(int));
+        double *xv = (double *) R_alloc(nnz ? nnz : 1, sizeof(double));
+        for (int j = 0; j < J; j++) {
+            R_xlen_t lo = d->sparse ? d->xp[j] : (R_xlen_t) j * I;
+            R_xlen_t hi = d->sparse ? d->xp[j + 1] : (R_xlen_t) (j + 1) * I;
+            int q = cp[j];
+            for (R_xlen_t p = lo; p < hi; p++) {
+                if (ISNAN(x[p]) || !(x[p] > 0.0)) continue;
+                ri[q] = d->sparse ? d->xi[p] : (int) (p - lo);
+                xv[q++] = x[p];
+                lf += x[p] < 256.0 ? lfc[(int) x[p]] : lgammafn(x[p] + 1.0);
+            }
         }
+        pd->cp = cp;
+        pd->ri = ri;
+        pd->xv = xv;
     }
     pd->lfact = lf;
     pd->rp = pd->cj = NULL;
