@@ -138,7 +138,10 @@ tn_logdens <- function(x, mean, sd) {
     abort_input(sprintf("`%s` must be numeric, not %s.", arg, class(x)[1L]))
   }
   if (anyNA(x)) abort_input(sprintf("`%s` must not contain NA.", arg))
-  if (finite && !all(is.finite(x))) {
+  # integers without NA are finite; for doubles a finite sum (one pass, no
+  # allocation) proves every element finite, and only otherwise (an infinite
+  # element, or an overflowing sum) is each element looked at
+  if (finite && is.double(x) && !is.finite(sum(x)) && !all(is.finite(x))) {
     abort_input(sprintf("`%s` must be finite.", arg))
   }
   as.double(x)

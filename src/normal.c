@@ -2,8 +2,8 @@
  * normal.c -- exact standard normal draws built only on R's uniform
  * generator unif_rand(): the ziggurat method of Marsaglia and Tsang (2000)
  * with Marsaglia's (1964) exact tail.  Under R's default normal kind
- * (inversion), norm_rand() costs two uniforms and a qnorm(); this costs two
- * uniforms and a multiplication for 97.2% of the draws.
+ * (inversion), norm_rand() costs two uniforms and a qnorm(); this costs one
+ * uniform and a multiplication for 97.2% of the draws.
  *
  * 1. The ziggurat.  Let f(x) = exp(-x^2 / 2) on x >= 0 (the half-normal
  *    density up to a constant).  Cover the region under f by N = 128 blocks
@@ -53,15 +53,21 @@
  * 4. The bits.  R's uniforms have about 32 bits of resolution (k / 2^32
  *    under Mersenne-Twister, k / (2^32 - 208) under L'Ecuyer-CMRG, k / 2^30
  *    under Knuth-TAOCP) and are never 0 or 1.  The classic implementation
- *    takes the block from the low bits of one 32-bit integer and the
- *    position from the same integer, which makes the block and the position
- *    dependent (Doornik 2005).  Here each draw uses two uniforms:
- *        j = floor(2N U1): block i = j / 2 and sign s from j mod 2 (the top
- *        8 bits of U1; exactly independent and uniform when U1 = k / 2^32,
- *        uniform to within 2^-24 relatively under L'Ecuyer-CMRG);
- *        U = U2 for the position (its full resolution, independent of j);
- *    and the wedge test and the tail use further, fresh uniforms.  So the
- *    block, the sign, the position and the rejection heights are
+ *    takes the block from the low bits of a 32-bit integer and the position
+ *    from the whole integer, low bits included, which makes the block and
+ *    the position dependent (Doornik 2005).  Here one uniform U1 is split
+ *    into disjoint bits:
+ *        V = 2N U1,  j = floor(V),  W = V - j  (exact in floating point);
+ *        block i = floor(j / 2), sign s from j mod 2 (the top 8 bits),
+ *        position U = W (the remaining bits: 24 under Mersenne-Twister).
+ *    If U1 is uniform on (0, 1), j is uniform on 0..2N-1 and W is uniform on
+ *    [0, 1) independently of j; for U1 = k / 2^32 (Mersenne-Twister) this
+ *    holds exactly on the lattice, W = (k mod 2^24) / 2^24; under
+ *    L'Ecuyer-CMRG to within 2^-24 relatively.  So one uniform makes a draw
+ *    on the fast path, and its resolution is x_i 2^-24 <= 2.1e-7 in the
+ *    body (2^32 distinct values in all, as many as the uniform has); the
+ *    tail, which needs more, and the wedge's height take fresh uniforms, so
+ *    the block, the sign, the position and every rejection variable are
  *    independent, as the derivation above requires.  unif_rand() < 1, so
  *    j <= 2N - 1; it is masked all the same.
  *
@@ -141,9 +147,11 @@ static double norm_exp(void)
 double bnmf_norm_std(void)
 {
     for (;;) {
-        const int j = (int) (unif_rand() * (2.0 * ZN)) & (2 * ZN - 1);
+        const double u = unif_rand() * (2.0 * ZN);
+        const int j0 = (int) u;
+        const int j = j0 & (2 * ZN - 1);
         const int i = j >> 1;
-        double x = unif_rand() * zx[i];
+        double x = (u - j0) * zx[i];
         if (x < zx[i + 1]) return (j & 1) ? -x : x;
         if (i == 0) {                                   /* the tail */
             double t;
