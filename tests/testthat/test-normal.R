@@ -59,19 +59,37 @@ test_that("draws pass a KS test against pnorm", {
   }
 })
 
-test_that("the tail beyond r and beyond 4 has its exact probability", {
-  # 1e7 draws in chunks, keeping |z| > r only.  Expected counts: 5770 beyond
-  # r (sd 76) and 633 beyond 4 (sd 25).  Accepting r + E / r without
-  # Marsaglia's rejection would put 848 beyond 4 (z = 8.5); a tail that
-  # stopped at 8 or started elsewhere fails the KS test of the tail values.
+test_that("the tail and every layer of 1e7 draws carry their exact probability", {
+  # 1e7 draws in chunks of 1e6, keeping the counts of |z| in the intervals
+  # between the ziggurat's abscissae, [0, x_127], [x_127, x_126], ...,
+  # [x_2, r], (r, Inf), and the tail values themselves.
   withr::local_seed(302, .rng_kind = "Mersenne-Twister")
-  r <- .Call(C_norm_table)$r
+  tb <- .Call(C_norm_table)
+  r <- tb$r
+  edges <- rev(tb$x[-1])                      # 0 = x_128 < x_127 < ... < x_1 = r
   n_chunk <- 1e6
   n <- 10 * n_chunk
-  tail <- unlist(lapply(1:10, function(k) {
+  counts <- numeric(length(edges))
+  tail <- vector("list", 10)
+  for (k in 1:10) {
     z <- abs(norm_std(n_chunk))
-    z[z > r]
-  }))
+    counts <- counts + tabulate(findInterval(z, edges), nbins = length(edges))
+    tail[[k]] <- z[z > r]
+  }
+  tail <- unlist(tail)
+  # Pearson's statistic over the 128 intervals (the last one is the tail):
+  # chi-squared with 127 degrees of freedom.  A block boundary 20% off makes
+  # its rectangle miss (or wrongly include) a few 1e-4 of the mass, which
+  # this detects; the table test above checks the boundaries directly.
+  p_cell <- diff(2 * stats::pnorm(c(edges, Inf))) # P(x_{i+1} < |Z| <= x_i)
+  e <- n * p_cell
+  stat <- sum((counts - e)^2 / e)
+  expect_gt(stats::pchisq(stat, df = length(e) - 1, lower.tail = FALSE), 1e-3,
+            label = sprintf("chi-squared p-value of the layer counts (statistic %.1f)", stat))
+  # Expected counts: 5770 beyond r (sd 76) and 633 beyond 4 (sd 25).
+  # Accepting r + E / r without Marsaglia's rejection would put 848 beyond 4
+  # (z = 8.5); a tail that stopped early or started elsewhere also fails the
+  # KS test of the tail values below.
   for (b in c(r, 4)) {
     p <- 2 * stats::pnorm(b, lower.tail = FALSE)
     count <- sum(tail > b)
