@@ -29,6 +29,21 @@ ks_norm_p <- function(x, cdf = stats::pnorm) {
   )
 }
 
+# The abscissae r = x_1 > ... > x_127 > x_128 = 0 of the 128-block ziggurat,
+# computed here from the published r (Marsaglia and Tsang 2000) by the
+# recursion f(x_{i+1}) = f(x_i) + v / x_i, independently of the C code.
+zig_ref <- function(r = 3.442619855899, N = 128L) {
+  v <- r * exp(-r^2 / 2) + sqrt(2 * pi) * stats::pnorm(r, lower.tail = FALSE)
+  x <- numeric(N)
+  x[1] <- r
+  f <- exp(-r^2 / 2)
+  for (i in 1:(N - 2L)) {
+    f <- f + v / x[i]
+    x[i + 1] <- sqrt(-2 * log(f))
+  }
+  list(r = r, v = v, x = x)                   # x[N] = 0
+}
+
 test_that("the ziggurat's table solves its defining equations", {
   tb <- .Call(C_norm_table)
   N <- length(tb$x) - 1L
@@ -48,6 +63,8 @@ test_that("the ziggurat's table solves its defining equations", {
   rect <- x[2:N] * (f[3:(N + 1)] - f[2:N])
   expect_lt(max(abs(c(base, rect) / tb$v - 1)), 1e-12)
   expect_equal(x[1], tb$v / f[2], tolerance = 1e-15)
+  # the same abscissae as the recursion from the published r
+  expect_lt(max(abs(x[-1] - zig_ref()$x)), 1e-8)
 })
 
 test_that("draws pass a KS test against pnorm", {
@@ -61,12 +78,11 @@ test_that("draws pass a KS test against pnorm", {
 
 test_that("the tail and every layer of 1e7 draws carry their exact probability", {
   # 1e7 draws in chunks of 1e6, keeping the counts of |z| in the intervals
-  # between the ziggurat's abscissae, [0, x_127], [x_127, x_126], ...,
-  # [x_2, r], (r, Inf), and the tail values themselves.
+  # between the ziggurat's abscissae (as zig_ref() computes them), [0, x_127],
+  # [x_127, x_126], ..., [x_2, r], (r, Inf), and the tail values themselves.
   withr::local_seed(302, .rng_kind = "Mersenne-Twister")
-  tb <- .Call(C_norm_table)
-  r <- tb$r
-  edges <- rev(tb$x[-1])                      # 0 = x_128 < x_127 < ... < x_1 = r
+  r <- 3.442619855899
+  edges <- rev(zig_ref(r)$x)                  # 0 = x_128 < x_127 < ... < x_1 = r
   n_chunk <- 1e6
   n <- 10 * n_chunk
   counts <- numeric(length(edges))
