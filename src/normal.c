@@ -19,7 +19,7 @@
  *        f(x_{i+1}) = f(x_i) + v / x_i,   x_{i+1} = sqrt(-2 log f(x_{i+1})),
  *    and r is the root of the one equation f(x_N) = 1 (the top block ends
  *    at the mode).  Starting from a larger r gives a smaller v and a
- *    smaller f(x_N), so norm_init() finds r by bisection on [2, 5] (to the
+ *    smaller f(x_N), so bnmf_norm_init() finds r by bisection on [2, 5] (to the
  *    last bit; checked against the published r = 3.442619855899 and
  *    v = 9.91256303526217e-3 for N = 128 in tests/testthat/test-normal.R),
  *    then sets x_N = 0 and f(x_N) = 1 exactly.  The base is given the width
@@ -46,9 +46,9 @@
  *    r exp(-r t), and f(r + t) / (f(r) exp(-r t)) = exp(-t^2 / 2) =
  *    P(E2 > t^2 / 2).)  E = -log(U) from one uniform reaches only
  *    -log(2^-32) = 22.2, so a uniform below 2^-10 is refined by a second one
- *    (as in truncnorm.c): E reaches about 41, T about 12, and the tail is
- *    complete far beyond anything double precision sums will notice
- *    (P(Z > 10) = 7.6e-24).
+ *    (as in truncnorm.c): E reaches about 41, so r + T reaches about 12.5
+ *    (T^2 < 2 E2 <= 82), and the tail is complete far beyond anything a
+ *    sampler will notice (P(Z > 10) = 7.6e-24).
  *
  * 4. The bits.  R's uniforms have about 32 bits of resolution (k / 2^32
  *    under Mersenne-Twister, k / (2^32 - 208) under L'Ecuyer-CMRG, k / 2^30
@@ -59,7 +59,8 @@
  *    into disjoint bits:
  *        V = 2N U1,  j = floor(V),  W = V - j  (exact in floating point);
  *        block i = floor(j / 2), sign s from j mod 2 (the top 8 bits),
- *        position U = W (the remaining bits: 24 under Mersenne-Twister).
+ *        position U = W (the remaining bits: 24 under Mersenne-Twister,
+ *        22 under Knuth-TAOCP).
  *    If U1 is uniform on (0, 1), j is uniform on 0..2N-1 and W is uniform on
  *    [0, 1) independently of j; for U1 = k / 2^32 (Mersenne-Twister) this
  *    holds exactly on the lattice, W = (k mod 2^24) / 2^24; under
