@@ -19,7 +19,9 @@
 #'
 #' All parameters are recycled to length `n`, as in [stats::rnorm()]. The
 #' draws use R's random number generator, so [set.seed()] makes them
-#' reproducible.
+#' reproducible. Only its uniform generator is used (normal variates come
+#' from an exact ziggurat built on it), so `RNGkind(normal.kind =)` does not
+#' change them.
 #'
 #' @param n Number of draws: a single non-negative whole number, or a vector
 #'   whose length is taken as the number of draws (as in [stats::rnorm()]).
@@ -138,7 +140,10 @@ tn_logdens <- function(x, mean, sd) {
     abort_input(sprintf("`%s` must be numeric, not %s.", arg, class(x)[1L]))
   }
   if (anyNA(x)) abort_input(sprintf("`%s` must not contain NA.", arg))
-  if (finite && !all(is.finite(x))) {
+  # integers without NA are finite; for doubles a finite sum (one pass, no
+  # allocation) proves every element finite, and only otherwise (an infinite
+  # element, or an overflowing sum) is each element looked at
+  if (finite && is.double(x) && !is.finite(sum(x)) && !all(is.finite(x))) {
     abort_input(sprintf("`%s` must be finite.", arg))
   }
   as.double(x)

@@ -27,6 +27,17 @@
 #define FCONE
 #endif
 
+/* ---- normal.c: exact N(0, 1) draws from unif_rand() (ziggurat) -------- */
+
+/** Set up the ziggurat's tables; called once, from R_init_bnmf(). */
+void bnmf_norm_init(void);
+
+/**
+ * Draw Z ~ N(0, 1) exactly, using only unif_rand() (so RNGkind(normal.kind)
+ * plays no part); the caller brackets the calls with GetRNGstate/PutRNGstate.
+ */
+double bnmf_norm_std(void);
+
 /* ---- truncnorm.c: truncated normal distribution ------------------------ */
 
 /** Draw Z ~ N(0, 1) conditioned on a <= Z <= b (a < b; either may be infinite). */

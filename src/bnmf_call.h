@@ -3,6 +3,8 @@
 #define BNMF_CALL_H
 #include "bnmf.h"
 
+SEXP bnmf_norm_std_call(SEXP n);
+SEXP bnmf_norm_table_call(void);
 SEXP bnmf_rtnorm_call(SEXP n, SEXP mean, SEXP sd, SEXP lower, SEXP upper);
 SEXP bnmf_tn_moments_call(SEXP mean, SEXP sd);
 SEXP bnmf_tn_logdens_call(SEXP x, SEXP mean, SEXP sd);

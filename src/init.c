@@ -1,10 +1,13 @@
-/* init.c -- registration table of the .Call routines (and nothing else). */
+/* init.c -- registration table of the .Call routines, and the set-up of the
+ * normal generator's tables (normal.c) at load. */
 #include "bnmf_call.h"
 #include <R_ext/Rdynload.h>
 
 #define CALLDEF(name, n) { #name, (DL_FUNC) &bnmf_##name##_call, n }
 
 static const R_CallMethodDef call_methods[] = {
+    CALLDEF(norm_std, 1),
+    CALLDEF(norm_table, 0),
     CALLDEF(rtnorm, 5),
     CALLDEF(tn_moments, 2),
     CALLDEF(tn_logdens, 3),
@@ -32,4 +35,5 @@ void R_init_bnmf(DllInfo *dll)
     R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
+    bnmf_norm_init();
 }

@@ -279,7 +279,7 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
             !(Ay + By > 0.0);
         if (logs) scale_mode_logs(A, B, p, &mode, &Ay, &By);
         const double sd = 1.0 / sqrt(Ay + By);
-        const double u = mode + sd * norm_rand();
+        const double u = mode + sd * bnmf_norm_std();
         /* log target minus log proposal, at the proposal and at u = 0 (from
          * logs: A e^u = Ay e^(u - mode), B e^-u = By e^(mode - u)). */
         const double z1 = (u - mode) / sd, z0 = mode / sd;
@@ -629,7 +629,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             const double sd = 1.0 / sqrt(*tau);
             double ss = d->sumsq_obs;
             for (int m = 0; m < d->nmiss; m++) {
-                const double v = wh_miss[m] + sd * norm_rand();
+                const double v = wh_miss[m] + sd * bnmf_norm_std();
                 x[d->miss_pos[m]] = v;
                 ss += v * v;
             }

@@ -30,7 +30,11 @@
  *    (T') b < -A0: the mirror image, -Z with Z drawn on [-b, -a].
  *    (W)  otherwise (a <= A0, b >= -A0) and b - a > 2 (wide): rejection from
  *         N(0, 1), or from |N(0, 1)| if a >= 0 (-|N(0, 1)| if b <= 0).
- *         Acceptance >= Phi(2) - 1/2 = 0.477.
+ *         Acceptance >= Phi(2) - 1/2 = 0.477.  The N(0, 1) draws come from
+ *         the ziggurat of normal.c (bnmf_norm_std), not from norm_rand().
+ *         (Under R's default normal kind, norm_rand() is inversion, two
+ *         uniforms and a qnorm per draw; the ziggurat costs one uniform and
+ *         a multiplication 97.2% of the time.)
  *    (N)  0.5 <= b - a <= 2, so [a, b] lies in [-2.66, 2.66]: inversion,
  *         z = Phi^-1(Phi(a) + U (Phi(b) - Phi(a))), on the upper tails when
  *         a + b > 0.  Here Phi(b) - Phi(a) >= 0.13: no cancellation.
@@ -40,8 +44,10 @@
  *         Acceptance >= exp(-(1.16^2 - 0.66^2) / 2) = 0.63.  (Inversion would
  *         lose relative precision inside [a, b] when b - a is tiny.)
  *    Every branch has acceptance >= 0.47 whatever (a, b): the expected number
- *    of trials is <= 2.2.  Only R's RNG (unif_rand, norm_rand, exp_rand) is
- *    used; the caller brackets the calls with GetRNGstate/PutRNGstate.
+ *    of trials is <= 2.2.  Only R's uniform generator unif_rand() is used
+ *    (directly, and through bnmf_norm_std), so set.seed() and RNGkind(kind =)
+ *    determine the draws and RNGkind(normal.kind =) plays no part; the
+ *    caller brackets the calls with GetRNGstate/PutRNGstate.
  *
  * 2. log Mills ratio (bnmf_log_mills): log R(x) = log Q(x) - log phi(x) from
  *    Rmath (pnorm upper tail on the log scale, dnorm log) for x < 5, where
@@ -90,6 +96,10 @@
 #define TN_LM_CF 5.0   /* log Mills ratio by continued fraction for x >= this */
 #define TN_MOM_CF 3.0  /* moments by continued fraction for a >= this      */
 
+/* C99 isfinite(): R_FINITE is a function call (R_finite) in packages, which
+ * costs as much as a fast-path normal draw in the per-draw code below. */
+#define TN_FINITE(x) isfinite(x)
+
 /* ---- kernels ------------------------------------------------------------ */
 
 /*
@@ -116,7 +126,7 @@ static double tail_offset(double a, double b)
 {
     double c = 0.5 * a * a;      /* may be Inf: then d / c = 0, always accept */
     double d;
-    if (R_FINITE(b)) {
+    if (TN_FINITE(b)) {
         double em = expm1(-0.5 * (b - a) * (b + a));   /* in [-1, 0] */
         for (;;) {
             d = -log1p(unif_rand() * em);
@@ -141,11 +151,11 @@ static double middle_draw(double a, double b)
     double w = b - a, z;
     if (w > TN_WIDE) {                                     /* (W) */
         if (a >= 0.0) {
-            do z = fabs(norm_rand()); while (z < a || z > b);
+            do z = fabs(bnmf_norm_std()); while (z < a || z > b);
         } else if (b <= 0.0) {
-            do z = -fabs(norm_rand()); while (z < a || z > b);
+            do z = -fabs(bnmf_norm_std()); while (z < a || z > b);
         } else {
-            do z = norm_rand(); while (z < a || z > b);
+            do z = bnmf_norm_std(); while (z < a || z > b);
         }
         return z;
     }
@@ -190,7 +200,7 @@ static double trunc_exp(double scale, double w)
 
 double bnmf_rtnorm1(double mean, double sd, double lower, double upper)
 {
-    if (!(lower < upper) || !(sd > 0.0) || !R_FINITE(sd) || !R_FINITE(mean))
+    if (!(lower < upper) || !(sd > 0.0) || !TN_FINITE(sd) || !TN_FINITE(mean))
         return R_NaN;
     double a = (lower - mean) / sd, b = (upper - mean) / sd, x;
     if (a > TN_TAIL) {
@@ -318,10 +328,10 @@ SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
     const double *pm = REAL(mean), *ps = REAL(sd),
                  *pl = REAL(lower), *pu = REAL(upper);
     for (R_xlen_t i = 0; i < nm; i++)
-        if (!R_FINITE(pm[i]))
+        if (!TN_FINITE(pm[i]))
             Rf_error("`mean` must be finite (element %.0f).", (double) i + 1);
     for (R_xlen_t i = 0; i < ns; i++)
-        if (!(ps[i] > 0.0) || !R_FINITE(ps[i]))
+        if (!(ps[i] > 0.0) || !TN_FINITE(ps[i]))
             Rf_error("`sd` must be positive and finite (element %.0f).",
                      (double) i + 1);
     for (R_xlen_t i = 0; i < nl; i++)

@@ -343,3 +343,17 @@ test_that("the C entry points check their arguments", {
   expect_error(.Call(C_tn_logdens, 0, 0, "1"), "sd")
   expect_identical(.Call(C_tn_logdens, 0, numeric(0), 1), numeric(0))
 })
+
+test_that("rtnorm uses only the uniform generator: normal.kind plays no part", {
+  k <- RNGkind()
+  withr::defer(RNGkind(k[1], k[2], k[3]))   # withr alone may not restore kinds
+  # every branch, the wide one (normal rejection) included
+  mu <- c(0, 0, 0, -3, 2, 0.3)
+  lo <- c(-1, 0, -Inf, 0, 0, 0.2)
+  up <- c(Inf, Inf, -0.1, Inf, 0.5, 0.21)
+  a <- withr::with_seed(5, rtnorm(600, mu, 1, lo, up), .rng_normal_kind = "Inversion")
+  b <- withr::with_seed(5, rtnorm(600, mu, 1, lo, up), .rng_normal_kind = "Box-Muller")
+  d <- withr::with_seed(5, rtnorm(600, mu, 1, lo, up), .rng_normal_kind = "Kinderman-Ramage")
+  expect_identical(a, b)
+  expect_identical(a, d)
+})
