@@ -34,7 +34,6 @@ typedef struct {
 } pois_prior;
 
 /* pois_nmf.c */
-double bnmf_digamma(double x);
 void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *pd);
 void bnmf_pois_read(SEXP data, SEXP x, int K_needed, int by_row, nmf_data *d,
                     pois_data *pd);

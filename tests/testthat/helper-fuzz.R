@@ -76,6 +76,7 @@ fuzz_kl_args <- function(sparse = FALSE) {
 fuzz_templates <- function(name, nargs) {
   switch(name,
     rtnorm = list(list(3, 0, 1, 0, Inf)),
+    norm_std = list(list(10)),
     tn_moments = list(list(c(0, 1), 1)),
     tn_logdens = list(list(c(0.5, 1), 0, 1)),
     wh_entries = list(list(matrix(1, 2, 2), matrix(1, 2, 3), c(0L, 1L), c(2L, 0L))),
@@ -144,7 +145,7 @@ fuzz_cases <- function(routines = getDLLRegisteredRoutines("bnmf")$.Call) {
       add(sprintf("%s[%d] valid", nm, t), nm, base)
       for (a in seq_along(base)) {
         for (b in names(bad)) {
-          if (nm == "rtnorm" && a == 1L && b %in% c("huge_int", "over_int")) next
+          if (nm %in% c("rtnorm", "norm_std") && a == 1L && b %in% c("huge_int", "over_int")) next
           args <- base
           args[a] <- list(bad[[b]])
           add(sprintf("%s[%d] arg %d = %s", nm, t, a, b), nm, args,
@@ -177,10 +178,11 @@ fuzz_cases <- function(routines = getDLLRegisteredRoutines("bnmf")$.Call) {
           for (e in seq_along(base[[a]])) {
             vals <- c("NA_real", "nan", "inf", "minus_Inf", "neg_dbl", "huge_int",
                       "over_int", "huge_dbl")
-            # rtnorm(2^31) is a legitimate (if long) request for 2^31 draws;
-            # 1e15 draws cannot be allocated and must give an error.
-            if (nm == "rtnorm" && a == 1L) vals <- c(setdiff(vals, c("huge_int", "over_int")),
-                                                     "not_allocatable")
+            # rtnorm(2^31) is a legitimate (if long) request for 2^31 draws
+            # (so is norm_std's); 1e15 draws cannot be allocated and must
+            # give an error.
+            if (nm %in% c("rtnorm", "norm_std") && a == 1L)
+              vals <- c(setdiff(vals, c("huge_int", "over_int")), "not_allocatable")
             for (b in vals) {
               args <- base
               v <- args[[a]]
