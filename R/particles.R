@@ -62,8 +62,13 @@ start_data <- function(X, data, K, tol, iter) {
   if (!length(data$miss_pos)) return(X)
   mean_x <- data$sum_obs / data$n_obs
   st <- random_start(nrow(X), ncol(X), K, mean_x)
-  res <- run_chain(X, data, nnls_prior(nrow(X), ncol(X), K), "np", iter, 0L, 1L, "summary",
-                   tol, st, progress = FALSE, masked = TRUE)
+  # Only a completion for the starts: a fill that stops short of `tol` is
+  # still a fill, and a warning about an "NP iteration" the user did not ask
+  # for would only confuse.
+  res <- withCallingHandlers(
+    run_chain(X, data, nnls_prior(nrow(X), ncol(X), K), "np", iter, 0L, 1L, "summary",
+              tol, st, progress = FALSE, masked = TRUE),
+    bnmf_warning_convergence = function(w) invokeRestart("muffleWarning"))
   fill <- wh_entries(res$state$W, res$state$H, data$miss_i, data$miss_j)
   if (inherits(X, "dgCMatrix")) X@x[data$miss_pos + 1L] <- fill else X[data$miss_pos + 1L] <- fill
   X
