@@ -54,6 +54,12 @@
 #' the same fit. `fitted()` is \eqn{E[W] E[H]} (VB; SSVI: the means of the
 #' masked factors), the posterior mean of `W H` for Gibbs on a dense `X`;
 #' `sigma()` is `NA` (a Poisson model has no noise sd).
+#'
+#' `options(bnmf.threads = 2)` runs the passes over the counts of each VB
+#' sweep (all but O((I + J) K) of its work) on 2 threads, where the package
+#' was built with OpenMP; the default is 1. A fit with a given number of
+#' threads is reproducible; fits with different numbers of threads differ
+#' in the last bits (sums are added in another order).
 #' @references
 #' Cemgil, A. T. (2009). Bayesian inference for nonnegative matrix
 #' factorisation models. *Computational Intelligence and Neuroscience*,
@@ -285,6 +291,16 @@ poisson_tasks <- function(job) {
 
 # Chunks of a run: `step(n)` advances by n and returns list(trace, stop);
 # the chunk length aims at a quarter of a second. Returns the traces, rbind-ed.
+# Threads of the passes over the counts in VB sweeps: getOption("bnmf.threads"),
+# default 1 (see ?bnmf_poisson).
+pois_threads <- function() {
+  t <- getOption("bnmf.threads", 1L)
+  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != round(t) || t > 1024) {
+    abort_input("`options(bnmf.threads =)` must be a whole number between 1 and 1024.")
+  }
+  as.double(t)
+}
+
 pois_chunks <- function(total, step, pb, done = 0L, multiple = 1L) {
   traces <- list()
   chunk <- multiple
@@ -321,13 +337,14 @@ pois_vb_state <- function(W, H) {
 
 pois_vb_chain <- function(task, job) {
   s <- job$settings
+  threads <- pois_threads()
   st <- pois_start(task, job)
   q <- pois_vb_state(st$W, st$H)
   pb <- progress_start(job$chain_progress, s$iter, task$label)
   converged <- FALSE
   run <- pois_chunks(s$iter, function(n) {
     out <- .Call(C_pois_vb, q, job$data, job$xvals, job$prior_c,
-                 list(n = as.double(n), tol = as.double(s$tol)))
+                 list(n = as.double(n), tol = as.double(s$tol), threads = threads))
     converged <<- out$converged
     list(trace = out$trace, stop = out$converged)
   }, pb)

@@ -24,6 +24,7 @@ typedef struct {
     int *rp, *cj;        /* row pointers (I + 1), column of each count (row order) */
     double *rx;          /* the counts, row order */
     double lfact;        /* sum over the observed entries of log X_ij! */
+    int threads;         /* threads of the ratio passes (1 unless set) */
 } pois_data;
 
 /* Gamma(a, b) entries of W, Gamma(c, d) of H (shape, rate); the beta

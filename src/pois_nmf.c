@@ -84,6 +84,7 @@ void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *p
     const int I = d->I, J = d->J;
     pd->d = d;
     pd->I = I; pd->J = J; pd->K = d->K;
+    pd->threads = 1;
     int *cp = (int *) R_alloc((size_t) J + 1, sizeof(int));
     R_xlen_t nnz = 0;
     for (int j = 0; j < J; j++) {
@@ -232,25 +233,16 @@ double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H)
     return tot;
 }
 
-/**
- * One pass over the positive counts with At (K x I) and B (K x J):
- * s_ij = sum_k At[k, i] B[k, j]; returns sum X_ij log s_ij, and adds the
- * ratios r_ij = X_ij / s_ij into NAt[, i] += r_ij B[, j] (K x I) and
- * NB[, j] += r_ij At[, i] (K x J), each if not NULL (zeroed first). With
- * want_lik = 0 the log is skipped and 0 returned (a log per count is a
- * fifth of a VB sweep's second pass).
- */
-double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double *B,
-                            double *NAt, double *NB, int want_lik)
+/* Columns [j0, j1) of the ratio pass into NAt (K x I, added to), NB and
+ * the log-likelihood sum (returned). */
+static double ratio_cols(const pois_data *pd, const double *At, const double *B, double *NAt,
+                         double *NB, int want_lik, int j0, int j1)
 {
     const int K = pd->K;
-    if (NAt) memset(NAt, 0, sizeof(double) * K * pd->I);
-    if (NB) memset(NB, 0, sizeof(double) * K * pd->J);
     double lik = 0.0;
-    for (int j = 0; j < pd->J; j++) {
+    for (int j = j0; j < j1; j++) {
         const double *bj = B + (size_t) j * K;
         double *nb = NB ? NB + (size_t) j * K : NULL;
-        if ((j & 1023) == 1023) R_CheckUserInterrupt();
         for (int q = pd->cp[j]; q < pd->cp[j + 1]; q++) {
             const int i = pd->ri[q];
             const double *ai = At + (size_t) i * K;
@@ -266,6 +258,81 @@ double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double 
             if (nb)
                 for (int k = 0; k < K; k++) nb[k] += r * ai[k];
         }
+    }
+    return lik;
+}
+
+/* The first column of range t of T in [j0, j1), the ranges holding about
+ * equal numbers of counts: the smallest j with cp[j] - cp[j0] >= t / T of
+ * the block's counts (j0 for t = 0, j1 for t = T). */
+static int split_col(const int *cp, int j0, int j1, int t, int T)
+{
+    if (t <= 0) return j0;
+    if (t >= T) return j1;
+    const double target = cp[j0] + (double) (cp[j1] - cp[j0]) * t / T;
+    int lo = j0, hi = j1;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (cp[mid] >= target) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+/**
+ * One pass over the positive counts with At (K x I) and B (K x J):
+ * s_ij = sum_k At[k, i] B[k, j]; returns sum X_ij log s_ij, and adds the
+ * ratios r_ij = X_ij / s_ij into NAt[, i] += r_ij B[, j] (K x I) and
+ * NB[, j] += r_ij At[, i] (K x J), each if not NULL (zeroed first). With
+ * want_lik = 0 the log is skipped and 0 returned (a log per count is a
+ * fifth of a VB sweep's second pass).
+ *
+ * With pd->threads = T > 1 (OpenMP), each block of columns is split into T
+ * contiguous ranges of about equal counts, one per thread: NB's columns are disjoint, NAt gets a
+ * private copy per thread (but the first's) and the log-likelihood a
+ * partial sum per thread; both are added up in thread order afterwards, so
+ * the result depends on T but not on the scheduling. Interrupts are
+ * checked between blocks, outside the parallel region.
+ */
+double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double *B,
+                            double *NAt, double *NB, int want_lik)
+{
+    const int K = pd->K, J = pd->J;
+    const size_t nA = (size_t) K * pd->I;
+    if (NAt) memset(NAt, 0, sizeof(double) * nA);
+    if (NB) memset(NB, 0, sizeof(double) * K * J);
+    int T = pd->threads;
+#ifndef _OPENMP
+    T = 1;
+#endif
+    if (T > J) T = J > 0 ? J : 1;
+    double *priv = NULL, *part = (double *) R_alloc(T, sizeof(double));
+    if (T > 1 && NAt) {
+        priv = (double *) R_alloc((size_t) (T - 1) * nA, sizeof(double));
+        memset(priv, 0, sizeof(double) * (T - 1) * nA);
+    }
+    for (int t = 0; t < T; t++) part[t] = 0.0;
+    const int block = 4096;
+    for (int j0 = 0; j0 < J; j0 += block) {
+        const int j1 = J - j0 < block ? J : j0 + block;
+        if (T == 1) {
+            part[0] += ratio_cols(pd, At, B, NAt, NB, want_lik, j0, j1);
+        } else {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+            for (int t = 0; t < T; t++) {
+                const int a = split_col(pd->cp, j0, j1, t, T), b = split_col(pd->cp, j0, j1, t + 1, T);
+                double *na = NAt ? (t == 0 ? NAt : priv + (size_t) (t - 1) * nA) : NULL;
+                part[t] += ratio_cols(pd, At, B, na, NB, want_lik, a, b);
+            }
+        }
+        R_CheckUserInterrupt();
+    }
+    double lik = 0.0;
+    for (int t = 0; t < T; t++) lik += part[t];
+    for (int t = 1; t < T && NAt; t++) {
+        const double *p = priv + (size_t) (t - 1) * nA;
+        for (size_t u = 0; u < nA; u++) NAt[u] += p[u];
     }
     return lik;
 }
@@ -479,7 +546,8 @@ static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
 /*
  * .Call entry: advance a VB state (list(shape_W, rate_W, shape_H, rate_H, W,
  * H, elbo), modified in place) by ctrl$n sweeps. x: the counts (dense
- * matrix or dgCMatrix values); prior: list(a, b, c, d); ctrl: list(n, tol).
+ * matrix or dgCMatrix values); prior: list(a, b, c, d); ctrl: list(n, tol,
+ * threads).
  * Returns list(trace = the ELBO after each sweep, converged).
  */
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
@@ -487,6 +555,7 @@ SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
     bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     read_vb_state(state, &pd, &q);
+    pd.threads = bnmf_pois_count(ctrl, "threads", 1);
     const int n = bnmf_pois_count(ctrl, "n", 0);
     const double tol = bnmf_pois_ctrl(ctrl, "tol");
     int converged = 0;

@@ -42,9 +42,9 @@ test_that("VB sweeps give the same q however a run is cut into calls", {
   H0 <- matrix(stats::rgamma(24, 1), 2, 12)
   q1 <- bnmf:::pois_vb_state(W0, H0)
   q2 <- bnmf:::pois_vb_state(W0, H0)
-  t1 <- .Call(bnmf:::C_pois_vb, q1, data, d$X + 0, pr, list(n = 12, tol = 0))$trace
+  t1 <- .Call(bnmf:::C_pois_vb, q1, data, d$X + 0, pr, list(n = 12, tol = 0, threads = 1))$trace
   t2 <- unlist(lapply(1:4, function(r) {
-    .Call(bnmf:::C_pois_vb, q2, data, d$X + 0, pr, list(n = 3, tol = 0))$trace
+    .Call(bnmf:::C_pois_vb, q2, data, d$X + 0, pr, list(n = 3, tol = 0, threads = 1))$trace
   }))
   expect_identical(q1, q2)
   expect_identical(t1, t2)
@@ -69,6 +69,31 @@ test_that("the VB ELBO is the closed form, checked term by term in plain R", {
   }
   want <- lik + gterm(q$shape_W, q$rate_W, pr$a, pr$b) + gterm(q$shape_H, q$rate_H, pr$c, pr$d)
   expect_equal(bnmf:::pois_vb_elbo(X, q, pr), want, tolerance = 1e-12)
+})
+
+test_that("VB on several threads gives the one-thread fit, reproducibly", {
+  withr::local_seed(4)
+  # 5000 columns: more than one block of the pass (4096 columns)
+  Xs <- Matrix::rsparsematrix(30, 5000, 0.05, rand.x = function(n) rpois(n, 3) + 1)
+  Xn <- Xs
+  Xn[2, 7] <- NA                              # the copied layout, too
+  for (X in list(Xs, Xn)) {
+    fit <- function(threads) {
+      withr::local_options(bnmf.threads = threads)
+      set.seed(5)
+      suppressWarnings(bnmf(X, rank = 3, likelihood = "poisson", method = "vb", iter = 15))
+    }
+    one <- fit(1)
+    two <- fit(2)
+    expect_equal(two$W, one$W, tolerance = 1e-10)
+    expect_equal(two$H, one$H, tolerance = 1e-10)
+    expect_equal(two$trace$logpost, one$trace$logpost, tolerance = 1e-12)
+    expect_identical(fit(2)$W, two$W)
+    expect_equal(fit(3)$H, one$H, tolerance = 1e-10)
+  }
+  withr::local_options(bnmf.threads = 0)
+  expect_error(bnmf(Xs, rank = 2, likelihood = "poisson", method = "vb", iter = 2),
+               "bnmf.threads", class = "bnmf_error_input")
 })
 
 test_that("VB and Gibbs on a sparse X give the dense fit, with the same seed", {
