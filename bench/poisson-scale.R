@@ -13,7 +13,9 @@
 ##             W_fk ~ Gamma(0.5, 1) s, H_kt ~ Gamma(0.5, 1) s with the scale s
 ##             set so that P(X_ft > 0) = 0.05.
 ##   baseline  read X, load bnmf, do nothing (R's baseline memory with X).
-##   fit [iter] read X, VB at K = 20 (iter sweeps at most, default 200): time, recovery of the true
+##   fit [iter] [threads]
+##             read X, VB at K = 20 (iter sweeps at most, default 200; on
+##             `threads` threads, options(bnmf.threads), default 1): time, recovery of the true
 ##             factors (cosine similarity of the columns of W after
 ##             align_factors(), RRMSE of E[X] on 10^6 random entries).
 ##   sweep     on smaller sparse matrices (5000 x 10000 at 1, 2, 4, 8%
@@ -36,6 +38,8 @@ suppressPackageStartupMessages({
 })
 step <- commandArgs(TRUE)[1]
 iter_fit <- if (length(commandArgs(TRUE)) >= 2) as.integer(commandArgs(TRUE)[2]) else 200L
+threads <- if (length(commandArgs(TRUE)) >= 3) as.integer(commandArgs(TRUE)[3]) else 1L
+options(bnmf.threads = threads)
 path <- Sys.getenv("POISX_SCALE", "/tmp/poisson-scale.rds")
 K <- 20L
 
@@ -99,8 +103,8 @@ if (identical(step, "simulate")) {
   m0 <- rowSums(sim$W[f, ] * t(sim$H[, t]))
   m1 <- rowSums(fa$W[f, ] * t(fa$H[, t]))
   e <- elbo(fit)
-  cat(sprintf("fit: %.0f s for %d sweeps (%.2f s per sweep); X %.0f MB\n", secs, length(e),
-              secs / length(e), as.numeric(object.size(X)) / 2^20))
+  cat(sprintf("fit: %.0f s for %d sweeps (%.2f s per sweep) on %d thread(s); X %.0f MB\n", secs,
+              length(e), secs / length(e), threads, as.numeric(object.size(X)) / 2^20))
   cat(sprintf("recovery: cosine of the columns of W with the truth: median %.3f, min %.3f; RRMSE of E[X] on 1e6 entries %.3f\n",
               median(cosW), min(cosW), sqrt(sum((m1 - m0)^2) / sum(m0^2))))
   saveRDS(list(seconds = secs, sweeps = length(e), cosW = cosW,
