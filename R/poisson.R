@@ -342,9 +342,13 @@ pois_vb_chain <- function(task, job) {
   q <- pois_vb_state(st$W, st$H)
   pb <- progress_start(job$chain_progress, s$iter, task$label)
   converged <- FALSE
+  # what the first call finds out about the counts, reused by the others
+  known <- c(NA_real_, NA_real_)
   run <- pois_chunks(s$iter, function(n) {
     out <- .Call(C_pois_vb, q, job$data, job$xvals, job$prior_c,
-                 list(n = as.double(n), tol = as.double(s$tol), threads = threads))
+                 list(n = as.double(n), tol = as.double(s$tol), threads = threads,
+                      known = known))
+    known <<- out$known
     converged <<- out$converged
     list(trace = out$trace, stop = out$converged)
   }, pb)

@@ -86,6 +86,7 @@
  *     random variables. Journal of Statistical Software 5(8), 1-7.
  */
 #include "bnmf_call.h"
+#include "nmf.h"
 
 #define ZN 128                 /* number of blocks (a power of 2) */
 
@@ -196,25 +197,18 @@ SEXP bnmf_norm_std_call(SEXP n_)
 /* list(r, v, x = x_0..x_N, f = 0, f(x_1), ..., f(x_N) = 1) */
 SEXP bnmf_norm_table_call(void)
 {
-    int nprot = 0;
     if (!zready) Rf_error("the normal generator's tables are not set up.");
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprot++;
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 4)); nprot++;
-    SEXP x = PROTECT(Rf_allocVector(REALSXP, ZN + 1)); nprot++;
-    SEXP f = PROTECT(Rf_allocVector(REALSXP, ZN + 1)); nprot++;
+    SEXP v[4];
+    v[0] = PROTECT(Rf_ScalarReal(zr));
+    v[1] = PROTECT(Rf_ScalarReal(zv));
+    v[2] = PROTECT(Rf_allocVector(REALSXP, ZN + 1));
+    v[3] = PROTECT(Rf_allocVector(REALSXP, ZN + 1));
     for (int i = 0; i <= ZN; i++) {
-        REAL(x)[i] = zx[i];
-        REAL(f)[i] = zf[i];
+        REAL(v[2])[i] = zx[i];
+        REAL(v[3])[i] = zf[i];
     }
-    SET_VECTOR_ELT(out, 0, Rf_ScalarReal(zr));
-    SET_VECTOR_ELT(out, 1, Rf_ScalarReal(zv));
-    SET_VECTOR_ELT(out, 2, x);
-    SET_VECTOR_ELT(out, 3, f);
-    SET_STRING_ELT(nms, 0, Rf_mkChar("r"));
-    SET_STRING_ELT(nms, 1, Rf_mkChar("v"));
-    SET_STRING_ELT(nms, 2, Rf_mkChar("x"));
-    SET_STRING_ELT(nms, 3, Rf_mkChar("f"));
-    Rf_setAttrib(out, R_NamesSymbol, nms);
-    UNPROTECT(nprot);
+    const char *names[] = {"r", "v", "x", "f"};
+    SEXP out = bnmf_named_list(4, names, v);
+    UNPROTECT(4);
     return out;
 }

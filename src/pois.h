@@ -36,6 +36,8 @@ typedef struct {
 
 /* pois_nmf.c */
 void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *pd);
+void bnmf_pois_data_known(const nmf_data *d, const double *x, int by_row, const double *known,
+                          pois_data *pd);
 void bnmf_pois_read(SEXP data, SEXP x, int K_needed, int by_row, nmf_data *d,
                     pois_data *pd);
 void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp);

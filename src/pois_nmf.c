@@ -81,10 +81,32 @@ static inline void lgamma_digamma(double x, double *lg, double *dg)
  */
 void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *pd)
 {
+    bnmf_pois_data_known(d, x, by_row, NULL, pd);
+}
+
+/* As bnmf_pois_data(); `known`, if not NULL and finite, holds what an earlier
+ * call on the same x found: the number of positive counts and their sum of
+ * log x!. When every stored value of a dgCMatrix is a positive count, the
+ * two passes over the values that find them are then skipped (they would
+ * be repeated for every chunk of sweeps). */
+void bnmf_pois_data_known(const nmf_data *d, const double *x, int by_row, const double *known,
+                          pois_data *pd)
+{
     const int I = d->I, J = d->J;
     pd->d = d;
     pd->I = I; pd->J = J; pd->K = d->K;
     pd->threads = 1;
+    if (known && d->sparse && R_FINITE(known[0]) && R_FINITE(known[1]) &&
+        known[0] == (double) d->xp[J] && !by_row) {
+        pd->nnz = d->xp[J];
+        pd->cp = d->xp;
+        pd->ri = d->xi;
+        pd->xv = x;
+        pd->lfact = known[1];
+        pd->rp = pd->cj = NULL;
+        pd->rx = NULL;
+        return;
+    }
     int *cp = (int *) R_alloc((size_t) J + 1, sizeof(int));
     R_xlen_t nnz = 0;
     for (int j = 0; j < J; j++) {
@@ -547,27 +569,36 @@ static void read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
  * .Call entry: advance a VB state (list(shape_W, rate_W, shape_H, rate_H, W,
  * H, elbo), modified in place) by ctrl$n sweeps. x: the counts (dense
  * matrix or dgCMatrix values); prior: list(a, b, c, d); ctrl: list(n, tol,
- * threads).
- * Returns list(trace = the ELBO after each sweep, converged).
+ * threads, known = c(NA, NA) or the `known` of an earlier call on the same
+ * data, see bnmf_pois_data_known()).
+ * Returns list(trace = the ELBO after each sweep, converged, known).
  */
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
     nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
-    bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
+    bnmf_read_data(data, 1, &d);
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
+        Rf_error("bnmf internal error: x must be a double vector of the data's length");
+    const double *known = bnmf_real_elt(ctrl, "known", 2);
+    bnmf_pois_data_known(&d, REAL(x), 0, known, &pd);
+    bnmf_pois_read_prior(prior, 0, &pp);
     read_vb_state(state, &pd, &q);
     pd.threads = bnmf_pois_count(ctrl, "threads", 1);
     const int n = bnmf_pois_count(ctrl, "n", 0);
     const double tol = bnmf_pois_ctrl(ctrl, "tol");
     int converged = 0;
-    SEXP v[2];
+    SEXP v[3];
     double *tr = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
     const int done = pois_vb(&pd, &pp, &q, n, tol, tr, &converged);
     v[0] = PROTECT(Rf_allocVector(REALSXP, done));
     memcpy(REAL(v[0]), tr, sizeof(double) * done);
     v[1] = PROTECT(Rf_ScalarLogical(converged));
-    const char *names[] = {"trace", "converged"};
-    SEXP out = bnmf_named_list(2, names, v);
-    UNPROTECT(2);
+    v[2] = PROTECT(Rf_allocVector(REALSXP, 2));
+    REAL(v[2])[0] = pd.nnz;
+    REAL(v[2])[1] = pd.lfact;
+    const char *names[] = {"trace", "converged", "known"};
+    SEXP out = bnmf_named_list(3, names, v);
+    UNPROTECT(3);
     return out;
 }
 

@@ -26,6 +26,7 @@
  */
 #include "bnmf.h"
 #include "bnmf_call.h"
+#include "nmf.h"
 #include "particles.h"
 
 /* Solve the equality-constrained problem on the free set F (nf indices).
@@ -236,17 +237,13 @@ SEXP bnmf_simplex_qp_call(SEXP K, SEXP tol, SEXP maxit)
     const int status = bnmf_simplex_qp(REAL(K), M, REAL(w), Rf_asReal(tol),
                                        Rf_asInteger(maxit), &iter);
     const double kkt = bnmf_simplex_kkt(REAL(K), M, REAL(w));
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprotect++;
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 4)); nprotect++;
-    SET_VECTOR_ELT(out, 0, w);
-    SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(status));
-    SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(iter));
-    SET_VECTOR_ELT(out, 3, Rf_ScalarReal(kkt));
-    SET_STRING_ELT(nms, 0, Rf_mkChar("weights"));
-    SET_STRING_ELT(nms, 1, Rf_mkChar("status"));
-    SET_STRING_ELT(nms, 2, Rf_mkChar("iterations"));
-    SET_STRING_ELT(nms, 3, Rf_mkChar("kkt"));
-    Rf_setAttrib(out, R_NamesSymbol, nms);
+    SEXP v[4];
+    v[0] = w;
+    v[1] = PROTECT(Rf_ScalarInteger(status)); nprotect++;
+    v[2] = PROTECT(Rf_ScalarInteger(iter)); nprotect++;
+    v[3] = PROTECT(Rf_ScalarReal(kkt)); nprotect++;
+    const char *names[] = {"weights", "status", "iterations", "kkt"};
+    SEXP out = bnmf_named_list(4, names, v);
     UNPROTECT(nprotect);
     return out;
 }

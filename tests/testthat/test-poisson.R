@@ -42,9 +42,9 @@ test_that("VB sweeps give the same q however a run is cut into calls", {
   H0 <- matrix(stats::rgamma(24, 1), 2, 12)
   q1 <- bnmf:::pois_vb_state(W0, H0)
   q2 <- bnmf:::pois_vb_state(W0, H0)
-  t1 <- .Call(bnmf:::C_pois_vb, q1, data, d$X + 0, pr, list(n = 12, tol = 0, threads = 1))$trace
+  t1 <- .Call(bnmf:::C_pois_vb, q1, data, d$X + 0, pr, list(n = 12, tol = 0, threads = 1, known = c(NA_real_, NA_real_)))$trace
   t2 <- unlist(lapply(1:4, function(r) {
-    .Call(bnmf:::C_pois_vb, q2, data, d$X + 0, pr, list(n = 3, tol = 0, threads = 1))$trace
+    .Call(bnmf:::C_pois_vb, q2, data, d$X + 0, pr, list(n = 3, tol = 0, threads = 1, known = c(NA_real_, NA_real_)))$trace
   }))
   expect_identical(q1, q2)
   expect_identical(t1, t2)
@@ -91,6 +91,16 @@ test_that("VB on several threads gives the one-thread fit, reproducibly", {
     expect_identical(fit(2)$W, two$W)
     expect_equal(fit(3)$H, one$H, tolerance = 1e-10)
   }
+  # Later chunks of a sparse fit reuse what the first found about the counts
+  # (bnmf_pois_data_known()); the dense fit builds its layout every time.
+  set.seed(5)
+  dense <- suppressWarnings(bnmf(as.matrix(Xs), rank = 3, likelihood = "poisson",
+                                 method = "vb", iter = 15))
+  set.seed(5)
+  sparse <- suppressWarnings(bnmf(Xs, rank = 3, likelihood = "poisson", method = "vb",
+                                  iter = 15))
+  expect_identical(sparse$W, dense$W)
+  expect_identical(sparse$trace$logpost, dense$trace$logpost)
   withr::local_options(bnmf.threads = 0)
   expect_error(bnmf(Xs, rank = 2, likelihood = "poisson", method = "vb", iter = 2),
                "bnmf.threads", class = "bnmf_error_input")
