@@ -1,8 +1,10 @@
 # The table of bench/rrt-elbo.R: mean ELBO [25%, 75%] and mean number of
 # components kept, per data set, likelihood and search; for the Uniform
 # likelihood also the deviation from the data set's mean ELBO (the paper's
-# Table 3). Run: Rscript bench/rrt-elbo-table.R (every bench/rrt-results/elbo*.rds)
-files <- list.files("bench/rrt-results", "^elbo.*[.]rds$", full.names = TRUE)
+# Table 3). Run: Rscript bench/rrt-elbo-table.R [pattern] (the files of
+# bench/rrt-results matching the regular expression, default every elbo*.rds)
+pattern <- if (length(commandArgs(TRUE))) commandArgs(TRUE)[1] else "^elbo.*[.]rds$"
+files <- list.files("bench/rrt-results", pattern, full.names = TRUE)
 res <- do.call(rbind, lapply(files, function(f) readRDS(f)$results))
 q <- function(v) sprintf("%.4g [%.4g, %.4g]", mean(v), quantile(v, 0.25), quantile(v, 0.75))
 tab <- do.call(rbind, lapply(split(res, list(res$data, res$likelihood, res$search), drop = TRUE),
