@@ -238,7 +238,11 @@ feasible_start <- function(X, R, control, data, flat, target, tries = 10L) {
 # optimised start (flagged `optimised`, so that it is offered as it is) and
 # the one-component ELBO before and after.
 rrt_optimise_start <- function(starts, target, iter) {
-  rss <- vapply(starts, function(s) sum((target$X - s$W %*% s$H)^2), numeric(1))
+  # |X - W H|^2 = |X|^2 - 2 tr(W' X H') + tr(W'W H H'): no I x J residual.
+  xx <- sum(target$X^2)
+  rss <- vapply(starts, function(s) {
+    xx - 2 * sum(crossprod(s$W, target$X) * s$H) + sum(crossprod(s$W) * tcrossprod(s$H))
+  }, numeric(1))
   k <- which.min(rss)
   theta <- prior_scale(c(starts[[k]]$W, starts[[k]]$H), target$I, target$J, target$R)
   theta <- nvi_rescale(theta, target)
@@ -678,6 +682,19 @@ validate_rrt_fit <- function(fit) {
 #' bnmf's sampler with the noise precision held at `1 / sigma2`. `X` must be
 #' dense, complete and non-negative. See [summary.bnmf_rrt()], [plot.bnmf_rrt()],
 #' [factors.bnmf_rrt()].
+#'
+#' The prior's rate matters more here than elsewhere. A component's weight
+#' is proportional to the exponential of its expected log joint, and under
+#' the Uniform likelihood the log joint of a factorisation inside the box is
+#' the prior's alone, `-rate * sum(W, H)` plus a constant. Between
+#' factorisations that all explain the data, `sum(W, H)` (over `(I + J) R`
+#' entries) can differ by tens of units, so at `rate = 1` the mixture keeps
+#' only the candidates of smallest `sum(W, H)`, often a single component,
+#' however many distinct modes the tree reaches. A weak prior (for example
+#' `prior = exponential(0.01)`) lets the mixture keep every mode the data
+#' allow: on the 500 x 500 Laurberg toy of the paper, started at one exact
+#' solution, the tree reaches the other at either rate, but only the weak
+#' prior keeps components near both (`vignette("exploration")`).
 #' @rdname bnmf
 #' @name bnmf
 NULL

@@ -9,6 +9,7 @@
 # Run: R_LIBS=<lib> Rscript bench/rrt-elbo.R [reps = 10] [seconds = 5] [starts = 10]
 #        [data = "leukemia,AML"] [NVI iterations = 10] [output = elbo]
 #        [skip = "likelihood:search,..." runs left out, e.g. "gaussian:nvi4"]
+#        [rate = 1: the exponential prior's rate on W and H]
 # Results: bench/rrt-results/elbo.rds (saved after every run) and the table
 # printed by bench/rrt-elbo-table.R.
 suppressMessages({
@@ -24,6 +25,7 @@ which_sets <- if (length(targs) >= 4) strsplit(targs[4], ",")[[1]] else c("leuke
 nvi_iter <- if (length(args) >= 5 && !is.na(args[5])) args[5] else 10
 out_name <- if (length(targs) >= 6) targs[6] else "elbo"
 skip <- if (length(targs) >= 7) strsplit(targs[7], ",")[[1]] else character()
+rate <- if (length(args) >= 8 && !is.na(args[8])) args[8] else 1
 data(esGolub, package = "NMF")
 sets <- list(AML = exprs(esGolub), leukemia = bnmf::leukemia)[which_sets]
 out_file <- sprintf("bench/rrt-results/%s.rds", out_name)
@@ -42,20 +44,20 @@ for (nm in names(sets)) {
       for (r in seq_len(reps)) {
         set.seed(1000 * r + 7)
         t0 <- proc.time()[[3]]
-        fit <- bnmf(X, rank = 3, method = "rrt", likelihood = lik,
+        fit <- bnmf(X, rank = 3, method = "rrt", likelihood = lik, prior = exponential(rate),
                     iter = switch(search, rrt = 5000, gibbs = , hmc = 10000, nvi_iter),
                     control = rrt_control(search = search, sigma2 = tg_g$sigma2,
                                           epsilon = tg_u$epsilon, starts = starts,
                                           time_limit = secs))
         rows[[length(rows) + 1]] <- data.frame(
-          data = nm, likelihood = lik, search = search, rep = r, elbo = fit$elbo,
+          data = nm, likelihood = lik, search = search, rate = rate, rep = r, elbo = fit$elbo,
           kept = length(fit$weights), processed = fit$stats$processed,
           accepted = fit$stats$accepted, time = proc.time()[[3]] - t0)
         cat(sprintf("%s %s %s rep %d: ELBO %.6g, %d kept, %d processed, %.1fs\n", nm, lik,
                     search, r, fit$elbo, length(fit$weights), fit$stats$processed,
                     proc.time()[[3]] - t0))
         saveRDS(list(results = do.call(rbind, rows), reps = reps, secs = secs, starts = starts,
-                     nvi_iter = nvi_iter), out_file)
+                     nvi_iter = nvi_iter, rate = rate), out_file)
       }
     }
   }

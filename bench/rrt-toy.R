@@ -5,10 +5,20 @@
 # components lie nearer each known solution (WAD), and the persistence
 # (greedy covering numbers at radii in degrees).
 # Run: R_LIBS=<lib> Rscript bench/rrt-toy.R [seconds per search, default 120]
+#        [rate of the exponential prior on W and H, default 1] [output, default toy]
+# Under the Uniform likelihood the log joint inside the box is the prior's,
+# -rate * sum(W, H): at rate 1 on the 3000 entries of W and H the candidates
+# differ by many nats in it, and the ONVI weights (proportional to the
+# exponential of each component's expected log joint) keep only the region
+# of smallest sum(W, H); a weak prior (rate 0.01) lets the data decide.
 suppressMessages(library(bnmf))
 laurberg_toy <- bnmf:::laurberg_toy
 secs <- as.numeric(commandArgs(TRUE)[1])
 if (is.na(secs)) secs <- 120
+rate <- as.numeric(commandArgs(TRUE)[2])
+if (is.na(rate)) rate <- 1
+out_name <- commandArgs(TRUE)[3]
+if (is.na(out_name)) out_name <- "toy"
 set.seed(2)
 toy <- laurberg_toy(500, noise = 0.01)
 s1 <- toy$solutions[[1]]
@@ -20,6 +30,7 @@ for (search in c("rrt", "nvi10", "hmc")) {
   set.seed(3)
   t0 <- proc.time()[[3]]
   fit <- bnmf(toy$X, rank = 3, method = "rrt", likelihood = "uniform", init = s1,
+              prior = exponential(rate),
               iter = switch(search, rrt = 5000, hmc = 2000, nvi10 = 100),
               control = rrt_control(search = search, epsilon = eps, time_limit = secs))
   fs <- if (search == "nvi10") fit$components else fit$accepted
@@ -27,17 +38,21 @@ for (search in c("rrt", "nvi10", "hmc")) {
   D <- wad(fs)
   cov <- covering_number(D, epsilon = radii)$covering
   curve <- covering_number(D, epsilon = 10^seq(-3, log10(max(D, 1e-3)), length.out = 60))
-  res[[search]] <- list(search = search, time = proc.time()[[3]] - t0, n = length(fs),
+  dk <- vapply(fit$components, function(f) c(wad(f, s1), wad(f, s2)), numeric(2))
+  res[[search]] <- list(search = search, rate = rate, time = proc.time()[[3]] - t0, n = length(fs),
                         near_s1 = sum(d[1, ] < d[2, ]), near_s2 = sum(d[2, ] < d[1, ]),
+                        kept = ncol(dk), kept_s1 = sum(dk[1, ] < dk[2, ]),
+                        kept_s2 = sum(dk[2, ] < dk[1, ]),
                         max_wad_s1 = max(d[1, ]), covering = cov,
                         curve = data.frame(epsilon = curve$epsilon, covering = curve$covering),
                         projection = bnmf:::rrt_projection(toy$X, fs),
                         stats = fit$stats[c("processed", "accepted", "expansions", "stop")])
   r <- res[[search]]
-  cat(sprintf("%-5s %6.1fs: %3d components (%d nearer s1, %d nearer s2; max WAD to s1 %.2f deg); covering at %s deg: %s\n",
+  cat(sprintf("%-5s %6.1fs: %3d components (%d nearer s1, %d nearer s2; max WAD to s1 %.2f deg); covering at %s deg: %s; final mixture %d (%d / %d)\n",
               search, r$time, r$n, r$near_s1, r$near_s2, r$max_wad_s1,
-              paste(radii, collapse = "/"), paste(cov, collapse = "/")))
+              paste(radii, collapse = "/"), paste(cov, collapse = "/"), r$kept, r$kept_s1,
+              r$kept_s2))
 }
 res$wad_s1_s2 <- wad(s1, s2)
 dir.create("bench/rrt-results", showWarnings = FALSE)
-saveRDS(res, "bench/rrt-results/toy.rds")
+saveRDS(res, sprintf("bench/rrt-results/%s.rds", out_name))

@@ -1,20 +1,38 @@
 # The small saved results that vignettes/exploration.Rmd reads, from the
 # outputs of bench/rrt-toy.R, bench/rrt-elbo.R and bench/rrt-speed.R.
-# Run: Rscript bench/rrt-vignette-data.R
+# Run: Rscript bench/rrt-vignette-data.R [pattern of the ELBO result files]
+# (default: the runs on the current code, 10 repetitions; older files in
+# bench/rrt-results are kept for bench/README.md but not shown).
 `%||%` <- function(a, b) if (is.null(a)) b else a
 rd <- function(f) if (file.exists(f)) readRDS(f)
-toy <- rd("bench/rrt-results/toy.rds")
-elbo_files <- list.files("bench/rrt-results", "^elbo.*[.]rds$", full.names = TRUE)
+pattern <- commandArgs(TRUE)[1]
+if (is.na(pattern)) pattern <- "^elbo-(leukemia|aml)-10.*[.]rds$"
+# The toy at the default prior rate (1) and at a weak one (0.01).
+toys <- list(rate1 = rd("bench/rrt-results/toy.rds"),
+             rate0.01 = rd("bench/rrt-results/toy-rate0.01.rds"))
+toys <- toys[!vapply(toys, is.null, logical(1))]
+elbo_files <- list.files("bench/rrt-results", pattern, full.names = TRUE)
 elbo_runs <- lapply(elbo_files, readRDS)
-elbo <- list(results = do.call(rbind, lapply(elbo_runs, `[[`, "results")),
+elbo <- list(results = do.call(rbind, lapply(elbo_runs, function(e) {
+               r <- e$results
+               if (is.null(r$rate)) r$rate <- e$rate %||% 1
+               r[c("data", "likelihood", "search", "rate", "rep", "elbo", "kept", "processed",
+                   "accepted", "time")]
+             })),
              settings = do.call(rbind, lapply(elbo_runs, function(e) {
-               data.frame(data = paste(unique(e$results$data), collapse = ","), reps = e$reps,
-                          secs = e$secs, starts = e$starts, nvi_iter = e$nvi_iter %||% NA)
+               data.frame(data = paste(unique(e$results$data), collapse = ","),
+                          rate = e$rate %||% 1, reps = e$reps, secs = e$secs,
+                          starts = e$starts, nvi_iter = e$nvi_iter %||% NA)
              })))
 speed <- rd("bench/rrt-results/speed.rds")
 out <- list(
-  toy = if (!is.null(toy)) lapply(toy[c("rrt", "nvi10", "hmc")], function(r) r[setdiff(names(r), "projection")]),
-  toy_wad = toy$wad_s1_s2,
+  toy = unlist(lapply(names(toys), function(nm) {
+    lapply(toys[[nm]][c("rrt", "nvi10", "hmc")], function(r) {
+      r$rate <- r$rate %||% 1
+      r[setdiff(names(r), "projection")]
+    })
+  }), recursive = FALSE),
+  toy_wad = toys[[1]]$wad_s1_s2,
   elbo = elbo$results, elbo_settings = elbo$settings,
   speed = if (!is.null(speed)) do.call(rbind, lapply(speed, function(r) {
     data.frame(data = sprintf("%d x %d, R = %d", r$dims[1], r$dims[2], r$rank),

@@ -84,6 +84,18 @@ void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *p
     bnmf_pois_data_known(d, x, by_row, NULL, pd);
 }
 
+/* The dgCMatrix's own column layout as that of the positive counts (every
+ * stored value is one): no copy, no row layout. */
+static void pois_data_in_place(const nmf_data *d, const double *x, pois_data *pd)
+{
+    pd->nnz = d->xp[d->J];
+    pd->cp = d->xp;
+    pd->ri = d->xi;
+    pd->xv = x;
+    pd->rp = pd->cj = NULL;
+    pd->rx = NULL;
+}
+
 /* As bnmf_pois_data(); `known`, if not NULL and finite, holds what an earlier
  * call on the same x found: the number of positive counts and their sum of
  * log x!. When every stored value of a dgCMatrix is a positive count, the
@@ -98,13 +110,8 @@ void bnmf_pois_data_known(const nmf_data *d, const double *x, int by_row, const 
     pd->threads = 1;
     if (known && d->sparse && R_FINITE(known[0]) && R_FINITE(known[1]) &&
         known[0] == (double) d->xp[J] && !by_row) {
-        pd->nnz = d->xp[J];
-        pd->cp = d->xp;
-        pd->ri = d->xi;
-        pd->xv = x;
+        pois_data_in_place(d, x, pd);
         pd->lfact = known[1];
-        pd->rp = pd->cj = NULL;
-        pd->rx = NULL;
         return;
     }
     int *cp = (int *) R_alloc((size_t) J + 1, sizeof(int));
@@ -124,9 +131,7 @@ void bnmf_pois_data_known(const nmf_data *d, const double *x, int by_row, const 
     if (d->sparse && nnz == d->xp[J]) {
         /* Every stored value is a positive count: the dgCMatrix's own
          * layout, without a copy (this runs once per chunk of sweeps). */
-        pd->cp = d->xp;
-        pd->ri = d->xi;
-        pd->xv = x;
+        pois_data_in_place(d, x, pd);
         for (R_xlen_t q = 0; q < nnz; q++)
             lf += x[q] < 256.0 ? lfc[(int) x[q]] : lgammafn(x[q] + 1.0);
     } else {
