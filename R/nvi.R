@@ -70,7 +70,8 @@
 #   epsilon^2 / 3 of Uniform(-epsilon, epsilon)) at the first centre theta_1
 #   offered (or the first start of nvi_fit()), in closed form:
 #   s = D (epsilon^2 / 3) / (sum_i n_i ||W_i.||^2 + sum_j m_j ||H_.j||^2),
-#   one value for every component (onvi_new(sigma2_fixed =) sets it
+#   taken at the scale of the orbit (W_k c_k, H_k / c_k) where it is largest
+#   (nvi_uniform_var()), one value for every component (onvi_new(sigma2_fixed =) sets it
 #   instead). Only w is optimised. The acceptance threshold (section 4.3,
 #   "the increase in entropy by a prospective component perturbed by
 #   sigma_m in every dimension from an existing component") is the largest
@@ -210,11 +211,18 @@ nvi_first_fits <- function(X, R, n) {
 }
 
 # The one-component variance of the Uniform likelihood: NVI with M = 1 of the
-# moment-matched Gaussian likelihood (sigma2 = epsilon^2 / 3) at theta.
+# moment-matched Gaussian likelihood (sigma2 = epsilon^2 / 3) at theta, at
+# the best scale of theta's orbit (W_k c_k, H_k / c_k: the same likelihood).
+# Factor k adds c_k^2 a_k + b_k / c_k^2 to the curvature, with
+# a_k = sum_i n_i W_ik^2 and b_k = sum_j m_j H_kj^2, least at 2 sqrt(a_k b_k):
+# so the variance does not depend on the scale a centre is offered at (a
+# factor with a_k or b_k zero keeps a_k + b_k, its curvature as given).
 nvi_uniform_var <- function(theta, target) {
   p <- target$split(theta)
-  curv <- sum(target$ni * rowSums(p$W^2)) + sum(target$mj * colSums(p$H^2))
-  if (curv <= 0) return(NA_real_)
+  a <- colSums(target$ni * p$W^2)
+  b <- colSums(target$mj * t(p$H^2))
+  curv <- sum(ifelse(a > 0 & b > 0, 2 * sqrt(a * b), a + b))
+  if (!(curv > 0)) return(NA_real_)
   target$D * target$epsilon^2 / 3 / curv
 }
 

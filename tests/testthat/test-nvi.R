@@ -228,9 +228,18 @@ test_that("uniform ONVI: fixed variance from one-component NVI and the entropy t
   st <- nvi_ns("onvi_new")(tu)
   o <- nvi_ns("onvi_offer")(st, th1, tu)
   expect_true(o$accepted)
-  # NVI with M = 1 of the moment-matched Gaussian (variance epsilon^2 / 3).
+  # NVI with M = 1 of the moment-matched Gaussian (variance epsilon^2 / 3),
+  # at the best scale of the orbit (W_k c_k, H_k / c_k): the largest
+  # -D / tr Hess over the orbit, found here by numerical optimisation.
   tg <- nvi_ns("nvi_target")(toy$target$X, 2, sigma2 = 0.3^2 / 3)
-  expect_equal(o$state$sigma2, -tg$D / tg$hess_trace(th1))
+  orbit <- function(lc) c(W * rep(exp(lc), each = 4), H / exp(lc))
+  best <- optim(c(0, 0), function(lc) -tg$hess_trace(orbit(lc)), method = "BFGS",
+                control = list(reltol = 1e-14))
+  expect_equal(o$state$sigma2, tg$D / best$value, tolerance = 1e-8)
+  expect_gt(o$state$sigma2, -tg$D / tg$hess_trace(th1)) # th1 is not at that scale
+  # the same variance whatever the scale the first centre is offered at
+  o_sc <- nvi_ns("onvi_offer")(st, orbit(c(0.7, -1.2)), tu)
+  expect_equal(o_sc$state$sigma2, o$state$sigma2, tolerance = 1e-12)
   o2 <- nvi_ns("onvi_offer")(o$state, th2, tu)
   expect_true(o2$accepted)
   expect_gt(o2$gain, o2$state$trace$threshold[2])
