@@ -1,18 +1,25 @@
 # The small saved results that vignettes/exploration.Rmd reads, from the
 # outputs of bench/rrt-toy.R, bench/rrt-elbo.R and bench/rrt-speed.R.
-# Run: Rscript bench/rrt-vignette-data.R [pattern of the ELBO result files]
-# (default: the runs on the current code, 10 repetitions; older files in
-# bench/rrt-results are kept for bench/README.md but not shown).
+# Run: Rscript bench/rrt-vignette-data.R
+# The ELBO runs on the current code, 10 repetitions: the Gaussian rows of
+# elbo-<data>-10.rds and the Uniform rows of elbo-<data>-10-uniform-rate*.rds
+# (re-run after the Uniform likelihood's fixed variance changed); older
+# files in bench/rrt-results are kept for bench/README.md but not shown.
 `%||%` <- function(a, b) if (is.null(a)) b else a
 rd <- function(f) if (file.exists(f)) readRDS(f)
-pattern <- commandArgs(TRUE)[1]
-if (is.na(pattern)) pattern <- "^elbo-(leukemia|aml)-10.*[.]rds$"
+pick <- function(pattern, likelihood) {
+  lapply(list.files("bench/rrt-results", pattern, full.names = TRUE), function(f) {
+    e <- readRDS(f)
+    e$results <- e$results[e$results$likelihood == likelihood, , drop = FALSE]
+    e
+  })
+}
 # The toy at the default prior rate (1) and at a weak one (0.01).
 toys <- list(rate1 = rd("bench/rrt-results/toy.rds"),
              rate0.01 = rd("bench/rrt-results/toy-rate0.01.rds"))
 toys <- toys[!vapply(toys, is.null, logical(1))]
-elbo_files <- list.files("bench/rrt-results", pattern, full.names = TRUE)
-elbo_runs <- lapply(elbo_files, readRDS)
+elbo_runs <- c(pick("^elbo-(leukemia|aml)-10[.]rds$", "gaussian"),
+               pick("^elbo-(leukemia|aml)-10-uniform-rate.*[.]rds$", "uniform"))
 elbo <- list(results = do.call(rbind, lapply(elbo_runs, function(e) {
                r <- e$results
                if (is.null(r$rate)) r$rate <- e$rate %||% 1
@@ -21,6 +28,7 @@ elbo <- list(results = do.call(rbind, lapply(elbo_runs, function(e) {
              })),
              settings = do.call(rbind, lapply(elbo_runs, function(e) {
                data.frame(data = paste(unique(e$results$data), collapse = ","),
+                          likelihood = paste(unique(e$results$likelihood), collapse = ","),
                           rate = e$rate %||% 1, reps = e$reps, secs = e$secs,
                           starts = e$starts, nvi_iter = e$nvi_iter %||% NA)
              })))
