@@ -52,6 +52,7 @@ typedef struct {
     double *W, *H, *tau, *x, *sumsq, *logpost, *n_kept, *lambda;
     double *W_mean, *W_m2, *H_mean, *H_m2, *tau_mean, *tau_m2, *WH_mean, *WH_m2;
     double *lambda_mean, *lambda_m2;
+    double *n_wh, *wh_wait; /* draws in WH's moments; kept draws to skip before the next */
     double *W_var, *H_var, *W_ent, *H_ent, *tau_rate, *lambda_rate;
 } nmf_state;
 
@@ -73,6 +74,7 @@ typedef struct {
     int accumulate;    /* update the running moments (Gibbs only) */
     int thin;          /* keep every thin-th sweep */
     int keep_draws;    /* copy the kept W and H */
+    int wh_thin;       /* WH's moments from every wh_thin-th kept draw */
     int update_W, update_H, update_tau;
     double tol;        /* ICM, VB, NP: stop when the relative change of logpost <= tol */
 } sweep_ctrl;

@@ -535,7 +535,22 @@ static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
         if (pr->ard)
             for (int k = 0; k < K; k++)
                 welford(st->lambda_mean + k, st->lambda_m2 + k, lambda[k], inv_n);
-        if (st->WH_mean) accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, inv_n, wh_block);
+        /* WH's moments (a third I x J x K product and a Welford update per
+         * entry) from every wh_thin-th kept draw of the chain: the first, then
+         * each after wh_thin - 1 skipped ones. wh_wait counts the kept draws
+         * still to skip and goes with the chain's state, so that the subset is
+         * the same however the sweeps are split into calls (and update()). A
+         * subset fixed in advance of the draws, so each is still a draw from
+         * the posterior and the mean an unbiased estimate of E[WH | X]. */
+        if (st->WH_mean) {
+            if (*st->wh_wait <= 0.0) {
+                accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, 1.0 / ++(*st->n_wh),
+                              wh_block);
+                *st->wh_wait = c->wh_thin - 1;
+            } else {
+                (*st->wh_wait)--;
+            }
+        }
     }
     if (c->keep_draws && *kept < n_draws) {
         memcpy(out->W_draws + (size_t) *kept * I * K, W, sizeof(double) * I * K);
@@ -722,7 +737,7 @@ static SEXP first_rows(SEXP m, int n, int rows, int ncol)
  * data:  the list made by prepare_data();
  * prior: list(lamW, lamH, alpha, beta, and optionally ard = c(alpha0, beta0));
  * ctrl:  list(n, rule = "gibbs" | "icm" | "vb" | "np", masked, accumulate,
- *        thin, keep_draws, update_W, update_H, update_tau, tol)
+ *        thin, keep_draws, update_W, update_H, update_tau, tol, wh_thin)
  *        (engine_sweeps() in R/engine.R).
  * Returns list(trace = n x 4 matrix (loglik, tau, logpost, sse), W_draws,
  * H_draws, lambda = n x K matrix of the ARD rates (0 columns without ARD),
