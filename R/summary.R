@@ -54,7 +54,12 @@
 #' ([covering_number()]) of the chains' bases under the weighted angular
 #' distance ([wad()]) at `wad_threshold` degrees: chains whose bases are
 #' farther apart than that count as different modes. The bases are the
-#' chains' posterior means.
+#' chains' posterior means. `wh_moments`: the draws behind the posterior
+#' mean of `W %*% H` (`n`, every `wh_thin`-th kept draw of each chain, see
+#' [bnmf()]; `thin`, that setting) and its Monte Carlo standard error
+#' `mc_se`, the median over the entries of `sd((WH)_ij) / sqrt(n)`: naive,
+#' as if the draws were independent (autocorrelated draws make the error
+#' larger); `NA` with a single draw.
 #'
 #' `membership` ([membership()]): each sample's cluster (its dominant
 #' factor) with the posterior probability of that cluster over the fit's
