@@ -181,8 +181,8 @@
 #'   sweeps instead of 1.5 (bench/README.md). The subset is fixed before the
 #'   draws, so the estimate is exact in distribution, with a larger Monte
 #'   Carlo error; [summary()] reports the number of draws it used and that
-#'   error. The moments of `W`, `H` and `tau` use every kept draw. `wh_thin =
-#'   1` uses every kept draw for `W %*% H` too (the estimator of bnmf 0.1.0).
+#'   error. The moments of `W`, `H` and `tau` use every kept draw; `wh_thin =
+#'   1` uses every kept draw for `W %*% H` too.
 #' @param loss For `method = "np"`: `"euclidean"` (squared error) or `"kl"`
 #'   (generalised Kullback-Leibler divergence, as in the paper of Brouwer et
 #'   al.).
