@@ -69,7 +69,7 @@ sum_squares <- function(v) {
 #'   `H_var`, `W_ent`, `H_ent` (zeros when absent).
 #' @return list(W, H, tau, x, sumsq, logpost, n_kept, the running moments
 #'   W_mean, W_m2, H_mean, H_m2, tau_mean, tau_m2, WH_mean, WH_m2, and n_wh
-#'   (the draws in WH's moments) and wh_wait; with ARD
+#'   (the draws in WH's moments) and wh_wait, and work (scratch); with ARD
 #'   lambda, lambda_mean, lambda_m2; with VB W_var, H_var, W_ent, H_ent,
 #'   tau_rate and with ARD lambda_rate).
 #' @noRd
@@ -95,7 +95,12 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
     H_mean = numeric(K * J), H_m2 = numeric(K * J),
     tau_mean = 0 + 0, tau_m2 = 0 + 0,
     WH_mean = numeric(nwh), WH_m2 = numeric(nwh),
-    n_wh = 0 + 0, wh_wait = as.double(wh_wait) + 0
+    n_wh = 0 + 0, wh_wait = as.double(wh_wait) + 0,
+    # The sweeps' scratch (bnmf_sweep_work_len() in src/nmf_sweep.c, the
+    # missing entries' WH, a block of WH's columns), kept with the state so
+    # that every chunk of sweeps reuses it instead of leaving garbage.
+    work = numeric(2 * (I + J) * K + 2 * K^2 + 4 * K + nmiss +
+                     if (keep_wh && data$sparse != 1L) I * min(J, 64L) else 0)
   )
   if (!is.null(lambda)) {
     st$lambda <- as.double(lambda) + 0

@@ -206,6 +206,10 @@ void bnmf_read_state(SEXP state, const nmf_data *d, int what, nmf_state *st)
     st->WH_mean = state_elt(state, wh, "WH_mean", d->nx);
     st->WH_m2 = state_elt(state, wh, "WH_m2", d->nx);
     st->n_wh = state_elt(state, wh, "n_wh", 1);
+    /* The sweeps' scratch, when the state has one (else R_alloc) */
+    SEXP work = list_get_opt(state, "work");
+    st->work = TYPEOF(work) == REALSXP ? REAL(work) : NULL;
+    st->n_work = TYPEOF(work) == REALSXP ? (size_t) XLENGTH(work) : 0;
     st->wh_wait = state_elt(state, wh, "wh_wait", 1);
     st->lambda_mean = state_elt(state, mom && lam, "lambda_mean", K);
     st->lambda_m2 = state_elt(state, mom && lam, "lambda_m2", K);
