@@ -59,17 +59,22 @@ sum_squares <- function(v) {
 #' @param latent values of the missing entries (latent variables of Gibbs,
 #'   zeros when masked).
 #' @param keep_wh keep running moments of WH on the stored entries.
+#' @param wh_wait with `keep_wh`: the kept draws to skip before the first
+#'   that enters WH's moments (0: the first kept draw; `update()` passes the
+#'   chain's count, so that its subset continues where it stopped).
 #' @param lambda ARD: the K starting rates (NULL without ARD); adds their
 #'   running moments.
 #' @param vb VB: NULL, or a list with the parts of q that are not the means:
 #'   `tau_rate` (required), `lambda_rate` (with ARD), and optionally `W_var`,
 #'   `H_var`, `W_ent`, `H_ent` (zeros when absent).
 #' @return list(W, H, tau, x, sumsq, logpost, n_kept, the running moments
-#'   W_mean, W_m2, H_mean, H_m2, tau_mean, tau_m2, WH_mean, WH_m2; with ARD
+#'   W_mean, W_m2, H_mean, H_m2, tau_mean, tau_m2, WH_mean, WH_m2, and n_wh
+#'   (the draws in WH's moments) and wh_wait, and work (scratch); with ARD
 #'   lambda, lambda_mean, lambda_m2; with VB W_var, H_var, W_ent, H_ent,
 #'   tau_rate and with ARD lambda_rate).
 #' @noRd
-new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = NULL) {
+new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = NULL,
+                      wh_wait = 0) {
   I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
   vals <- if (data$sparse == 1L) X@x else X
   nmiss <- length(data$miss_pos)
@@ -89,7 +94,13 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
     W_mean = numeric(I * K), W_m2 = numeric(I * K),
     H_mean = numeric(K * J), H_m2 = numeric(K * J),
     tau_mean = 0 + 0, tau_m2 = 0 + 0,
-    WH_mean = numeric(nwh), WH_m2 = numeric(nwh)
+    WH_mean = numeric(nwh), WH_m2 = numeric(nwh),
+    n_wh = 0 + 0, wh_wait = as.double(wh_wait) + 0,
+    # The sweeps' scratch (bnmf_sweep_work_len() in src/nmf_sweep.c, the
+    # missing entries' WH, a block of WH's columns), kept with the state so
+    # that every chunk of sweeps reuses it instead of leaving garbage.
+    work = numeric(2 * (I + J) * K + 2 * K^2 + 4 * K + nmiss +
+                     if (keep_wh && data$sparse != 1L) I * min(J, 64L) else 0)
   )
   if (!is.null(lambda)) {
     st$lambda <- as.double(lambda) + 0
@@ -126,6 +137,9 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
 #'   (Gibbs only).
 #' @param thin keep every `thin`-th sweep.
 #' @param keep_draws return the kept W and H.
+#' @param wh_thin with `accumulate` and a state that keeps WH's moments:
+#'   they take every `wh_thin`-th kept draw (the state's `wh_wait` says how
+#'   many kept draws to skip before the next; `n_wh` counts those taken).
 #' @param update the blocks to update, among `"W"`, `"H"`, `"tau"` (an
 #'   empty vector: only the trace of the state).
 #' @param tol ICM, VB, NP: stop once the relative change of the log
@@ -135,14 +149,15 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
 #' @noRd
 engine_sweeps <- function(state, data, prior, n, rule = c("gibbs", "icm", "vb", "np"),
                           masked = TRUE, accumulate = FALSE, thin = 1L,
-                          keep_draws = FALSE, update = c("W", "H", "tau"), tol = 0) {
+                          keep_draws = FALSE, update = c("W", "H", "tau"), tol = 0,
+                          wh_thin = 1L) {
   rule <- match.arg(rule)
   stopifnot(is.character(update), all(update %in% c("W", "H", "tau")))
   ctrl <- list(n = as.integer(n), rule = rule, masked = as.logical(masked),
                accumulate = as.logical(accumulate), thin = as.integer(thin),
                keep_draws = as.logical(keep_draws), update_W = "W" %in% update,
                update_H = "H" %in% update, update_tau = "tau" %in% update,
-               tol = as.double(tol))
+               tol = as.double(tol), wh_thin = as.integer(wh_thin))
   .Call(C_nmf_sweeps, state, data, prior, ctrl)
 }
 
@@ -227,10 +242,11 @@ wh_entries <- function(W, H, i, j) {
 # Run one chain of `method` from a starting point: burn-in, then sampling with
 # running moments (and thinned draws with keep = "draws").
 # `start` is NULL (draw a random init), a list(W, H, tau) or a previous
-# chain's final state (to continue it with `update()`).
+# chain's final state (to continue it with `update()`). Gibbs: the moments of
+# WH take every `wh_thin`-th kept draw (the first included).
 run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
                       start, progress, masked, label = "bnmf", fix_W = FALSE,
-                      loss = "euclidean") {
+                      loss = "euclidean", wh_thin = 1L) {
   I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
   nmiss <- length(data$miss_pos)
   mean_x <- data$sum_obs / data$n_obs
@@ -279,7 +295,8 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
          tau_rate = start$tau_rate %||% ((prior$alpha + data$n_obs / 2) / tau0),
          lambda_rate = if (ard) start$lambda_rate %||% rate)
   }
-  state <- new_state(X, data, W0, H0, tau0, latent, keep_wh, lambda = lambda, vb = vb)
+  state <- new_state(X, data, W0, H0, tau0, latent, keep_wh, lambda = lambda, vb = vb,
+                     wh_wait = start$wh_wait %||% 0)
   if (!is.null(start$logpost)) state$logpost[] <- start$logpost
   kl <- method == "np" && loss == "kl"
   update <- c(if (!fix_W) "W", "H", if (!fix_W) "tau")
@@ -288,7 +305,7 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
     engine_sweeps(state, data, prior, n, rule = method, masked = masked,
                   accumulate = accumulate, thin = if (accumulate) thin else 1L,
                   keep_draws = accumulate && keep == "draws", update = update,
-                  tol = if (method == "gibbs") 0 else tol)
+                  tol = if (method == "gibbs") 0 else tol, wh_thin = wh_thin)
   }
   ch <- run_chunks(sweep, method, iter, burnin, thin, progress, label,
                    draws = c("W_draws", "H_draws"),

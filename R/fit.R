@@ -18,6 +18,8 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
     for (nm in c("lambda", "lambda_rate", "W_var", "H_var", "W_ent", "H_ent", "tau_rate")) {
       if (!is.null(st[[nm]])) ch[[nm]] <- st[[nm]]
     }
+    # Gibbs: the kept draws to skip before the next that enters WH's moments.
+    if (length(st$WH_mean)) ch$wh_wait <- st$wh_wait[[1L]]
     ch
   })
   traces <- lapply(seq_along(runs), function(c) {
@@ -71,10 +73,12 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
       chains[[c]]$n_kept <- n_new
     }
     fit$chains <- chains
-    mom <- function(what) {
+    # WH's moments count their own draws (every settings$wh_thin-th kept one).
+    ns_wh <- vapply(runs, function(r) r$state$n_wh[[1L]], numeric(1))
+    mom <- function(what, n = ns) {
       means <- lapply(runs, function(r) r$state[[paste0(what, "_mean")]])
       m2s <- lapply(runs, function(r) r$state[[paste0(what, "_m2")]])
-      nn <- ns
+      nn <- n
       if (!is.null(previous)) {
         means <- c(means, list(previous$moments[[what]]$mean))
         m2s <- c(m2s, list(previous$moments[[what]]$m2))
@@ -82,7 +86,7 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
       }
       pool_moments(means, m2s, nn)
     }
-    fit$moments <- list(W = mom("W"), H = mom("H"), tau = mom("tau"), WH = mom("WH"))
+    fit$moments <- list(W = mom("W"), H = mom("H"), tau = mom("tau"), WH = mom("WH", ns_wh))
     if (length(rates$ard)) {
       for (c in seq_along(runs)) {
         p <- perms[[c]]

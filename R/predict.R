@@ -130,7 +130,7 @@ newdata_run.bnmf_gibbs <- function(object, Xn, data_c, prior_c, start, iter) {
   out <- list(H = st$H_mean, H_sd = moment_sd(st$H_m2, st$n_kept))
   if (!data_c$sparse) {
     out$WH <- st$WH_mean
-    out$WH_sd <- moment_sd(st$WH_m2, st$n_kept)
+    out$WH_sd <- moment_sd(st$WH_m2, st$n_wh)
   }
   out
 }

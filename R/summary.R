@@ -54,7 +54,12 @@
 #' ([covering_number()]) of the chains' bases under the weighted angular
 #' distance ([wad()]) at `wad_threshold` degrees: chains whose bases are
 #' farther apart than that count as different modes. The bases are the
-#' chains' posterior means.
+#' chains' posterior means. `wh_moments`: the draws behind the posterior
+#' mean of `W %*% H` (`n`, every `wh_thin`-th kept draw of each chain, see
+#' [bnmf()]; `thin`, that setting) and its Monte Carlo standard error
+#' `mc_se`, the median over the entries of `sd((WH)_ij) / sqrt(n)`: naive,
+#' as if the draws were independent (autocorrelated draws make the error
+#' larger); `NA` with a single draw.
 #'
 #' `membership` ([membership()]): each sample's cluster (its dominant
 #' factor) with the posterior probability of that cluster over the fit's
@@ -198,9 +203,22 @@ summary.bnmf_gibbs <- function(object, wad_threshold = 10, ...) {
   out$diagnostics <- trace_diagnostics(list(loglik = kt$loglik, tau = kt$tau), kt$chain)
   out$n_draws <- object$n_draws
   out$chains <- object$settings$chains
+  out$wh_moments <- wh_moments_mc(object)
   out$factor_diagnostics <- factor_draw_diagnostics(object)
   out$modes <- chain_modes(object, wad_threshold)
   out
+}
+
+# The draws behind the mean of W H (every settings$wh_thin-th kept draw) and
+# its naive Monte Carlo standard error, sd((WH)_ij) / sqrt(n) as if the draws
+# were independent (autocorrelation makes the true error larger), as the
+# median over the entries where W H is kept. NA with fewer than 2 draws.
+wh_moments_mc <- function(object) {
+  m <- object$moments$WH
+  if (is.null(m) || !length(m$m2)) return(NULL)
+  n <- m$n
+  se <- if (n > 1) stats::median(sqrt(m$m2 / (n - 1))) / sqrt(n) else NA_real_
+  list(n = n, thin = object$settings$wh_thin %||% 1L, mc_se = se)
 }
 
 #' @export
@@ -307,6 +325,12 @@ print.summary.bnmf_gibbs <- function(x, digits = 3, ...) {
   cat(sprintf("\nSampling: %d chain%s, %d draws (bulk ESS and R-hat from %s)\n", x$chains,
               if (x$chains > 1) "s" else "", x$n_draws,
               attr(x$diagnostics, "engine") %||% "bnmf"))
+  wm <- x$wh_moments
+  if (!is.null(wm)) {
+    cat(sprintf("Mean of W H from %d of the %d draws (wh_thin = %d); its Monte Carlo se, naive (i.i.d. draws), median over entries: %s\n",
+                as.integer(wm$n), as.integer(x$n_draws), as.integer(wm$thin),
+                format(signif(wm$mc_se, digits))))
+  }
   print_diagnostics(x$diagnostics)
   fd <- x$factor_diagnostics
   if (!is.null(fd)) {

@@ -11,7 +11,8 @@
 # floor, method, ...), and we report the median, min and max over rounds of
 # the ratio of each paired measurement.
 # Environment variables: BNMF_BENCH_ROUNDS (default 11), BNMF_BENCH_SWEEPS
-# (default 8).
+# (default 8), BNMF_BENCH_ONLY (a regular expression: only the sweeps whose
+# names match it; default all).
 
 suppressPackageStartupMessages(library(bnmf))
 
@@ -48,7 +49,7 @@ floor_once <- function() {
 # A sweep configuration: a chain state that the C code advances in place,
 # through the engine's internal wrappers (engine_sweeps(), engine_kl()): the
 # named controls are parsed once per call, not per sweep.
-make_chain <- function(Xd, method, masked, accumulate, ard = FALSE) {
+make_chain <- function(Xd, method, masked, accumulate, ard = FALSE, wh_thin = 1L) {
   data <- bnmf:::prepare_data(Xd, K)
   mean_x <- data$sum_obs / data$n_obs
   rate <- sqrt(K / mean_x) # bnmf's automatic rate
@@ -71,7 +72,8 @@ make_chain <- function(Xd, method, masked, accumulate, ard = FALSE) {
   } else {
     function(n) invisible(bnmf:::engine_sweeps(state, data, prior, n, rule = method,
                                                masked = masked == 1,
-                                               accumulate = accumulate == 1))
+                                               accumulate = accumulate == 1,
+                                               wh_thin = wh_thin))
   }
   run(3L) # warm-up: leave the random start, settle tau
   list(run = run, state = state)
@@ -82,6 +84,8 @@ configs <- list(
        accumulate = 0, target = 1.3),
   list(name = "Gibbs, complete, keep = \"summary\" (accumulate WH moments)",
        Xd = X, method = "gibbs", masked = 0, accumulate = 1, target = NA),
+  list(name = "Gibbs, complete, default fit (WH moments every 4th kept draw, wh_thin = 4)",
+       Xd = X, method = "gibbs", masked = 0, accumulate = 1, target = 1.3, wh_thin = 4L),
   list(name = "ICM, complete data", Xd = X, method = "icm", masked = 1,
        accumulate = 0, target = 1.3),
   list(name = "Gibbs, 20% missing (latent entries)", Xd = Xm, method = "gibbs",
@@ -100,8 +104,13 @@ configs <- list(
        masked = 1, accumulate = 0, target = NA)
 )
 
+only <- Sys.getenv("BNMF_BENCH_ONLY", "")
+if (nzchar(only)) {
+  configs <- configs[grepl(only, vapply(configs, `[[`, "", "name"))]
+  if (!length(configs)) stop("BNMF_BENCH_ONLY matches no sweep")
+}
 chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate,
-                                                  isTRUE(cf$ard)))
+                                                  isTRUE(cf$ard), if (is.null(cf$wh_thin)) 1L else cf$wh_thin))
 invisible(replicate(3, floor_once())) # warm-up
 
 # Interleave: in each round, for each method, `n_alt` alternations of one

@@ -274,7 +274,7 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     const double tau_star = target->tau;
     if (pr->ard) bnmf_ard_fill_rates(d, pr, lambda);
     sweep_work ws;
-    bnmf_sweep_work(d, &ws);
+    bnmf_sweep_work(d, &ws, NULL);
     chib_hook hk;
     hk.acc = (double *) R_alloc(K, sizeof(double));
     hk.a = hk.e = hk.dd = hk.each = NULL;

@@ -52,6 +52,9 @@ typedef struct {
     double *W, *H, *tau, *x, *sumsq, *logpost, *n_kept, *lambda;
     double *W_mean, *W_m2, *H_mean, *H_m2, *tau_mean, *tau_m2, *WH_mean, *WH_m2;
     double *lambda_mean, *lambda_m2;
+    double *n_wh, *wh_wait; /* draws in WH's moments; kept draws to skip before the next */
+    double *work;           /* scratch of the sweeps (NULL: none), n_work doubles */
+    size_t n_work;
     double *W_var, *H_var, *W_ent, *H_ent, *tau_rate, *lambda_rate;
 } nmf_state;
 
@@ -73,6 +76,7 @@ typedef struct {
     int accumulate;    /* update the running moments (Gibbs only) */
     int thin;          /* keep every thin-th sweep */
     int keep_draws;    /* copy the kept W and H */
+    int wh_thin;       /* WH's moments from every wh_thin-th kept draw */
     int update_W, update_H, update_tau;
     double tol;        /* ICM, VB, NP: stop when the relative change of logpost <= tol */
 } sweep_ctrl;
@@ -91,7 +95,7 @@ typedef struct {
     double *Wvar, *Hvar, *Went, *Hent;
 } vb_part;
 
-/* Scratch space of a sweep, from R_alloc (bnmf_sweep_work). */
+/* Scratch space of a sweep, from a buffer or R_alloc (bnmf_sweep_work). */
 typedef struct {
     double *D, *F, *G, *Gi, *zrow, *brow, *vrow, *erow;
     double *Wt, *Ht;  /* K x I and J x K transposes of W and H */
@@ -148,7 +152,8 @@ SEXP bnmf_named_list(int n, const char **names, SEXP *values);
 void bnmf_check_factors(const double *W, const double *H, int I, int J, int K);
 
 /* nmf_sweep.c: the half sweeps and moves of Gaussian NMF */
-void bnmf_sweep_work(const nmf_data *d, sweep_work *ws);
+void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf);
+size_t bnmf_sweep_work_len(const nmf_data *d);
 void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *W, const double *H, double tau, nmf_rule rule,
                    int masked, int first, sweep_work *ws, const vb_part *vb,

@@ -55,21 +55,45 @@
 #include "bnmf_call.h"
 #include "nmf.h"
 
-/** The scratch space of a sweep, from R_alloc. */
-void bnmf_sweep_work(const nmf_data *d, sweep_work *ws)
+/* n doubles from the buffer *buf (advanced past them), or from R_alloc when
+ * there is no buffer. */
+static double *carve(double **buf, size_t n)
+{
+    if (!*buf) return (double *) R_alloc(n, sizeof(double));
+    double *p = *buf;
+    *buf += n;
+    return p;
+}
+
+/**
+ * The scratch space of a sweep: from `buf`, at least bnmf_sweep_work_len(d)
+ * doubles, or from R_alloc when buf is NULL. A chain's state holds such a
+ * buffer (`work`, see new_state() in R/engine.R) so that the chunks of a
+ * long run do not leave their scratch to R's garbage collector, which on a
+ * large heap may collect it only long after (the scratch of every chunk
+ * then adds up in the process's memory).
+ */
+void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
 {
     const int I = d->I, J = d->J, K = d->K;
-    ws->D = (double *) R_alloc((size_t) I * K, sizeof(double));
-    ws->F = (double *) R_alloc((size_t) K * J, sizeof(double));
-    ws->G = (double *) R_alloc((size_t) K * K, sizeof(double));
-    ws->Gi = (double *) R_alloc((size_t) K * K, sizeof(double));
-    ws->zrow = (double *) R_alloc(K, sizeof(double));
-    ws->brow = (double *) R_alloc(K, sizeof(double));
-    ws->vrow = (double *) R_alloc(K, sizeof(double));
-    ws->erow = (double *) R_alloc(K, sizeof(double));
-    ws->Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
-    ws->Ht = (double *) R_alloc((size_t) J * K, sizeof(double));
+    ws->D = carve(&buf, (size_t) I * K);
+    ws->F = carve(&buf, (size_t) K * J);
+    ws->G = carve(&buf, (size_t) K * K);
+    ws->Gi = carve(&buf, (size_t) K * K);
+    ws->zrow = carve(&buf, K);
+    ws->brow = carve(&buf, K);
+    ws->vrow = carve(&buf, K);
+    ws->erow = carve(&buf, K);
+    ws->Wt = carve(&buf, (size_t) K * I);
+    ws->Ht = carve(&buf, (size_t) J * K);
     ws->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
+}
+
+/* The doubles bnmf_sweep_work() takes from its buffer. */
+size_t bnmf_sweep_work_len(const nmf_data *d)
+{
+    const size_t I = d->I, J = d->J, K = d->K;
+    return 2 * (I + J) * K + 2 * K * K + 4 * K;
 }
 
 /*
@@ -535,7 +559,22 @@ static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
         if (pr->ard)
             for (int k = 0; k < K; k++)
                 welford(st->lambda_mean + k, st->lambda_m2 + k, lambda[k], inv_n);
-        if (st->WH_mean) accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, inv_n, wh_block);
+        /* WH's moments (a third I x J x K product and a Welford update per
+         * entry) from every wh_thin-th kept draw of the chain: the first, then
+         * each after wh_thin - 1 skipped ones. wh_wait counts the kept draws
+         * still to skip and goes with the chain's state, so that the subset is
+         * the same however the sweeps are split into calls (and update()). A
+         * subset fixed in advance of the draws, so each is still a draw from
+         * the posterior and the mean an unbiased estimate of E[WH | X]. */
+        if (st->WH_mean) {
+            if (*st->wh_wait <= 0.0) {
+                accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, 1.0 / ++(*st->n_wh),
+                              wh_block);
+                *st->wh_wait = c->wh_thin - 1;
+            } else {
+                (*st->wh_wait)--;
+            }
+        }
     }
     if (c->keep_draws && *kept < n_draws) {
         memcpy(out->W_draws + (size_t) *kept * I * K, W, sizeof(double) * I * K);
@@ -578,11 +617,20 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     const int augmented = d->nmiss > 0 && !masked;
     const int n_draws = c->keep_draws ? n_sweeps / thin : 0;
 
+    /* The scratch: from the state's buffer when it is large enough (it then
+     * holds, in this order, the sweep's work, the missing entries' WH and,
+     * to accumulate WH's moments of dense data, an I x min(J, 64) block of
+     * WH), else from R_alloc. */
+    const int want_block = c->accumulate && st->WH_mean && !d->sparse;
+    const size_t n_block = want_block ? (size_t) I * (J < 64 ? J : 64) : 0;
+    double *buf = st->work && st->n_work >= bnmf_sweep_work_len(d) + d->nmiss + n_block
+        ? st->work : NULL;
     sweep_work ws;
-    bnmf_sweep_work(d, &ws);
-    double *wh_miss = augmented ? (double *) R_alloc(d->nmiss, sizeof(double)) : NULL;
-    double *wh_block = c->accumulate && st->WH_mean && !d->sparse
-        ? (double *) R_alloc((size_t) I * (J < 64 ? J : 64), sizeof(double)) : NULL;
+    bnmf_sweep_work(d, &ws, buf);
+    if (buf) buf += bnmf_sweep_work_len(d);
+    double *wh_miss = augmented ? carve(&buf, d->nmiss) : NULL;
+    if (buf && !augmented) buf += d->nmiss;
+    double *wh_block = want_block ? carve(&buf, n_block) : NULL;
     const double log_rates = pr->ard ? 0.0 : sum_log_rates(pr->lamW, (size_t) I * K) +
         sum_log_rates(pr->lamH, (size_t) K * J);
     const double tau_shape = pr->alpha + 0.5 * d->n_obs;
@@ -722,7 +770,7 @@ static SEXP first_rows(SEXP m, int n, int rows, int ncol)
  * data:  the list made by prepare_data();
  * prior: list(lamW, lamH, alpha, beta, and optionally ard = c(alpha0, beta0));
  * ctrl:  list(n, rule = "gibbs" | "icm" | "vb" | "np", masked, accumulate,
- *        thin, keep_draws, update_W, update_H, update_tau, tol)
+ *        thin, keep_draws, update_W, update_H, update_tau, tol, wh_thin)
  *        (engine_sweeps() in R/engine.R).
  * Returns list(trace = n x 4 matrix (loglik, tau, logpost, sse), W_draws,
  * H_draws, lambda = n x K matrix of the ARD rates (0 columns without ARD),

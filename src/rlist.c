@@ -205,6 +205,12 @@ void bnmf_read_state(SEXP state, const nmf_data *d, int what, nmf_state *st)
     const int wh = mom && XLENGTH(bnmf_list_get(state, "WH_mean")) > 0;
     st->WH_mean = state_elt(state, wh, "WH_mean", d->nx);
     st->WH_m2 = state_elt(state, wh, "WH_m2", d->nx);
+    st->n_wh = state_elt(state, wh, "n_wh", 1);
+    /* The sweeps' scratch, when the state has one (else R_alloc) */
+    SEXP work = list_get_opt(state, "work");
+    st->work = TYPEOF(work) == REALSXP ? REAL(work) : NULL;
+    st->n_work = TYPEOF(work) == REALSXP ? (size_t) XLENGTH(work) : 0;
+    st->wh_wait = state_elt(state, wh, "wh_wait", 1);
     st->lambda_mean = state_elt(state, mom && lam, "lambda_mean", K);
     st->lambda_m2 = state_elt(state, mom && lam, "lambda_m2", K);
     st->W_var = state_elt(state, vb, "W_var", IK);
@@ -312,9 +318,9 @@ static int ctrl_choice(SEXP ctrl, const char *name, const char *const *choices, 
 void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c)
 {
     static const char *const known[] = {"n", "rule", "masked", "accumulate", "thin",
-        "keep_draws", "update_W", "update_H", "update_tau", "tol"};
+        "keep_draws", "update_W", "update_H", "update_tau", "tol", "wh_thin"};
     static const char *const rules[] = {"gibbs", "icm", "vb", "np"}; /* as nmf_rule */
-    ctrl_check_names(ctrl, known, 10);
+    ctrl_check_names(ctrl, known, 11);
     c->n = ctrl_count(ctrl, "n", 0);
     c->rule = (nmf_rule) ctrl_choice(ctrl, "rule", rules, 4,
                                      "\"gibbs\", \"icm\", \"vb\" or \"np\"");
@@ -322,6 +328,7 @@ void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c)
     c->accumulate = ctrl_flag(ctrl, "accumulate");
     c->thin = ctrl_count(ctrl, "thin", 1);
     c->keep_draws = ctrl_flag(ctrl, "keep_draws");
+    c->wh_thin = ctrl_count(ctrl, "wh_thin", 1);
     c->update_W = ctrl_flag(ctrl, "update_W");
     c->update_H = ctrl_flag(ctrl, "update_H");
     c->update_tau = ctrl_flag(ctrl, "update_tau");

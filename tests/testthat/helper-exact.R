@@ -391,19 +391,25 @@ exact_check <- function(method, problem, seed = 1) {
       h <- t(fit$draws[[1L]]$H)
       tau <- bnmf:::kept_trace(fit)$tau
       n <- fit$n_draws
-      second <- function(m, s) s^2 * (n - 1) / n + m^2
+      second <- function(m, s, n) s^2 * (n - 1) / n + m^2
       wh <- fitted(fit)[1L, ]
       wh_sd <- predict(fit, se.fit = TRUE)$se.fit[1L, ]
+      # The moments of WH come from every wh_thin-th kept draw (the first
+      # included): their Monte Carlo error is that of those draws.
+      iw <- seq(1L, n, by = fit$settings$wh_thin)
+      stopifnot(fit$moments$WH$n == length(iw))
+      wh1 <- w[iw] * h[iw, 1L]
+      wh2 <- w[iw] * h[iw, 2L]
       res <- data.frame(
         quantity = c("W", "H1", "H2", "WH1", "WH2", "tau", "W^2", "WH1^2", "WH2^2", "tau^2"),
         estimate = c(fit$W[1L, 1L], fit$H[1L, ], wh, fit$tau,
-                     second(fit$W[1L, 1L], fit$W_sd[1L, 1L]), second(wh, wh_sd),
-                     second(fit$tau, fit$tau_sd)),
+                     second(fit$W[1L, 1L], fit$W_sd[1L, 1L], n),
+                     second(wh, wh_sd, length(iw)), second(fit$tau, fit$tau_sd, n)),
         reference = c(ex$W, ex$H, ex$WH, ex$tau, ex$W_sd^2 + ex$W^2, ex$WH_sd^2 + ex$WH^2,
                       ex$tau_sd^2 + ex$tau^2),
-        scale = c(batch_se(w), batch_se(h[, 1L]), batch_se(h[, 2L]), batch_se(w * h[, 1L]),
-                  batch_se(w * h[, 2L]), batch_se(tau), batch_se(w^2),
-                  batch_se((w * h[, 1L])^2), batch_se((w * h[, 2L])^2), batch_se(tau^2)))
+        scale = c(batch_se(w), batch_se(h[, 1L]), batch_se(h[, 2L]), batch_se(wh1),
+                  batch_se(wh2), batch_se(tau), batch_se(w^2),
+                  batch_se(wh1^2), batch_se(wh2^2), batch_se(tau^2)))
       res$stat <- abs(res$estimate - res$reference) / res$scale
       res$limit <- 4.5
       res

@@ -36,10 +36,11 @@ fuzz_nmf_args <- function(sparse = FALSE, masked = FALSE) {
   pr <- list(lamW = matrix(1, 2, K), lamH = matrix(1, K, 3), alpha = 1, beta = 1)
   ctrl <- list(n = 2L, rule = "gibbs", masked = masked, accumulate = TRUE, thin = 1L,
                keep_draws = TRUE, update_W = TRUE, update_H = TRUE, update_tau = TRUE,
-               tol = 0)
-  # Components the routine does not read: their absence is no error.
+               tol = 0, wh_thin = 2L)
+  # Components the routine does not read: their absence is no error (nor is
+  # that of the scratch `work`, replaced by R_alloc).
   structure(list(state = st, data = d, prior = pr, ctrl = ctrl),
-            optional = c("sum_obs", if (!sparse) c("xi", "xp")))
+            optional = c("sum_obs", if (!sparse) c("xi", "xp"), "work"))
 }
 
 # A small valid problem for Chib's reduced runs: list(state, data, prior,
@@ -67,7 +68,8 @@ fuzz_kl_args <- function(sparse = FALSE) {
   st$x[a$data$miss_pos + 1L] <- 0
   structure(list(state = st, data = a$data, ctrl = list(n = 2L, tol = 0, update_W = TRUE)),
             optional = c("sum_obs", if (!sparse) c("xi", "xp"), "tau", "sumsq",
-                         grep("_mean$|_m2$", names(st), value = TRUE)))
+                         grep("_mean$|_m2$", names(st), value = TRUE), "n_wh", "wh_wait",
+                         "work"))
 }
 
 # Valid arguments of each routine, by name. A routine not listed here is

@@ -16,13 +16,15 @@ test_that("the named controls are checked by name", {
   p <- engine_problem()
   ctrl <- list(n = 1L, rule = "icm", masked = TRUE, accumulate = FALSE, thin = 1L,
                keep_draws = FALSE, update_W = TRUE, update_H = TRUE, update_tau = TRUE,
-               tol = 0)
+               tol = 0, wh_thin = 1L)
   sweeps <- function(ctrl) .Call(bnmf:::C_nmf_sweeps, p$state, p$data, p$prior, ctrl)
   expect_silent(sweeps(ctrl))
   expect_error(sweeps(utils::modifyList(ctrl, list(rule = "mcmc"))),
                "ctrl\\$rule must be \"gibbs\", \"icm\", \"vb\" or \"np\"")
   expect_error(sweeps(ctrl[names(ctrl) != "tol"]), "ctrl\\$tol is missing")
   expect_error(sweeps(utils::modifyList(ctrl, list(thin = 0L))), "ctrl\\$thin must be")
+  expect_error(sweeps(utils::modifyList(ctrl, list(wh_thin = 0L))), "ctrl\\$wh_thin must be")
+  expect_error(sweeps(ctrl[names(ctrl) != "wh_thin"]), "ctrl\\$wh_thin is missing")
   expect_error(sweeps(utils::modifyList(ctrl, list(masked = 1))), "ctrl\\$masked must be TRUE or FALSE")
   expect_error(sweeps(c(ctrl, list(thinning = 2L))), "ctrl\\$thinning is not a control")
   expect_error(sweeps(unname(ctrl)), "named list")
@@ -41,7 +43,7 @@ test_that("engine_sweeps() passes its arguments as the named controls", {
   out_b <- .Call(bnmf:::C_nmf_sweeps, b, p$data, p$prior,
                  list(n = 5L, rule = "gibbs", masked = TRUE, accumulate = FALSE,
                       thin = 1L, keep_draws = FALSE, update_W = TRUE, update_H = TRUE,
-                      update_tau = TRUE, tol = 0))
+                      update_tau = TRUE, tol = 0, wh_thin = 1L))
   expect_identical(out_a, out_b)
   expect_identical(a$W, b$W)
   # Updating nothing but the trace leaves the factors where they are.
@@ -55,7 +57,7 @@ test_that("new_state() writes the whole layout the C code reads", {
   st <- bnmf:::new_state(p$X, p$data, matrix(1, 5, 2), matrix(1, 2, 4), 1, 0, TRUE,
                          lambda = c(1, 2), vb = list(tau_rate = 3, lambda_rate = c(4, 5)))
   expect_true(all(c("W", "H", "tau", "x", "sumsq", "logpost", "n_kept", "W_mean",
-                    "WH_mean", "lambda", "lambda_mean", "W_var", "H_ent", "tau_rate",
+                    "WH_mean", "n_wh", "wh_wait", "work", "lambda", "lambda_mean", "W_var", "H_ent", "tau_rate",
                     "lambda_rate") %in% names(st)))
   expect_identical(st$lambda_rate, c(4, 5))
   pr <- c(p$prior, list(ard = c(1, 1)))

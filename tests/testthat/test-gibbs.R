@@ -4,7 +4,7 @@
 test_that("the running moments kept by a fit agree with its kept draws", {
   set.seed(11)
   fit <- bnmf(matrix(c(1.2, 2.5), 1, 2), rank = 1, method = "gibbs", iter = 3000,
-              burnin = 1000, keep = "draws", progress = FALSE)
+              burnin = 1000, keep = "draws", progress = FALSE, wh_thin = 1)
   d <- fit$draws[[1]]
   expect_equal(unname(fit$W[1, 1]), mean(d$W[1, ]), tolerance = 1e-10)
   expect_equal(unname(fitted(fit)[1, ]), c(mean(d$W[1, ] * d$H[1, ]), mean(d$W[1, ] * d$H[2, ])),
@@ -69,4 +69,153 @@ test_that("the augmented and the masked treatments of missing data agree", {
   a <- run(FALSE, 21)
   b <- run(TRUE, 22)
   expect_lt(abs(a[["mean"]] - b[["mean"]]), 4.5 * sqrt(a[["se"]]^2 + b[["se"]]^2))
+})
+
+# The mean of W_s H_s over the kept draws `idx` of a chain's draws `d`, and
+# their sum of squared deviations, entry by entry (I x J vectors).
+draws_wh_moments <- function(d, I, J, K, idx = seq_len(ncol(d$W))) {
+  whs <- vapply(idx, function(s) {
+    as.vector(matrix(d$W[, s], I, K) %*% matrix(d$H[, s], K, J))
+  }, numeric(I * J))
+  whs <- matrix(whs, I * J)
+  m <- rowMeans(whs)
+  list(mean = m, m2 = rowSums((whs - m)^2), n = length(idx))
+}
+
+wh_test_data <- function() {
+  set.seed(5)
+  W0 <- matrix(rexp(12 * 2), 12, 2)
+  H0 <- matrix(rexp(2 * 9), 2, 9)
+  W0 %*% H0 + matrix(rnorm(12 * 9, sd = 0.3), 12, 9)
+}
+
+test_that("wh_thin = 1 keeps the moments of W H on every kept draw", {
+  X <- wh_test_data()
+  set.seed(3)
+  fit <- bnmf(X, rank = 2, iter = 300, burnin = 100, thin = 2, keep = "draws",
+              wh_thin = 1, progress = FALSE)
+  ref <- draws_wh_moments(fit$draws[[1]], 12, 9, 2)
+  expect_identical(fit$moments$WH$n, 100)
+  expect_identical(fit$moments$WH$n, fit$moments$W$n)
+  expect_equal(fit$moments$WH$mean, ref$mean, tolerance = 1e-12)
+  expect_equal(fit$moments$WH$m2, ref$m2, tolerance = 1e-10)
+  expect_equal(unname(fitted(fit)), matrix(ref$mean, 12, 9), tolerance = 1e-12)
+  # The moments of W and H are those of every kept draw, whatever wh_thin.
+  d <- fit$draws[[1]]
+  expect_equal(as.vector(fit$W), rowMeans(d$W), tolerance = 1e-12)
+  set.seed(3)
+  fit4 <- bnmf(X, rank = 2, iter = 300, burnin = 100, thin = 2, keep = "draws",
+               wh_thin = 4, progress = FALSE)
+  expect_identical(fit4$W, fit$W)
+  expect_identical(fit4$H, fit$H)
+  expect_identical(fit4$W_sd, fit$W_sd)
+  expect_identical(fit4$tau, fit$tau)
+  expect_identical(fit4$trace, fit$trace)
+  expect_false(isTRUE(all.equal(fit4$moments$WH$mean, fit$moments$WH$mean)))
+})
+
+test_that("wh_thin = m takes kept draws 1, 1 + m, 1 + 2m, ... into the moments of W H", {
+  X <- wh_test_data()
+  for (m in c(3L, 7L)) {
+    set.seed(4)
+    fit <- bnmf(X, rank = 2, iter = 250, burnin = 50, keep = "draws", wh_thin = m,
+                progress = FALSE)
+    idx <- seq(1L, 200L, by = m)
+    ref <- draws_wh_moments(fit$draws[[1]], 12, 9, 2, idx)
+    expect_identical(fit$moments$WH$n, as.double(length(idx)))
+    expect_identical(fit$moments$W$n, 200)
+    expect_equal(fit$moments$WH$mean, ref$mean, tolerance = 1e-12)
+    expect_equal(fit$moments$WH$m2, ref$m2, tolerance = 1e-10)
+    expect_equal(unname(predict(fit, se.fit = TRUE)$se.fit),
+                 matrix(sqrt(ref$m2 / (length(idx) - 1)), 12, 9), tolerance = 1e-10)
+    s <- summary(fit)
+    expect_identical(s$wh_moments$n, as.double(length(idx)))
+    expect_equal(s$wh_moments$mc_se,
+                 median(sqrt(ref$m2 / (length(idx) - 1))) / sqrt(length(idx)))
+  }
+  # More than the kept draws: the first one only.
+  set.seed(4)
+  fit <- bnmf(X, rank = 2, iter = 20, burnin = 10, keep = "draws", wh_thin = 50,
+              progress = FALSE)
+  expect_identical(fit$moments$WH$n, 1)
+  ref <- draws_wh_moments(fit$draws[[1]], 12, 9, 2, 1L)
+  expect_equal(fit$moments$WH$mean, ref$mean, tolerance = 1e-12)
+  expect_true(is.na(summary(fit)$wh_moments$mc_se))
+  expect_output(print(summary(fit)), "Mean of W H from 1 of the 10 draws (wh_thin = 50)",
+                fixed = TRUE)
+})
+
+test_that("the subset estimate of the mean of W H agrees with every draw's within its Monte Carlo error", {
+  X <- wh_test_data()
+  set.seed(8)
+  fit <- bnmf(X, rank = 2, iter = 4000, burnin = 1000, keep = "draws", wh_thin = 1,
+              progress = FALSE)
+  full <- fit$moments$WH
+  sub <- draws_wh_moments(fit$draws[[1]], 12, 9, 2, seq(1L, 3000L, by = 4L))
+  set.seed(8)
+  fit4 <- bnmf(X, rank = 2, iter = 4000, burnin = 1000, wh_thin = 4, progress = FALSE)
+  expect_equal(fit4$moments$WH$mean, sub$mean, tolerance = 1e-12)
+  # The subset's draws are among the full set's: the difference of the two
+  # means has sd at most that of the subset's mean. Naive i.i.d. errors,
+  # inflated by the chain's autocorrelation: 5 of them per entry.
+  se <- sqrt(sub$m2 / (sub$n - 1)) / sqrt(sub$n)
+  expect_true(all(abs(fit4$moments$WH$mean - full$mean) <= 5 * se))
+  expect_lt(median(abs(fit4$moments$WH$mean - full$mean) / se), 2)
+})
+
+test_that("update() and chains pool the moments of W H with their own draw counts", {
+  X <- wh_test_data()
+  set.seed(6)
+  fit <- bnmf(X, rank = 2, iter = 60, burnin = 20, keep = "draws", wh_thin = 3,
+              chains = 2, progress = FALSE)
+  # 40 kept draws per chain: draws 1, 4, ..., 40 (14 per chain).
+  expect_identical(fit$moments$WH$n, 28)
+  expect_identical(fit$n_draws, 80)
+  fit2 <- update(fit, iter = 10)
+  # Draws 41 to 50 of each chain: 43, 46, 49 enter.
+  expect_identical(fit2$moments$WH$n, 34)
+  expect_identical(fit2$n_draws, 100)
+  idx <- c(seq(1L, 40L, by = 3L), 43L, 46L, 49L)
+  # Each chain's draws in the pooled labelling (permute_run() reorders them).
+  refs <- lapply(fit2$draws, function(d) draws_wh_moments(d, 12, 9, 2, idx))
+  pooled <- (refs[[1]]$mean + refs[[2]]$mean) / 2
+  expect_equal(fit2$moments$WH$mean, pooled, tolerance = 1e-12)
+  m2 <- refs[[1]]$m2 + refs[[2]]$m2 +
+    17 * (refs[[1]]$mean - pooled)^2 + 17 * (refs[[2]]$mean - pooled)^2
+  expect_equal(fit2$moments$WH$m2, m2, tolerance = 1e-10)
+  # Splitting the run into update() calls does not change the subset.
+  set.seed(6)
+  once <- bnmf(X, rank = 2, iter = 70, burnin = 20, keep = "draws", wh_thin = 3,
+               chains = 2, progress = FALSE)
+  expect_identical(once$moments$WH$n, 34)
+  expect_equal(once$draws, fit2$draws)
+  expect_equal(once$moments$WH$mean, fit2$moments$WH$mean, tolerance = 1e-12)
+})
+
+test_that("the moments of W H on the stored entries of a sparse X use the subset", {
+  X <- wh_test_data()
+  X[X < 1] <- 0
+  Xs <- Matrix::Matrix(pmax(X, 0), sparse = TRUE)
+  set.seed(9)
+  fit <- bnmf(Xs, rank = 2, iter = 120, burnin = 20, keep = "draws", wh_thin = 5,
+              progress = FALSE)
+  idx <- seq(1L, 100L, by = 5L)
+  ref <- draws_wh_moments(fit$draws[[1]], 12, 9, 2, idx)
+  stored <- rep(seq_len(9) - 1L, diff(Xs@p)) * 12L + Xs@i + 1L # linear index
+  expect_identical(fit$moments$WH$n, 20)
+  expect_equal(fit$moments$WH$mean, ref$mean[stored], tolerance = 1e-12)
+})
+
+test_that("bad values of wh_thin are refused, naming the argument", {
+  X <- wh_test_data()
+  for (bad in list(0, -1, 2.5, NA, "4", c(2, 3), Inf)) {
+    expect_error(bnmf(X, rank = 2, iter = 20, wh_thin = bad, progress = FALSE),
+                 "`wh_thin`", class = "bnmf_error_input")
+  }
+  expect_error(bnmf(X, rank = 2, method = "vb", wh_thin = 2), "`wh_thin`",
+               class = "bnmf_error_input")
+  expect_error(bnmf(round(abs(X) * 3), rank = 2, likelihood = "poisson", method = "gibbs",
+                    iter = 20, wh_thin = 2), "`wh_thin`", class = "bnmf_error_input")
+  expect_error(bnmf(X, rank = c(2, 2), iter = 20, wh_thin = 2), "`wh_thin`",
+               class = "bnmf_error_input")
 })
