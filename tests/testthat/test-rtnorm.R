@@ -357,3 +357,32 @@ test_that("rtnorm uses only the uniform generator: normal.kind plays no part", {
   expect_identical(a, b)
   expect_identical(a, d)
 })
+
+test_that("log Q and the hazard from erfcx match Rmath's log-scale pnorm", {
+  # bnmf_logq_hazard() (src/truncnorm.c), used by VB's truncated-normal
+  # moments, computes log Q(a) and lambda(a) = phi(a) / Q(a) from one scaled
+  # complementary error function instead of pnorm(). References: Rmath's
+  # pnorm(log.p = TRUE) for log Q on a dense grid from -37.5 to 40 and far
+  # beyond (below -37.5, Q(-a) is subnormal in both); phi / Q from the same
+  # for lambda on [-37, 5], where both carry the rounding of a^2 / 2 inside
+  # an exp (hence the a^2 / 2 ulps), and Laplace's continued fraction
+  # (mills_t1_ref) for a > 5, where exp(dnorm - log Q) loses digits.
+  a <- c(seq(-37.5, 40, by = 1 / 1024), 40 * 1.01^(1:1500))
+  r <- .Call(bnmf:::C_tn_logq, a)
+  lq <- pnorm(a, lower.tail = FALSE, log.p = TRUE)
+  expect_lte(max(abs(r$logq - lq) / abs(lq)), 1e-14)
+  mid <- a >= -37 & a <= 5
+  lam <- exp(dnorm(a[mid], log = TRUE) - lq[mid])
+  expect_lte(max(abs(r$lambda[mid] - lam) / lam /
+                   (1e-14 + a[mid]^2 / 2 * .Machine$double.eps)), 1)
+  expect_lte(max(abs(r$lambda[abs(a) <= 5] - lam[abs(a[mid]) <= 5]) /
+                   lam[abs(a[mid]) <= 5]), 1e-14)
+  tail <- a[a > 5 & a < 1e4]
+  lam_cf <- vapply(tail, function(x) x + 1 / mills_t1_ref(x), 0)
+  expect_lte(max(abs(r$lambda[a > 5 & a < 1e4] - lam_cf) / lam_cf), 1e-14)
+  # the far tails: lambda(a) ~ a, log Q(a) ~ -a^2 / 2; below -38.5, Q = 1
+  expect_equal(.Call(bnmf:::C_tn_logq, c(1e9, 1e200))$lambda, c(1e9, 1e200),
+               tolerance = 1e-15)
+  expect_equal(.Call(bnmf:::C_tn_logq, -50)$logq, 0)
+  expect_true(all(is.nan(unlist(.Call(bnmf:::C_tn_logq, c(NA, Inf, -Inf))))))
+})
