@@ -89,6 +89,7 @@
  *     Statistics and Computing 5(2), 121-125.
  */
 #include "bnmf_call.h"
+#include "cond.h"
 
 #define TN_TAIL 0.66   /* A0: tail (Rayleigh) sampler for a > A0          */
 #define TN_WIDE 2.0    /* middle: rejection from N(0,1) when b - a > this  */
@@ -504,31 +505,40 @@ SEXP bnmf_tn_logdens_call(SEXP x, SEXP mean, SEXP sd)
 }
 
 /*
- * .Call entry (tests): log Q(a) and lambda(a) from bnmf_logq_hazard for each
- * finite a; list(logq, lambda) (NaN for a non-finite a).
+ * .Call entry (tests): for a = -mu / sd (recycled), log Q(a) and lambda(a)
+ * from bnmf_logq_hazard, and VB's mean, variance and entropy of
+ * N(mu, sd^2) truncated to [0, inf) from bnmf_tn_pos_vb (gauss_cond.c);
+ * list(logq, lambda, mean, var, entropy), NaN where a is not finite or
+ * sd <= 0.
  */
-SEXP bnmf_tn_logq_call(SEXP a)
+SEXP bnmf_tn_vb_call(SEXP mu, SEXP sd)
 {
-    check_double(a, "a");
-    const R_xlen_t n = XLENGTH(a);
-    const double *pa = REAL(a);
-    SEXP lq = PROTECT(Rf_allocVector(REALSXP, n));
-    SEXP lam = PROTECT(Rf_allocVector(REALSXP, n));
-    for (R_xlen_t i = 0; i < n; i++) {
-        if (R_FINITE(pa[i])) {
-            bnmf_logq_hazard(pa[i], REAL(lq) + i, REAL(lam) + i);
-        } else {
-            REAL(lq)[i] = R_NaN;
-            REAL(lam)[i] = R_NaN;
-        }
+    check_double(mu, "mu");
+    check_double(sd, "sd");
+    R_xlen_t len[2] = { XLENGTH(mu), XLENGTH(sd) };
+    const R_xlen_t n = recycled_length(len, 2);
+    const double *pm = REAL(mu), *ps = REAL(sd);
+    const char *names[] = {"logq", "lambda", "mean", "var", "entropy"};
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 5));
+    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 5));
+    double *p[5];
+    for (int c = 0; c < 5; c++) {
+        SET_VECTOR_ELT(out, c, Rf_allocVector(REALSXP, n));
+        SET_STRING_ELT(nms, c, Rf_mkChar(names[c]));
+        p[c] = REAL(VECTOR_ELT(out, c));
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 2));
-    SET_VECTOR_ELT(out, 0, lq);
-    SET_VECTOR_ELT(out, 1, lam);
-    SET_STRING_ELT(nms, 0, Rf_mkChar("logq"));
-    SET_STRING_ELT(nms, 1, Rf_mkChar("lambda"));
+    for (R_xlen_t i = 0, im = 0, is = 0; i < n; i++) {
+        const double m = pm[im], s = ps[is], a = -m / s;
+        if (R_FINITE(a) && s > 0.0 && R_FINITE(s)) {
+            bnmf_logq_hazard(a, p[0] + i, p[1] + i);
+            bnmf_tn_pos_vb(m, s, p[2] + i, p[3] + i, p[4] + i);
+        } else {
+            for (int c = 0; c < 5; c++) p[c][i] = R_NaN;
+        }
+        if (++im == len[0]) im = 0;
+        if (++is == len[1]) is = 0;
+    }
     Rf_setAttrib(out, R_NamesSymbol, nms);
-    UNPROTECT(4);
+    UNPROTECT(2);
     return out;
 }
