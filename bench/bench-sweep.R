@@ -11,7 +11,8 @@
 # floor, method, ...), and we report the median, min and max over rounds of
 # the ratio of each paired measurement.
 # Environment variables: BNMF_BENCH_ROUNDS (default 11), BNMF_BENCH_SWEEPS
-# (default 8).
+# (default 8), BNMF_BENCH_ONLY (a regular expression: only the sweeps whose
+# name matches it, e.g. "^VB|^ICM, 20"; default all).
 
 suppressPackageStartupMessages(library(bnmf))
 
@@ -99,6 +100,9 @@ configs <- list(
   list(name = "NP (Lee-Seung), KL, complete data", Xd = pmax(X, 0), method = "kl",
        masked = 1, accumulate = 0, target = NA)
 )
+
+only <- Sys.getenv("BNMF_BENCH_ONLY", "")
+if (nzchar(only)) configs <- Filter(function(cf) grepl(only, cf$name), configs)
 
 chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate,
                                                   isTRUE(cf$ard)))
