@@ -12,7 +12,7 @@
 # the ratio of each paired measurement.
 # Environment variables: BNMF_BENCH_ROUNDS (default 11), BNMF_BENCH_SWEEPS
 # (default 8), BNMF_BENCH_ONLY (a regular expression: only the sweeps whose
-# name matches it, e.g. "^VB|^ICM, 20"; default all).
+# names match it; default all).
 
 suppressPackageStartupMessages(library(bnmf))
 
@@ -102,7 +102,10 @@ configs <- list(
 )
 
 only <- Sys.getenv("BNMF_BENCH_ONLY", "")
-if (nzchar(only)) configs <- Filter(function(cf) grepl(only, cf$name), configs)
+if (nzchar(only)) {
+  configs <- configs[grepl(only, vapply(configs, `[[`, "", "name"))]
+  if (!length(configs)) stop("BNMF_BENCH_ONLY matches no sweep")
+}
 
 chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate,
                                                   isTRUE(cf$ard)))
