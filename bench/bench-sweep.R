@@ -106,7 +106,6 @@ if (nzchar(only)) {
   configs <- configs[grepl(only, vapply(configs, `[[`, "", "name"))]
   if (!length(configs)) stop("BNMF_BENCH_ONLY matches no sweep")
 }
-
 chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate,
                                                   isTRUE(cf$ard)))
 invisible(replicate(3, floor_once())) # warm-up
