@@ -58,6 +58,15 @@ double bnmf_log_mills(double x);
  */
 void bnmf_tn_pos_moments(double mean, double sd, double *m1, double *var);
 
+/** exp(x^2) erfc(x) for x >= 0, to a few ulps (Chebyshev series). */
+double bnmf_erfcx(double x);
+
+/**
+ * log Q(a) = log(1 - Phi(a)) and the hazard lambda(a) = phi(a) / Q(a) for
+ * finite a, from one erfcx (no pnorm).
+ */
+void bnmf_logq_hazard(double a, double *lq, double *lam);
+
 /** log density at x >= 0 of N(mean, sd^2) truncated to [0, inf). */
 double bnmf_tn_pos_logdens(double x, double mean, double sd);
 

@@ -7,6 +7,7 @@ SEXP bnmf_norm_std_call(SEXP n);
 SEXP bnmf_norm_table_call(void);
 SEXP bnmf_rtnorm_call(SEXP n, SEXP mean, SEXP sd, SEXP lower, SEXP upper);
 SEXP bnmf_tn_moments_call(SEXP mean, SEXP sd);
+SEXP bnmf_tn_vb_call(SEXP mu, SEXP sd);
 SEXP bnmf_tn_logdens_call(SEXP x, SEXP mean, SEXP sd);
 SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl);
 SEXP bnmf_wh_entries_call(SEXP W, SEXP H, SEXP i, SEXP j);

@@ -10,6 +10,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(norm_table, 0),
     CALLDEF(rtnorm, 5),
     CALLDEF(tn_moments, 2),
+    CALLDEF(tn_vb, 2),
     CALLDEF(tn_logdens, 3),
     CALLDEF(nmf_sweeps, 4),
     CALLDEF(wh_entries, 4),

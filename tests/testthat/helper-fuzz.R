@@ -80,6 +80,7 @@ fuzz_templates <- function(name, nargs) {
     rtnorm = list(list(3, 0, 1, 0, Inf)),
     norm_std = list(list(10)),
     tn_moments = list(list(c(0, 1), 1)),
+    tn_vb = list(list(c(-1, 0, 2), 1)),
     tn_logdens = list(list(c(0.5, 1), 0, 1)),
     wh_entries = list(list(matrix(1, 2, 2), matrix(1, 2, 3), c(0L, 1L), c(2L, 0L))),
     nmf_sweeps = list(fuzz_nmf_args(), fuzz_nmf_args(sparse = TRUE),
