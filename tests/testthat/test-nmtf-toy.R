@@ -99,12 +99,12 @@ test_that("plot(type = \"biclusters\") draws an NMTF fit and refuses an NMF fit"
   X <- toy$X[1:40, 1:30]
   X[3, 4] <- NA
   withr::local_seed(211)
-  fit <- bnmf(X ~ nmtf(3, 2), method = "vb", iter = 50, progress = FALSE)
+  fit <- muffle_convergence(bnmf(X ~ nmtf(3, 2), method = "vb", iter = 50, progress = FALSE))
   png_file <- withr::local_tempfile(fileext = ".png")
   grDevices::png(png_file, width = 800, height = 400)
   expect_identical(plot(fit, type = "biclusters"), fit)
   grDevices::dev.off()
   expect_gt(file.size(png_file), 1000)
-  nmf_fit <- bnmf(X, rank = 2, method = "vb", iter = 20, progress = FALSE)
+  nmf_fit <- muffle_convergence(bnmf(X, rank = 2, method = "vb", iter = 20, progress = FALSE))
   expect_error(plot(nmf_fit, type = "biclusters"), class = "bnmf_error_input")
 })

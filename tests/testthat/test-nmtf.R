@@ -232,8 +232,9 @@ test_that("every S3 method of an NMTF fit runs", {
   withr::local_seed(13)
   for (m in c("gibbs", "icm", "vb", "np")) {
     X <- if (m == "np") abs(d$X) else d$X
-    fit <- bnmf(X ~ nmtf(3, 2, prior = if (m %in% c("gibbs", "vb")) ard()), method = m,
-                iter = 60, keep = if (m == "gibbs") "draws" else "summary", progress = FALSE)
+    fit <- muffle_convergence(
+      bnmf(X ~ nmtf(3, 2, prior = if (m %in% c("gibbs", "vb")) ard()), method = m,
+           iter = 60, keep = if (m == "gibbs") "draws" else "summary", progress = FALSE))
     expect_s3_class(fit, c("bnmf_nmtf", "bnmf"))
     expect_equal(fit$method, m)
     f <- factors(fit)
@@ -258,7 +259,7 @@ test_that("every S3 method of an NMTF fit runs", {
     }
     if (m == "vb") expect_true(all(diff(elbo(fit)) >= -1e-8 * abs(elbo(fit)[-1])))
     else expect_error(elbo(fit), class = "bnmf_error_input")
-    up <- update(fit, iter = 20, progress = FALSE)
+    up <- muffle_convergence(update(fit, iter = 20, progress = FALSE))
     expect_equal(nrow(up$trace), nrow(fit$trace) + if (m == "gibbs" || !fit$converged) 20 else
       sum(up$trace$iteration > max(fit$trace$iteration)))
     if (m == "gibbs") {
