@@ -44,12 +44,17 @@ cat("- ", rounds, " rounds, alternating the two BLAS (one process per round and 
 fl <- function(b) 1000 * median(stack(b, "floor_t"))
 cat(sprintf("- floor: %.1f ms (reference), %.1f ms (OpenBLAS)\n\n", fl("reference"),
             fl("openblas")))
-cat("| sweep | reference BLAS | OpenBLAS, 1 thread | target |\n|---|---:|---:|---:|\n")
+# Ratios and, since the floor itself moves between sessions and between
+# rows, the sweep's own time (median ms over rounds) beside them.
+ms <- function(b, m) sprintf("%.1f", 1000 * median(stack(b, "sweep_t")[, m]))
+cat("| sweep | reference BLAS | ms | OpenBLAS, 1 thread | ms | target |\n",
+    "|---|---:|---:|---:|---:|---:|\n", sep = "")
 for (m in seq_along(first$names)) {
   tg <- first$target[m]
   cat("| ", first$names[m], " | ", cell(stack("reference", "ratio")[, m]), " | ",
-      cell(stack("openblas", "ratio")[, m]), " | ",
-      if (is.na(tg)) "-" else sprintf("<= %.1f", tg), " |\n", sep = "")
+      ms("reference", m), " | ", cell(stack("openblas", "ratio")[, m]), " | ",
+      ms("openblas", m), " | ", if (is.na(tg)) "-" else sprintf("<= %.1f", tg), " |\n",
+      sep = "")
 }
 cat("| `rtnorm(1e6, mean = rnorm(1e6))` / `rnorm(1e6)` | ",
     cell(unlist(lapply(res$reference, `[[`, "rt_ratio"))), " | ",
