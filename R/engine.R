@@ -98,7 +98,9 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
     n_wh = 0 + 0, wh_wait = as.double(wh_wait) + 0,
     # The sweeps' scratch (bnmf_sweep_work_len() in src/nmf_sweep.c, the
     # missing entries' WH, a block of WH's columns), kept with the state so
-    # that every chunk of sweeps reuses it instead of leaving garbage.
+    # that every chunk of sweeps reuses it instead of leaving garbage. The
+    # sweeps refuse a shorter one, so this sum and theirs cannot drift apart
+    # unnoticed.
     work = numeric(2 * (I + J) * K + 2 * K^2 + 4 * K + nmiss +
                      if (keep_wh && data$sparse != 1L) I * min(J, 64L) else 0)
   )

@@ -621,11 +621,16 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     /* The scratch: from the state's buffer when it is large enough (it then
      * holds, in this order, the sweep's work, the missing entries' WH and,
      * to accumulate WH's moments of dense data, an I x min(J, 64) block of
-     * WH), else from R_alloc. */
+     * WH), else from R_alloc when the state has none. A buffer too short is
+     * refused rather than replaced: new_state() (R/engine.R) sizes it by the
+     * same sum, and a silent fallback would hide their disagreement. */
     const int want_block = c->accumulate && st->WH_mean && !d->sparse;
     const size_t n_block = want_block ? (size_t) I * (J < 64 ? J : 64) : 0;
-    double *buf = st->work && st->n_work >= bnmf_sweep_work_len(d) + d->nmiss + n_block
-        ? st->work : NULL;
+    const size_t n_need = bnmf_sweep_work_len(d) + d->nmiss + n_block;
+    if (st->work && st->n_work < n_need)
+        Rf_error("bnmf: the state's scratch `work` holds %.0f doubles, the sweeps need %.0f",
+                 (double) st->n_work, (double) n_need);
+    double *buf = st->work;
     sweep_work ws;
     bnmf_sweep_work(d, &ws, buf);
     if (buf) buf += bnmf_sweep_work_len(d);
