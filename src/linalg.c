@@ -116,6 +116,29 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
     return s;
 }
 
+/**
+ * (WH)_ij at the n entries (mi[t], mj[t]), from W's transpose Wt (K x I):
+ * each entry reads two contiguous vectors of K values (W's row i read from
+ * W itself is K values I apart, one cache line each).
+ * @param Wt  K x I, W transposed (scratch; filled here from W)
+ */
+void bnmf_wh_at(const double *W, const double *H, int I, int K, const int *mi,
+                const int *mj, R_xlen_t n, double *Wt, double *out)
+{
+    transpose(W, I, K, Wt);
+    for (R_xlen_t t = 0; t < n; t++) {
+        const double *w = Wt + (size_t) mi[t] * K, *h = H + (size_t) mj[t] * K;
+        double s0 = 0.0, s1 = 0.0;
+        int k = 0;
+        for (; k + 2 <= K; k += 2) {
+            s0 += w[k] * h[k];
+            s1 += w[k + 1] * h[k + 1];
+        }
+        if (k < K) s0 += w[k] * h[k];
+        out[t] = s0 + s1;
+    }
+}
+
 /* .Call entry: (WH)_ij at the 0-based entries (i[t], j[t]). */
 SEXP bnmf_wh_entries_call(SEXP W, SEXP H, SEXP i, SEXP j)
 {

@@ -173,13 +173,23 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     const int I = d->I, J = d->J, K = d->K;
     bnmf_wt_x(d, x, W, ws->F, ws->Wt);
     bnmf_expected_gram(W, vb ? vb->Wvar : NULL, K, I, GRAM_COLS, ws->G);
+    /* VB, masked: the variances of W read by rows (K contiguous values per
+     * row, like Wt), in ws->D, which only bnmf_update_W uses: read by
+     * columns, each missing entry would touch K cache lines. */
+    const double *Wv = NULL;
+    if (vb && masked && d->nmiss > 0) {
+        for (int k = 0; k < K; k++)
+            for (int i = 0; i < I; i++)
+                ws->D[k + (size_t) i * K] = vb->Wvar[i + (size_t) k * I];
+        Wv = ws->D;
+    }
     double sl = 0.0, sq = 0.0;
     for (int j = 0; j < J; j++) {
         row_interrupt(j);
         const double *G = !masked ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, ws->Wt, K, I, d->miss_i + d->mcol_ptr[j],
                              d->mcol_ptr[j + 1] - d->mcol_ptr[j], K, ws->obs,
-                             vb ? vb->Wvar : NULL, 1, (size_t) I);
+                             Wv, K, 1);
         double *hj = H + (size_t) j * K;
         const double *fj = ws->F + (size_t) j * K;
         if (hk)
@@ -666,8 +676,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         double sse = *sumsq - 2.0 * lin + quad;
         if (augmented) {
             /* SSE over the observed entries: remove the latent ones. */
+            bnmf_wh_at(W, H, I, K, d->miss_i, d->miss_j, d->nmiss, ws.Wt, wh_miss);
             for (int m = 0; m < d->nmiss; m++) {
-                wh_miss[m] = bnmf_wh_entry(W, H, I, K, d->miss_i[m], d->miss_j[m]);
                 const double r = x[d->miss_pos[m]] - wh_miss[m];
                 sse -= r * r;
             }

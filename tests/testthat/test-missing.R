@@ -67,3 +67,26 @@ test_that("missing entries of a sparse matrix are its stored NAs", {
   expect_equal(fs$n_obs, length(X) - 1)
   expect_equal(fs$W, fd$W, tolerance = 1e-8)
 })
+
+test_that("the masked Gram kernel equals crossprod() for every shape it blocks differently", {
+  # bnmf_gram_update() gathers the vectors into chunks of 4096 / K' (K' = K
+  # rounded up to 4) and works in 4 x 4 blocks, or falls back to rank-four
+  # updates when K' > 256: K below, at and above multiples of 4, one chunk
+  # and several, and both kernels.
+  gram_update <- function(G, Z, idx, sign) .Call(bnmf:::C_gram_update, G, Z, idx - 1L, sign)
+  set.seed(31)
+  for (K in c(1L, 3L, 4L, 5L, 20L, 257L, 300L)) {
+    for (n in c(0L, 1L, 7L, 230L, 1000L)) {
+      Z <- matrix(runif(K * 1200L), K, 1200L)
+      idx <- sort(sample(1200L, n))
+      G <- crossprod(matrix(rnorm(K * K), K, K))
+      for (sign in c(-1, 1)) {
+        ref <- G + sign * tcrossprod(Z[, idx, drop = FALSE])
+        got <- gram_update(G, Z, idx, sign)
+        expect_lt(max(abs(got - ref)), 1e-13 * max(abs(ref)),
+                  label = sprintf("error at K = %d, n = %d, sign = %g", K, n, sign))
+      }
+    }
+  }
+  expect_error(gram_update(diag(2), matrix(1, 2, 3), 4L, 1), "outside")
+})
