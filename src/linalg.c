@@ -82,6 +82,27 @@ void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
 }
 
 /**
+ * Dt = (X H')' = H X' (K x I, row i of X H' in K contiguous values) for
+ * sparse CSC X, H K x J. Each stored value adds v h_j to one row of K
+ * contiguous values: writing X H' column-major instead puts the K terms of a
+ * stored value I doubles apart, one cache line each, and for large I these
+ * misses were most of the product's time.
+ */
+void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (size_t n = 0; n < (size_t) I * K; n++) Dt[n] = 0.0;
+    for (int j = 0; j < J; j++) {
+        const double *hj = H + (size_t) j * K;
+        for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
+            const double v = x[p];
+            double *di = Dt + (size_t) d->xi[p] * K;
+            for (int k = 0; k < K; k++) di[k] += v * hj[k];
+        }
+    }
+}
+
+/**
  * F = W' X (K x J), X dense I x J or sparse CSC, W I x K. On return `Wt`
  * (K x I) holds W' (the sweep reuses it for masked Gram matrices).
  */

@@ -202,6 +202,7 @@ void bnmf_gram_rows(const double *H, int K, int J, double *G);
 void bnmf_gram_cols(const double *W, int I, int K, double *G);
 void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
                double *Ht);
+void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt);
 void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
                double *Wt);
 double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int j);

@@ -130,7 +130,11 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    const chib_hook *hk)
 {
     const int I = d->I, J = d->J, K = d->K;
-    bnmf_x_ht(d, x, H, ws->D, ws->Ht);
+    /* b_i = row i of X H': from D (I x K) for dense X; for sparse X from
+     * its transpose, built in ws->Wt (which bnmf_update_H refills) */
+    const int rows = d->sparse;
+    if (rows) bnmf_x_ht_rows(d, x, H, ws->Wt);
+    else bnmf_x_ht(d, x, H, ws->D, ws->Ht);
     bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, J, GRAM_ROWS, ws->G);
     for (int i = 0; i < I; i++) {
         row_interrupt(i);
@@ -140,7 +144,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                              vb ? vb->Hvar : NULL, K, 1);
         for (int k = 0; k < K; k++) {
             ws->zrow[k] = W[i + (size_t) k * I];
-            ws->brow[k] = ws->D[i + (size_t) k * I];
+            ws->brow[k] = rows ? ws->Wt[k + (size_t) i * K] : ws->D[i + (size_t) k * I];
         }
         if (hk)
             bnmf_chib_eval_row(hk, i, I, hk->target[i * hk->tstride], ws->zrow, G,
