@@ -146,6 +146,10 @@ static double norm_exp(void)
     return -log(u);
 }
 
+/* The sign as a factor: `(j & 1) ? -x : x` compiles to a branch taken half
+ * the time at random, about one misprediction every other draw. */
+static const double zsign[2] = {1.0, -1.0};
+
 double bnmf_norm_std(void)
 {
     for (;;) {
@@ -154,16 +158,16 @@ double bnmf_norm_std(void)
         const int j = j0 & (2 * ZN - 1);
         const int i = j >> 1;
         double x = (u - j0) * zx[i];
-        if (x < zx[i + 1]) return (j & 1) ? -x : x;
+        if (x < zx[i + 1]) return x * zsign[j & 1];
         if (i == 0) {                                   /* the tail */
             double t;
             do t = norm_exp() / zr; while (!(2.0 * norm_exp() > t * t));
             x = zr + t;
-            return (j & 1) ? -x : x;
+            return x * zsign[j & 1];
         }
         /* the wedge of block i */
         const double y = zf[i] + unif_rand() * (zf[i + 1] - zf[i]);
-        if (y < exp(-0.5 * x * x)) return (j & 1) ? -x : x;
+        if (y < exp(-0.5 * x * x)) return x * zsign[j & 1];
     }
 }
 

@@ -19,9 +19,10 @@
  *         w = (b^2 - a^2) / 2 = (b - a)(b + a) / 2:
  *             d = -log1p(U expm1(-w))     (d = E ~ Exp(1) when b = Inf),
  *         and z is accepted with probability a / z, i.e. when
- *             V^2 (1 + d / c) <= 1,       c = a^2 / 2.
+ *             V^2 (1 + d / c) <= 1,       c = a^2 / 2,
+ *         tested as V^2 (c + d) <= c (no division).
  *         The offset from a is returned without cancellation,
- *             z - a = 2 d / (a (1 + sqrt(1 + d / c))),
+ *             z - a = 2 d / (a + z),  z = sqrt(2 (c + d)),
  *         so that a draw of N(mu, s^2) | x >= l far in the tail is
  *         l + s (z - a), with full relative accuracy in x - l.  (Robert 1995
  *         and Chopin 2011 give exponential-proposal and table-based
@@ -125,23 +126,27 @@ static double std_exp(void)
  */
 static double tail_offset(double a, double b)
 {
-    double c = 0.5 * a * a;      /* may be Inf: then d / c = 0, always accept */
+    const double c = 0.5 * a * a;  /* may be Inf: then always accept */
     double d;
+    /* accept when V^2 (1 + d / c) <= 1, tested as V^2 (c + d) <= c (c > 0):
+     * no division on the path from the draw to the decision */
     if (TN_FINITE(b)) {
         double em = expm1(-0.5 * (b - a) * (b + a));   /* in [-1, 0] */
         for (;;) {
             d = -log1p(unif_rand() * em);
             double v = unif_rand();
-            if (v * v * (1.0 + d / c) <= 1.0) break;
+            if (v * v * (c + d) <= c) break;
         }
     } else {
         for (;;) {
             d = std_exp();
             double v = unif_rand();
-            if (v * v * (1.0 + d / c) <= 1.0) break;
+            if (v * v * (c + d) <= c) break;
         }
     }
-    double off = 2.0 * d / (a * (1.0 + sqrt(1.0 + d / c)));
+    /* z - a = 2 d / (a + z), z = sqrt(a^2 + 2 d) = sqrt(2 (c + d)); when a^2
+     * overflows, z - a = d / a to within a relative 2^-1000 */
+    double off = TN_FINITE(c) ? 2.0 * d / (a + sqrt(2.0 * (c + d))) : d / a;
     double wmax = b - a;
     return off > wmax ? wmax : off;
 }
