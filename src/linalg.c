@@ -138,15 +138,19 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
 }
 
 /**
- * (WH)_ij at the n entries (mi[t], mj[t]), from W's transpose Wt (K x I):
- * each entry reads two contiguous vectors of K values (W's row i read from
- * W itself is K values I apart, one cache line each).
- * @param Wt  K x I, W transposed (scratch; filled here from W)
+ * The latent entries of a Gibbs sweep: with v[t] the current value of the
+ * missing entry (mi[t], mj[t]), returns sum_t (v[t] - (WH)_ij)^2 and leaves
+ * (WH)_ij in v[t]. WH is taken from W's transpose Wt (K x I): each entry
+ * reads two contiguous vectors of K values (W's row i read from W itself is
+ * K values I apart, one cache line each), and the values come from the
+ * compact v, not from the I x J data.
+ * @param Wt  K x I scratch; receives W'
  */
-void bnmf_wh_at(const double *W, const double *H, int I, int K, const int *mi,
-                const int *mj, R_xlen_t n, double *Wt, double *out)
+double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
+                      const int *mj, R_xlen_t n, double *Wt, double *v)
 {
     transpose(W, I, K, Wt);
+    double ss = 0.0;
     for (R_xlen_t t = 0; t < n; t++) {
         const double *w = Wt + (size_t) mi[t] * K, *h = H + (size_t) mj[t] * K;
         double s0 = 0.0, s1 = 0.0;
@@ -156,8 +160,11 @@ void bnmf_wh_at(const double *W, const double *H, int I, int K, const int *mi,
             s1 += w[k + 1] * h[k + 1];
         }
         if (k < K) s0 += w[k] * h[k];
-        out[t] = s0 + s1;
+        const double wh = s0 + s1, r = v[t] - wh;
+        ss += r * r;
+        v[t] = wh;
     }
+    return ss;
 }
 
 /* .Call entry: (WH)_ij at the 0-based entries (i[t], j[t]). */

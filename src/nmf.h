@@ -206,8 +206,8 @@ void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double 
 void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
                double *Wt);
 double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int j);
-void bnmf_wh_at(const double *W, const double *H, int I, int K, const int *mi,
-                const int *mj, R_xlen_t n, double *Wt, double *out);
+double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
+                      const int *mj, R_xlen_t n, double *Wt, double *v);
 double bnmf_sse(const nmf_data *d, const double *x, const double *W, const double *H,
                 const vb_part *vb, double sumsq, double sse);
 

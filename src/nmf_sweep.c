@@ -655,8 +655,12 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     sweep_work ws;
     bnmf_sweep_work(d, &ws, buf);
     if (buf) buf += bnmf_sweep_work_len(d);
+    /* augmented: the latent entries' current values, then (within a sweep)
+     * their WH */
     double *wh_miss = augmented ? carve(&buf, d->nmiss) : NULL;
     if (buf && !augmented) buf += d->nmiss;
+    if (augmented)
+        for (int m = 0; m < d->nmiss; m++) wh_miss[m] = x[d->miss_pos[m]];
     double *wh_block = want_block ? carve(&buf, n_block) : NULL;
     const double log_rates = pr->ard ? 0.0 : sum_log_rates(pr->lamW, (size_t) I * K) +
         sum_log_rates(pr->lamH, (size_t) K * J);
@@ -687,11 +691,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         double sse = *sumsq - 2.0 * lin + quad;
         if (augmented) {
             /* SSE over the observed entries: remove the latent ones. */
-            bnmf_wh_at(W, H, I, K, d->miss_i, d->miss_j, d->nmiss, ws.Wt, wh_miss);
-            for (int m = 0; m < d->nmiss; m++) {
-                const double r = x[d->miss_pos[m]] - wh_miss[m];
-                sse -= r * r;
-            }
+            sse -= bnmf_wh_latent(W, H, I, K, d->miss_i, d->miss_j, d->nmiss, ws.Wt,
+                                  wh_miss);
         }
         sse = bnmf_sse(d, x, W, H, vb, *sumsq, sse);
         if (sse < 0.0) sse = 0.0;
@@ -706,6 +707,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             for (int m = 0; m < d->nmiss; m++) {
                 const double v = wh_miss[m] + sd * bnmf_norm_std();
                 x[d->miss_pos[m]] = v;
+                wh_miss[m] = v;
                 ss += v * v;
             }
             *sumsq = ss;
