@@ -96,12 +96,13 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
     tau_mean = 0 + 0, tau_m2 = 0 + 0,
     WH_mean = numeric(nwh), WH_m2 = numeric(nwh),
     n_wh = 0 + 0, wh_wait = as.double(wh_wait) + 0,
-    # The sweeps' scratch (bnmf_sweep_work_len() in src/nmf_sweep.c, the
-    # missing entries' WH, a block of WH's columns), kept with the state so
+    # The sweeps' scratch (bnmf_sweep_work_len() in src/nmf_sweep.c, whose
+    # row buffers hold COND_BLOCK = 4 rows, src/cond.h; then the missing
+    # entries' WH, a block of WH's columns), kept with the state so
     # that every chunk of sweeps reuses it instead of leaving garbage. The
     # sweeps refuse a shorter one, so this sum and theirs cannot drift apart
     # unnoticed.
-    work = numeric(2 * (I + J) * K + 2 * K^2 + 4 * K + nmiss +
+    work = numeric(2 * (I + J) * K + 2 * K^2 + 16 * K + nmiss +
                      if (keep_wh && data$sparse != 1L) I * min(J, 64L) else 0)
   )
   if (!is.null(lambda)) {

@@ -37,6 +37,11 @@ double bnmf_cond_row_pass(double *z, const double *G, const double *b,
 void bnmf_cond_row(double *z, const double *G, const double *b, const double *lam,
                    int ls, double tau, int K, int first, nmf_rule rule, double *v,
                    double *ent);
+/* Rows of a block updated together by bnmf_cond_rows(). */
+#define COND_BLOCK 4
+void bnmf_cond_rows(double *z, const double *G, const double *b,
+                    const double *const *lam, int ls, double tau, int K, int nr,
+                    nmf_rule rule, double *v, double *ent);
 void bnmf_expected_gram(const double *Z, const double *V, int K, int n,
                         gram_layout layout, double *G);
 void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,

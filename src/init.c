@@ -15,6 +15,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(nmf_sweeps, 4),
     CALLDEF(wh_entries, 4),
     CALLDEF(gram_update, 4),
+    CALLDEF(cond_rows, 5),
     CALLDEF(nmf_kl, 3),
     CALLDEF(stein_kernel, 3),
     CALLDEF(simplex_qp, 3),

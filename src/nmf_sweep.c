@@ -80,10 +80,10 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     ws->F = carve(&buf, (size_t) K * J);
     ws->G = carve(&buf, (size_t) K * K);
     ws->Gi = carve(&buf, (size_t) K * K);
-    ws->zrow = carve(&buf, K);
-    ws->brow = carve(&buf, K);
-    ws->vrow = carve(&buf, K);
-    ws->erow = carve(&buf, K);
+    ws->zrow = carve(&buf, (size_t) COND_BLOCK * K); /* a block of rows */
+    ws->brow = carve(&buf, (size_t) COND_BLOCK * K);
+    ws->vrow = carve(&buf, (size_t) COND_BLOCK * K);
+    ws->erow = carve(&buf, (size_t) COND_BLOCK * K);
     ws->Wt = carve(&buf, (size_t) K * I);
     ws->Ht = carve(&buf, (size_t) J * K);
     ws->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
@@ -93,7 +93,7 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
 size_t bnmf_sweep_work_len(const nmf_data *d)
 {
     const size_t I = d->I, J = d->J, K = d->K;
-    return 2 * (I + J) * K + 2 * K * K + 4 * K;
+    return 2 * (I + J) * K + 2 * K * K + 4 * COND_BLOCK * K;
 }
 
 /*
@@ -109,6 +109,41 @@ static inline void row_interrupt(int r)
         R_CheckUserInterrupt();
         GetRNGstate();
     }
+}
+
+/* Whether a half sweep updates its rows by blocks (bnmf_cond_rows): ICM and
+ * VB, outside Chib's reduced runs. */
+static inline int block_rule(nmf_rule rule, const chib_hook *hk, int first)
+{
+    return !hk && first == 0 && (rule == RULE_MODE || rule == RULE_MOMENT);
+}
+
+/* How many rows from row i on (at most COND_BLOCK, up to n) share the full
+ * Gram matrix: all of them without masking, else those with no missing
+ * entry (ptr: the rows' pointers into their missing entries). */
+static inline int block_rows(const int *ptr, int masked, int i, int n)
+{
+    int nr = 0;
+    while (nr < COND_BLOCK && i + nr < n && (!masked || ptr[i + nr + 1] == ptr[i + nr]))
+        nr++;
+    return nr;
+}
+
+/* Column j's terms of the SSE pieces of bnmf_update_H: h_j' f_j into *sl and
+ * h_j' G h_j (VB: plus sum_k G[k, k] Var H_kj) into *sq. */
+static inline void h_sse_terms(const double *G, const double *H, const double *F,
+                               const vb_part *vb, int j, int K, double *sl, double *sq)
+{
+    const double *hj = H + (size_t) j * K, *fj = F + (size_t) j * K;
+    double l = *sl, q = *sq;
+    for (int k = 0; k < K; k++) l += hj[k] * fj[k];
+    q += bnmf_quad_form(G, hj, K);
+    if (vb) {
+        const double *v = vb->Hvar + (size_t) j * K;
+        for (int k = 0; k < K; k++) q += G[k + (size_t) k * K] * v[k];
+    }
+    *sl = l;
+    *sq = q;
 }
 
 /**
@@ -136,8 +171,38 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
     if (rows) bnmf_x_ht_rows(d, x, H, ws->Wt);
     else bnmf_x_ht(d, x, H, ws->D, ws->Ht);
     bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, J, GRAM_ROWS, ws->G);
+    const int blocks = block_rule(rule, hk, first);
     for (int i = 0; i < I; i++) {
         row_interrupt(i);
+        const int nr = blocks ? block_rows(d->mrow_ptr, masked, i, I) : 1;
+        if (nr > 1) {
+            /* rows i..i+nr-1 share G: updated together (bnmf_cond_rows) */
+            const double *lam[COND_BLOCK];
+            for (int r = 0; r < nr; r++) {
+                const int ir = i + r;
+                if (r > 0) row_interrupt(ir);
+                lam[r] = pr->lamW + ir;
+                for (int k = 0; k < K; k++) {
+                    ws->zrow[r * K + k] = W[ir + (size_t) k * I];
+                    ws->brow[r * K + k] = rows ? ws->Wt[k + (size_t) ir * K]
+                                               : ws->D[ir + (size_t) k * I];
+                }
+            }
+            bnmf_cond_rows(ws->zrow, ws->G, ws->brow, lam, I, tau, K, nr, rule, ws->vrow,
+                           ws->erow);
+            for (int r = 0; r < nr; r++) {
+                const int ir = i + r;
+                for (int k = 0; k < K; k++) W[ir + (size_t) k * I] = ws->zrow[r * K + k];
+                if (vb) {
+                    for (int k = 0; k < K; k++) {
+                        vb->Wvar[ir + (size_t) k * I] = ws->vrow[r * K + k];
+                        vb->Went[ir + (size_t) k * I] = ws->erow[r * K + k];
+                    }
+                }
+            }
+            i += nr - 1;
+            continue;
+        }
         const double *G = !masked ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, H, K, J, d->mrow_j + d->mrow_ptr[i],
                              d->mrow_ptr[i + 1] - d->mrow_ptr[i], K, ws->obs,
@@ -188,8 +253,27 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
         Wv = ws->D;
     }
     double sl = 0.0, sq = 0.0;
+    const int blocks = update && block_rule(rule, hk, first);
     for (int j = 0; j < J; j++) {
         row_interrupt(j);
+        const int nr = blocks ? block_rows(d->mcol_ptr, masked, j, J) : 1;
+        if (nr > 1) {
+            /* columns j..j+nr-1 share G: updated together (bnmf_cond_rows),
+             * then their terms of the SSE in order */
+            const double *lam[COND_BLOCK];
+            for (int r = 0; r < nr; r++) {
+                if (r > 0) row_interrupt(j + r);
+                lam[r] = pr->lamH + (size_t) (j + r) * K;
+            }
+            double *hj = H + (size_t) j * K;
+            bnmf_cond_rows(hj, ws->G, ws->F + (size_t) j * K, lam, 1, tau, K, nr, rule,
+                           vb ? vb->Hvar + (size_t) j * K : ws->vrow,
+                           vb ? vb->Hent + (size_t) j * K : ws->erow);
+            for (int r = 0; r < nr; r++)
+                h_sse_terms(ws->G, H, ws->F, vb, j + r, K, &sl, &sq);
+            j += nr - 1;
+            continue;
+        }
         const double *G = !masked ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, ws->Wt, K, I, d->miss_i + d->mcol_ptr[j],
                              d->mcol_ptr[j + 1] - d->mcol_ptr[j], K, ws->obs,
@@ -204,12 +288,7 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                           vb ? vb->Hvar + (size_t) j * K : ws->vrow,
                           vb ? vb->Hent + (size_t) j * K : ws->erow);
         }
-        for (int k = 0; k < K; k++) sl += hj[k] * fj[k];
-        sq += bnmf_quad_form(G, hj, K);
-        if (vb) {
-            const double *v = vb->Hvar + (size_t) j * K;
-            for (int k = 0; k < K; k++) sq += G[k + (size_t) k * K] * v[k];
-        }
+        h_sse_terms(G, H, ws->F, vb, j, K, &sl, &sq);
     }
     *lin = sl;
     *quad = sq;
