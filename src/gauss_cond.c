@@ -22,6 +22,7 @@
  */
 #include "bnmf_call.h"
 #include "nmf.h"
+#include <string.h>
 
 /**
  * Mean, variance and entropy of N(mu, sd^2) truncated to [0, inf), for VB.
@@ -221,6 +222,14 @@ void bnmf_cond_row(double *z, const double *G, const double *b, const double *la
     }
 }
 
+#if defined(__GNUC__)
+/* two doubles, one SIMD register where the machine has them (the vector
+ * extension of GCC and clang; elsewhere the compiler splits it) */
+typedef double v2d __attribute__((vector_size(16)));
+#endif
+/* the largest K whose block of four rows is interleaved on the stack */
+#define ZT_MAX 256
+
 /* One coordinate step of row r of a block (bnmf_cond_rows): the arithmetic
  * of bnmf_cond_row_pass for coordinate k, in its order. */
 static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int k,
@@ -265,10 +274,42 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
             const int r0 = act[0], r1 = act[1], r2 = act[2], r3 = act[3];
             double *z0 = z + (size_t) r0 * K, *z1 = z + (size_t) r1 * K;
             double *z2 = z + (size_t) r2 * K, *z3 = z + (size_t) r3 * K;
+#if defined(__GNUC__)
+            /* the four rows interleaved, zt[4 l + r], so that the four sums
+             * run as the lanes of two vectors (each lane the same
+             * operations in the same order as the scalar sums below) */
+            double zt[4 * ZT_MAX];
+            const int vec = K <= ZT_MAX;
+            if (vec) {
+                for (int l = 0; l < K; l++) {
+                    zt[4 * l] = z0[l];
+                    zt[4 * l + 1] = z1[l];
+                    zt[4 * l + 2] = z2[l];
+                    zt[4 * l + 3] = z3[l];
+                }
+            }
+#endif
             for (int k = 0; k < K; k++) {
                 const double *gk = G + (size_t) k * K;
                 double s0 = b[(size_t) r0 * K + k], s1 = b[(size_t) r1 * K + k];
                 double s2 = b[(size_t) r2 * K + k], s3 = b[(size_t) r3 * K + k];
+#if defined(__GNUC__)
+                if (vec) {
+                    v2d s01 = {s0, s1}, s23 = {s2, s3};
+                    for (int l = 0; l < K; l++) {
+                        const v2d g = {gk[l], gk[l]};
+                        v2d a, c;
+                        memcpy(&a, zt + 4 * l, sizeof a);
+                        memcpy(&c, zt + 4 * l + 2, sizeof c);
+                        s01 -= g * a;
+                        s23 -= g * c;
+                    }
+                    s0 = s01[0];
+                    s1 = s01[1];
+                    s2 = s23[0];
+                    s3 = s23[1];
+                } else
+#endif
                 for (int l = 0; l < K; l++) {
                     const double g = gk[l];
                     s0 -= g * z0[l];
@@ -284,6 +325,14 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
                            ent + (size_t) r2 * K, change + r2);
                 block_step(z3, gk, s3, k, lam[r3], ls, tau, rule, v + (size_t) r3 * K,
                            ent + (size_t) r3 * K, change + r3);
+#if defined(__GNUC__)
+                if (vec) {
+                    zt[4 * k] = z0[k];
+                    zt[4 * k + 1] = z1[k];
+                    zt[4 * k + 2] = z2[k];
+                    zt[4 * k + 3] = z3[k];
+                }
+#endif
             }
         } else {
             for (int k = 0; k < K; k++) {
