@@ -51,18 +51,38 @@
  * @param mu, sd  location and scale of the untruncated normal (sd > 0)
  * @param m1, var, ent  receive the mean, variance and entropy
  */
-void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* The body of bnmf_tn_pos_vb. `lsd`: NULL, or where log(sd) is kept for
+ * the next call with the same sd (NaN until the first call that needs it):
+ * the rows of a block share sd, and in a fitted model most coordinates are
+ * far from the bound, where the entropy needs only log(sd). */
+static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m1,
+                                    double *var, double *ent)
 {
-    const double a = -mu / sd;
-    if (a < -38.5) {
+    /* a < -38.5 tested as mu > 38.5 sd (sd > 0): without waiting on the
+     * division (at the boundary both branches give the same numbers) */
+    if (mu > 38.5 * sd) {
         /* Q(a) = 1 and lambda(a) = phi(a) < 1e-300 to double precision:
          * the untruncated normal. (The general branch gives the same numbers
          * through an exp() that underflows, glibc's slow path.) */
         *m1 = mu;
         *var = sd * sd;
-        *ent = M_LN_SQRT_2PI + 0.5 + log(sd);
+        double l;
+        if (lsd) {
+            if (ISNAN(*lsd)) *lsd = log(sd);
+            l = *lsd;
+        } else {
+            l = log(sd);
+        }
+        *ent = M_LN_SQRT_2PI + 0.5 + l;
         return;
     }
+    const double a = -mu / sd;
     if (a < 3.0) {
         const double h = 0.5 * a * a;
         double lam, lsq; /* lambda(a) and log(sd Q(a)) */
@@ -87,14 +107,13 @@ void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
     *ent = 0.5 + log(sd / (a + r)) + 0.5 * a * r;
 }
 
+void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
+{
+    tn_pos_vb(mu, sd, NULL, m1, var, ent);
+}
+
 /* Inlined where the rule is known at compile time (bnmf_cond_rows), so
  * that the branches on the rule fold away. */
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
 /**
  * The rule applied to one coordinate's conditional.
  * @param rule RULE_DRAW, RULE_MODE or RULE_MOMENT (not RULE_MULT)
@@ -117,7 +136,7 @@ static ALWAYS_INLINE double cond_step(nmf_rule rule, double s, double gkk, doubl
         } else if (rule == RULE_MODE) {
             znew = mu > 0.0 ? mu : 0.0;
         } else {
-            bnmf_tn_pos_vb(mu, 1.0 / sqrt(tau * gkk), &znew, v, ent);
+            tn_pos_vb(mu, 1.0 / sqrt(tau * gkk), NULL, &znew, v, ent);
         }
     } else {
         /* The conditional is the prior Exp(lk) (proper, lk > 0, for Gibbs
@@ -234,13 +253,20 @@ typedef double v2d __attribute__((vector_size(16)));
  * of bnmf_cond_row_pass for coordinate k, in its order. */
 static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int k,
                                       const double *lamr, int ls, double tau,
-                                      nmf_rule rule, double *vr, double *er,
-                                      double *change)
+                                      nmf_rule rule, double sd, double *lsd, double *vr,
+                                      double *er, double *change)
 {
     const double gkk = gk[k];
     s += gkk * zr[k];
-    const double znew = cond_step(rule, s, gkk, lamr[(size_t) k * ls], tau, zr[k],
-                                  vr + k, er + k);
+    double znew;
+    if (rule == RULE_MOMENT && gkk > 0.0) {
+        /* cond_step's moments, with the block's sd = 1 / sqrt(tau gkk) and
+         * its log */
+        const double mu = (s - lamr[(size_t) k * ls] / tau) / gkk;
+        tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
+    } else {
+        znew = cond_step(rule, s, gkk, lamr[(size_t) k * ls], tau, zr[k], vr + k, er + k);
+    }
     *change += fabs(znew - zr[k]);
     zr[k] = znew;
 }
@@ -291,6 +317,10 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
 #endif
             for (int k = 0; k < K; k++) {
                 const double *gk = G + (size_t) k * K;
+                /* VB: the rows' shared sd and (once needed) its log */
+                const double sd = rule == RULE_MOMENT && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
+                                                                     : 0.0;
+                double lsd = NAN;
                 double s0 = b[(size_t) r0 * K + k], s1 = b[(size_t) r1 * K + k];
                 double s2 = b[(size_t) r2 * K + k], s3 = b[(size_t) r3 * K + k];
 #if defined(__GNUC__)
@@ -317,14 +347,14 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
                     s2 -= g * z2[l];
                     s3 -= g * z3[l];
                 }
-                block_step(z0, gk, s0, k, lam[r0], ls, tau, rule, v + (size_t) r0 * K,
-                           ent + (size_t) r0 * K, change + r0);
-                block_step(z1, gk, s1, k, lam[r1], ls, tau, rule, v + (size_t) r1 * K,
-                           ent + (size_t) r1 * K, change + r1);
-                block_step(z2, gk, s2, k, lam[r2], ls, tau, rule, v + (size_t) r2 * K,
-                           ent + (size_t) r2 * K, change + r2);
-                block_step(z3, gk, s3, k, lam[r3], ls, tau, rule, v + (size_t) r3 * K,
-                           ent + (size_t) r3 * K, change + r3);
+                block_step(z0, gk, s0, k, lam[r0], ls, tau, rule, sd, &lsd,
+                           v + (size_t) r0 * K, ent + (size_t) r0 * K, change + r0);
+                block_step(z1, gk, s1, k, lam[r1], ls, tau, rule, sd, &lsd,
+                           v + (size_t) r1 * K, ent + (size_t) r1 * K, change + r1);
+                block_step(z2, gk, s2, k, lam[r2], ls, tau, rule, sd, &lsd,
+                           v + (size_t) r2 * K, ent + (size_t) r2 * K, change + r2);
+                block_step(z3, gk, s3, k, lam[r3], ls, tau, rule, sd, &lsd,
+                           v + (size_t) r3 * K, ent + (size_t) r3 * K, change + r3);
 #if defined(__GNUC__)
                 if (vec) {
                     zt[4 * k] = z0[k];
@@ -337,13 +367,17 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
         } else {
             for (int k = 0; k < K; k++) {
                 const double *gk = G + (size_t) k * K;
+                /* VB: the rows' shared sd and (once needed) its log */
+                const double sd = rule == RULE_MOMENT && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
+                                                                     : 0.0;
+                double lsd = NAN;
                 for (int a = 0; a < na; a++) {
                     const int r = act[a];
                     double *zr = z + (size_t) r * K;
                     double s = b[(size_t) r * K + k];
                     for (int l = 0; l < K; l++) s -= gk[l] * zr[l];
-                    block_step(zr, gk, s, k, lam[r], ls, tau, rule, v + (size_t) r * K,
-                               ent + (size_t) r * K, change + r);
+                    block_step(zr, gk, s, k, lam[r], ls, tau, rule, sd, &lsd,
+                               v + (size_t) r * K, ent + (size_t) r * K, change + r);
                 }
             }
         }
