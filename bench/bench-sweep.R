@@ -12,12 +12,16 @@
 # the ratio of each paired measurement.
 # Environment variables: BNMF_BENCH_ROUNDS (default 11), BNMF_BENCH_SWEEPS
 # (default 8), BNMF_BENCH_ONLY (a regular expression: only the sweeps whose
-# names match it; default all).
+# names match it; default all), BNMF_BENCH_WARMUP (sweeps each chain makes
+# before the timings, default 3: early sweeps, far from convergence; a fit
+# spends most of its sweeps later, where ICM's rows stop moving sooner and
+# most of VB's coordinates are far from their bound, e.g. 100).
 
 suppressPackageStartupMessages(library(bnmf))
 
 rounds <- as.integer(Sys.getenv("BNMF_BENCH_ROUNDS", "11"))
 n_sweeps <- as.integer(Sys.getenv("BNMF_BENCH_SWEEPS", "8"))
+warmup <- as.integer(Sys.getenv("BNMF_BENCH_WARMUP", "3"))
 t_start <- proc.time()[["elapsed"]]
 
 set.seed(20240601)
@@ -75,7 +79,7 @@ make_chain <- function(Xd, method, masked, accumulate, ard = FALSE, wh_thin = 1L
                                                accumulate = accumulate == 1,
                                                wh_thin = wh_thin))
   }
-  run(3L) # warm-up: leave the random start, settle tau
+  run(warmup) # warm-up: leave the random start, settle tau
   list(run = run, state = state)
 }
 
@@ -199,7 +203,7 @@ cat("- floor (X %*% t(H) + t(W) %*% X): median ", ms(median(floor_t)),
 cat("- ", rounds, " rounds; per round and method, ", n_alt, " alternations of ",
     "(floor, ", per_alt, " sweeps); ratios are per round, then median / min / max ",
     "over rounds\n", sep = "")
-cat("- sweeps start from bnmf's random initialisation after 3 warm-up sweeps ",
+cat("- sweeps start from bnmf's random initialisation after ", warmup, " warm-up sweeps ",
     "(ICM: tol = 0, so it never stops; prior: bnmf's automatic rate ",
     "sqrt(K / mean(X)))\n\n", sep = "")
 

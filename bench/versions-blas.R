@@ -48,11 +48,18 @@ for (b in c("reference", "openblas"))
   cat(sprintf("- floor, %s: %.1f ms (A), %.1f ms (B)\n", b,
               1000 * median(stack(paste("A", b), "floor_t")),
               1000 * median(stack(paste("B", b), "floor_t"))))
-cat("\n| sweep | A, reference | B, reference | A, OpenBLAS | B, OpenBLAS |\n",
-    "|---|---:|---:|---:|---:|\n", sep = "")
+cat("- warm-up sweeps per chain: ", Sys.getenv("BNMF_BENCH_WARMUP", "3"),
+    " (BNMF_BENCH_WARMUP)\n", sep = "")
+# Beside the ratios, each sweep's median time in ms under OpenBLAS: the
+# floor measured beside a row moves between rows and processes, the sweep's
+# own time less so.
+ms <- function(key, m) sprintf("%.2f", 1000 * median(stack(key, "sweep_t")[, m]))
+cat("\n| sweep | A, reference | B, reference | A, OpenBLAS | B, OpenBLAS |",
+    " A, OpenBLAS ms | B, OpenBLAS ms |\n",
+    "|---|---:|---:|---:|---:|---:|---:|\n", sep = "")
 for (m in seq_along(first$names)) {
   cat("| ", first$names[m], sep = "")
   for (key in c("A reference", "B reference", "A openblas", "B openblas"))
     cat(" | ", cell(stack(key, "ratio")[, m]), sep = "")
-  cat(" |\n")
+  cat(" | ", ms("A openblas", m), " | ", ms("B openblas", m), " |\n", sep = "")
 }
