@@ -134,10 +134,10 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     w->u = vb && nm ? ALLOC((size_t) nm * K) : NULL;
     w->v = vb && nm ? ALLOC((size_t) nm * L) : NULL;
     w->Hm = vb && nm ? ALLOC((size_t) K * J) : NULL;
-    w->zrow = ALLOC(M);
-    w->brow = ALLOC(M);
-    w->vrow = ALLOC(M);
-    w->erow = ALLOC(M);
+    w->zrow = ALLOC((size_t) COND_BLOCK * M); /* a block of rows (bnmf_cond_rows) */
+    w->brow = ALLOC((size_t) COND_BLOCK * M);
+    w->vrow = ALLOC((size_t) COND_BLOCK * M);
+    w->erow = ALLOC((size_t) COND_BLOCK * M);
     w->lamF = ALLOC(K);
     w->lamG = ALLOC(L);
     w->W = ALLOC((size_t) I * L);
@@ -231,8 +231,41 @@ static void update_rows(const row_side *rs, const nmtf_state *st, nmf_rule rule,
     const double *VS = vb ? st->S_var : NULL;
     side_gram(st->S, VS, rs->M, K, L, rs->rows, w->tmp, rs->Cfull);
     double *Mi = rs->rows ? w->Bi : w->Ai;
+    /* ICM and VB: rows with no missing entry share Cfull and are updated
+     * four at a time (bnmf_cond_rows: the same numbers as row by row) */
+    const int blocks = rule == RULE_MODE || rule == RULE_MOMENT;
     for (int t = 0; t < n; t++) {
         check_interrupt(t);
+        int nr = 0;
+        while (blocks && nr < COND_BLOCK && t + nr < n &&
+               rs->ptr[t + nr + 1] == rs->ptr[t + nr])
+            nr++;
+        if (nr > 1) {
+            const double *lam[COND_BLOCK];
+            for (int q = 0; q < nr; q++) {
+                const int tq = t + q;
+                if (q > 0) check_interrupt(tq);
+                lam[q] = rs->lam;
+                for (int r = 0; r < R; r++) {
+                    w->zrow[q * R + r] = rs->Z[tq + (size_t) r * n];
+                    w->brow[q * R + r] = rs->Bx[tq * rs->bstep + r * rs->bstride];
+                }
+            }
+            bnmf_cond_rows(w->zrow, rs->Cfull, w->brow, lam, 1, *st->tau, R, nr, rule,
+                           w->vrow, w->erow);
+            for (int q = 0; q < nr; q++) {
+                for (int r = 0; r < R; r++) {
+                    const size_t tr = t + q + (size_t) r * n;
+                    rs->Z[tr] = w->zrow[q * R + r];
+                    if (vb) {
+                        rs->Zvar[tr] = w->vrow[q * R + r];
+                        rs->Zent[tr] = w->erow[q * R + r];
+                    }
+                }
+            }
+            t += nr - 1;
+            continue;
+        }
         const int nm = rs->ptr[t + 1] - rs->ptr[t];
         const double *C = rs->Cfull;
         if (nm) {
