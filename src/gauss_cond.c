@@ -249,6 +249,20 @@ typedef double v2d __attribute__((vector_size(16)));
 /* the largest K whose block of four rows is interleaved on the stack */
 #define ZT_MAX 256
 
+/* The end of a coordinate step with G[k,k] > 0 and the conditional's
+ * mean mu computed (block_step, or two rows at a time): cond_step's mode
+ * (ICM) or moments (VB, with the block's sd and its log). */
+static ALWAYS_INLINE void lane_step(double *zr, double mu, int k, nmf_rule rule,
+                                     double sd, double *lsd, double *vr, double *er,
+                                     double *change)
+{
+    double znew;
+    if (rule == RULE_MODE) znew = mu > 0.0 ? mu : 0.0;
+    else tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
+    *change += fabs(znew - zr[k]);
+    zr[k] = znew;
+}
+
 /* One coordinate step of row r of a block (bnmf_cond_rows): the arithmetic
  * of bnmf_cond_row_pass for coordinate k, in its order. */
 static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int k,
@@ -333,6 +347,34 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
                         memcpy(&c, zt + 4 * l + 2, sizeof c);
                         s01 -= g * a;
                         s23 -= g * c;
+                    }
+                    const double gkk = gk[k];
+                    if (gkk > 0.0) {
+                        /* block_step's s += G[k,k] z_k and its mean
+                         * (s - lam_k / tau) / G[k,k], lane by lane: the
+                         * four rows' divisions two at a time */
+                        const size_t kl = (size_t) k * ls;
+                        const v2d g2 = {gkk, gkk}, t2 = {tau, tau};
+                        const v2d zk01 = {z0[k], z1[k]}, zk23 = {z2[k], z3[k]};
+                        const v2d l01 = {lam[r0][kl], lam[r1][kl]};
+                        const v2d l23 = {lam[r2][kl], lam[r3][kl]};
+                        s01 += g2 * zk01;
+                        s23 += g2 * zk23;
+                        const v2d mu01 = (s01 - l01 / t2) / g2;
+                        const v2d mu23 = (s23 - l23 / t2) / g2;
+                        lane_step(z0, mu01[0], k, rule, sd, &lsd, v + (size_t) r0 * K,
+                                  ent + (size_t) r0 * K, change + r0);
+                        lane_step(z1, mu01[1], k, rule, sd, &lsd, v + (size_t) r1 * K,
+                                  ent + (size_t) r1 * K, change + r1);
+                        lane_step(z2, mu23[0], k, rule, sd, &lsd, v + (size_t) r2 * K,
+                                  ent + (size_t) r2 * K, change + r2);
+                        lane_step(z3, mu23[1], k, rule, sd, &lsd, v + (size_t) r3 * K,
+                                  ent + (size_t) r3 * K, change + r3);
+                        zt[4 * k] = z0[k];
+                        zt[4 * k + 1] = z1[k];
+                        zt[4 * k + 2] = z2[k];
+                        zt[4 * k + 3] = z3[k];
+                        continue;
                     }
                     s0 = s01[0];
                     s1 = s01[1];
