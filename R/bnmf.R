@@ -26,8 +26,12 @@
 #'   degenerate mode at `W = 0, H = 0` (on tiny or very noisy data it can even
 #'   be the higher one), which the random start (improved by least squares)
 #'   keeps ICM away from; use several `chains` to compare local modes. With
-#'   missing data the conditionals use the observed entries only (masked Gram
-#'   matrices). A flat prior
+#'   missing data the sweeps either fill the missing entries with `W H` of the
+#'   previous sweep (an ECM step: same modes, the cost of complete data per
+#'   sweep, the default at rank K > 4 when at most min(1/2, 1 - 4/K) of the
+#'   entries are missing) or use
+#'   the observed entries only (masked Gram matrices); see [icm_control()].
+#'   A flat prior
 #'   (`exponential(rate = 0)`) turns ICM into exact coordinate-descent
 #'   non-negative least squares.
 #' * `"vb"`: variational Bayes (Brouwer, Frellsen and Lio 2017). The
@@ -199,7 +203,9 @@
 #'   Counts; `NULL`, the default, is the Gaussian likelihood); method
 #'   `"ssvi"` is for `"poisson"` only (its default). Method `"rrt"`:
 #'   `"gaussian"` (the default) or `"uniform"`. `"icm"` and `"np"` take none.
-#' @param control Method `"hmc"`: tuning of the sampler, made by
+#' @param control Method `"icm"`: the treatment of missing entries, made by
+#'   [icm_control()] (`NULL` means `icm_control()`); method `"hmc"`: tuning
+#'   of the sampler, made by
 #'   [hmc_control()] (`NULL`, the default, means `hmc_control()`); methods
 #'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()]; method
 #'   `"ssvi"`: [ssvi_control()] (`NULL` means `ssvi_control()`); method
@@ -334,7 +340,7 @@ check_method_args <- function(method, given, likelihood = NULL) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  control_methods <- c("hmc", "svgd", "dsgd", "ssvi", "rrt")
+  control_methods <- c("icm", "hmc", "svgd", "dsgd", "ssvi", "rrt")
   if (!method %in% control_methods && given[["control"]]) {
     abort_input(sprintf("`control` applies to methods %s only.",
                         paste0("\"", control_methods, "\"", collapse = ", ")))
@@ -381,14 +387,36 @@ gaussian_check <- function(job) {
                                  keep, job$progress)
   job$settings$loss <- if (method == "np") loss else NULL
   if (method == "gibbs") job$settings$wh_thin <- check_count(job$wh_thin, "wh_thin", min = 1)
+  if (method == "icm") {
+    job$control <- job$control %||% icm_control()
+    if (!inherits(job$control, "bnmf_icm_control")) {
+      abort_input("`control` for method \"icm\" must be made by `icm_control()`.")
+    }
+  }
   s <- job$settings
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
                  draws = if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0,
                  copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
                  nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
+  if (method == "icm") {
+    job$settings$missing <- icm_missing(job$control$missing, job$data, job$rank)
+  }
   check_signs(job$X, method)
   job
+}
+
+# How ICM treats the missing entries of this data at rank K: "mask" or
+# "impute". "auto" imputes when the fraction f missing is at most
+# min(1/2, 1 - 4 / K): a masked sweep costs about 1 + min(f, 1 - f) K / 4
+# complete-data sweeps (its Gram matrices' multiply-adds against the
+# products', at the same speed), an imputing fit needs about 1 / (1 - f)
+# times the sweeps (see ?icm_control).
+icm_missing <- function(missing, data, K) {
+  if (missing != "auto") return(missing)
+  nmiss <- length(data$miss_pos)
+  f <- nmiss / (nmiss + data$n_obs)
+  if (nmiss == 0 || f <= min(0.5, 1 - 4 / K)) "impute" else "mask"
 }
 
 gaussian_model <- function(job) {
@@ -426,7 +454,7 @@ gaussian_chain <- function(task, job) {
   s <- job$settings
   res <- run_chain(job$X, job$data, job$prior_c, job$method, s$iter, s$burnin, s$thin,
                    s$keep, s$tol, task$start, progress = job$chain_progress,
-                   masked = job$method != "gibbs", loss = s$loss %||% "euclidean",
+                   masked = job$method != "gibbs" && !identical(s$missing, "impute"), loss = s$loss %||% "euclidean",
                    label = task$label, wh_thin = s$wh_thin %||% 1L)
   res$seed <- task_stream()
   res

@@ -284,7 +284,8 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
   augmented <- nmiss > 0L && !masked
   latent <- if (!nmiss) numeric() else if (!is.null(start$latent)) start$latent else
     if (augmented) wh_entries(W0, H0, data$miss_i, data$miss_j) +
-      stats::rnorm(nmiss, sd = 1 / sqrt(tau0)) else numeric(nmiss)
+      (if (method == "gibbs") stats::rnorm(nmiss, sd = 1 / sqrt(tau0)) else 0) else
+      numeric(nmiss)
   keep_wh <- method == "gibbs"
   lambda <- NULL
   if (ard) {

@@ -33,9 +33,17 @@
  *    sweep from N((WH)_ij, 1/tau); the sweep then runs at complete-data speed.
  *    tau is drawn with the missing entries integrated out (the block
  *    (tau, X_miss) is drawn jointly from p(tau | W, H, X_obs) p(X_miss | ...)).
- *  - masked (ICM; available to Gibbs): the data hold zeros at missing entries
- *    and G_i = H H' - sum_{j missing in row i} h_j h_j' (or the sum over the
- *    observed j when that is shorter), so only O(|missing| K^2) work is added.
+ *  - masked (ICM, VB; available to Gibbs): the data hold zeros at missing
+ *    entries and G_i = H H' - sum_{j missing in row i} h_j h_j' (or the sum
+ *    over the observed j when that is shorter), so only O(|missing| K^2) work
+ *    is added.
+ * ICM may also take the augmented path, with the latent entries set to W H at
+ * the end of each sweep instead of drawn (icm_control(missing = "impute")):
+ * an ECM iteration. With x~ = W0 H0 at the missing entries, the complete-data
+ * log joint minorises the observed one as a function of (W, H), tightly at
+ * (W0, H0), so each sweep's W and H steps cannot lower the observed log joint;
+ * tau's step is its exact conditional mode (observed SSE and count). The
+ * fixed points are the masked sweep's; a sweep costs what complete data cost.
  *
  * tau | W, H ~ Gamma(alpha + |Omega|/2, beta + SSE/2); its mode for ICM is
  * (alpha + |Omega|/2 - 1) / (beta + SSE/2); VB's q(tau) is that Gamma with
@@ -781,10 +789,13 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             bnmf_ard_fill_rates(d, pr, lambda);
         }
         if (augmented) {
-            const double sd = 1.0 / sqrt(*tau);
+            /* Gibbs draws the latent entries; ICM sets them to their mode,
+             * W H (the E step of an ECM iteration). */
+            const double sd = rule == RULE_DRAW ? 1.0 / sqrt(*tau) : 0.0;
             double ss = d->sumsq_obs;
             for (int m = 0; m < d->nmiss; m++) {
-                const double v = wh_miss[m] + sd * bnmf_norm_std();
+                const double v = rule == RULE_DRAW ? wh_miss[m] + sd * bnmf_norm_std()
+                                                   : wh_miss[m];
                 x[d->miss_pos[m]] = v;
                 wh_miss[m] = v;
                 ss += v * v;
@@ -831,8 +842,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
  * state together. */
 static void check_sweep_args(const nmf_data *d, const nmf_prior *pr, const sweep_ctrl *c)
 {
-    if (c->rule != RULE_DRAW && d->nmiss > 0 && !c->masked)
-        Rf_error("bnmf internal error: ICM, VB and Lee-Seung need masked missing entries");
+    if (c->rule != RULE_DRAW && c->rule != RULE_MODE && d->nmiss > 0 && !c->masked)
+        Rf_error("bnmf internal error: VB and Lee-Seung need masked missing entries");
     /* (with ARD the rates are the lambda_k, checked > 0 by bnmf_read_state) */
     if (!pr->ard && (c->rule == RULE_DRAW || c->rule == RULE_MOMENT)) {
         for (R_xlen_t t = 0; t < (R_xlen_t) d->I * d->K; t++)
