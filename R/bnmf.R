@@ -26,11 +26,10 @@
 #'   degenerate mode at `W = 0, H = 0` (on tiny or very noisy data it can even
 #'   be the higher one), which the random start (improved by least squares)
 #'   keeps ICM away from; use several `chains` to compare local modes. With
-#'   missing data the sweeps either fill the missing entries with `W H` of the
-#'   previous sweep (an ECM step: same modes, the cost of complete data per
-#'   sweep, the default at rank K > 4 when at most min(1/2, 1 - 4/K) of the
-#'   entries are missing) or use
-#'   the observed entries only (masked Gram matrices); see [icm_control()].
+#'   missing data the conditionals use the observed entries only (masked Gram
+#'   matrices), or, with `control = icm_control(missing = "impute")`, the
+#'   sweeps fill the missing entries with `W H` of the previous sweep (an ECM
+#'   step: the same modes, the cost of complete data per sweep, more sweeps).
 #'   A flat prior
 #'   (`exponential(rate = 0)`) turns ICM into exact coordinate-descent
 #'   non-negative least squares.
@@ -399,24 +398,9 @@ gaussian_check <- function(job) {
                  copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
                  nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
-  if (method == "icm") {
-    job$settings$missing <- icm_missing(job$control$missing, job$data, job$rank)
-  }
+  if (method == "icm") job$settings$missing <- job$control$missing
   check_signs(job$X, method)
   job
-}
-
-# How ICM treats the missing entries of this data at rank K: "mask" or
-# "impute". "auto" imputes when the fraction f missing is at most
-# min(1/2, 1 - 4 / K): a masked sweep costs about 1 + min(f, 1 - f) K / 4
-# complete-data sweeps (its Gram matrices' multiply-adds against the
-# products', at the same speed), an imputing fit needs about 1 / (1 - f)
-# times the sweeps (see ?icm_control).
-icm_missing <- function(missing, data, K) {
-  if (missing != "auto") return(missing)
-  nmiss <- length(data$miss_pos)
-  f <- nmiss / (nmiss + data$n_obs)
-  if (nmiss == 0 || f <= min(0.5, 1 - 4 / K)) "impute" else "mask"
 }
 
 gaussian_model <- function(job) {

@@ -96,27 +96,12 @@ test_that("an imputing ICM sweep is the complete-data sweep on X filled with W H
   }
 })
 
-test_that("icm_control(): \"auto\" imputes when f <= min(1/2, 1 - 4/K), and is checked", {
+test_that("icm_control(): \"mask\" by default, kept by update(), checked", {
   dat <- make_nmf_data(I = 20, J = 10, K = 2, sd = 0.3, seed = 3)
-  X <- dat$X
+  Y <- dat$X
   set.seed(4)
-  o <- sample(length(X))
-  data_with <- function(n) {
-    Y <- X
-    Y[o[seq_len(n)]] <- NA
-    bnmf:::prepare_data(Y, 2)
-  }
-  auto <- function(n, K) bnmf:::icm_missing("auto", data_with(n), K)
-  expect_identical(auto(0, 2), "impute")          # complete: the same sweep
-  expect_identical(auto(1, 4), "mask")            # 1 - 4/K = 0
-  expect_identical(auto(40, 5), "impute")         # f = 0.2 = 1 - 4/5
-  expect_identical(auto(41, 5), "mask")
-  expect_identical(auto(100, 8), "impute")        # f = 0.5
-  expect_identical(auto(101, 8), "mask")
-  expect_identical(auto(101, 20), "mask")         # never above 1/2
-  expect_identical(bnmf:::icm_missing("impute", data_with(150), 2), "impute")
-  Y <- X
-  Y[o[1:60]] <- NA
+  Y[sample(length(Y), 40)] <- NA
+  expect_identical(icm_control()$missing, "mask")
   f1 <- bnmf(Y, rank = 2, method = "icm", progress = FALSE)
   expect_identical(f1$settings$missing, "mask")
   f2 <- bnmf(Y, rank = 2, method = "icm", progress = FALSE,
@@ -129,4 +114,143 @@ test_that("icm_control(): \"auto\" imputes when f <= min(1/2, 1 - 4/K), and is c
                "icm_control", class = "bnmf_error_input")
   expect_error(bnmf(Y, rank = 2, method = "vb", control = icm_control()),
                "control", class = "bnmf_error_input")
+})
+
+test_that("the ICM log posterior is the model's log posterior", {
+  dat <- make_nmf_data(I = 10, J = 8, K = 2, seed = 9)
+  X <- dat$X
+  X[3, 4] <- NA
+  set.seed(1)
+  fit <- bnmf(X, rank = 2, method = "icm", prior = exponential(0.7),
+              noise = gamma_prior(2, 3), progress = FALSE)
+  obs <- !is.na(X)
+  mu <- fit$W %*% fit$H
+  ref <- sum(dnorm(X[obs], mu[obs], 1 / sqrt(fit$tau), log = TRUE)) +
+    sum(dexp(fit$W, 0.7, log = TRUE)) + sum(dexp(fit$H, 0.7, log = TRUE)) +
+    dgamma(fit$tau, 2, rate = 3, log = TRUE)
+  expect_equal(fit$logpost, ref, tolerance = 1e-10)
+  expect_equal(as.numeric(logLik(fit)), sum(dnorm(X[obs], mu[obs], 1 / sqrt(fit$tau), log = TRUE)),
+               tolerance = 1e-10)
+})
+
+test_that("ICM reconstructs exactly factorisable data with weak priors", {
+  set.seed(3)
+  W0 <- matrix(rexp(40 * 3), 40, 3)
+  H0 <- matrix(rexp(3 * 30), 3, 30)
+  X <- W0 %*% H0
+  set.seed(4)
+  fit <- bnmf(X, rank = 3, method = "icm", prior = exponential(1e-6),
+              noise = gamma_prior(1, 1e-6), tol = 1e-14, iter = 20000, progress = FALSE)
+  rel <- sqrt(sum((fitted(fit) - X)^2) / sum(X^2))
+  expect_lt(rel, 1e-6)
+})
+
+test_that("ICM with a flat prior is allowed and fits as well as least squares can", {
+  dat <- make_nmf_data(I = 30, J = 20, K = 2, sd = 0.05, seed = 8)
+  set.seed(1)
+  fit <- suppressWarnings(bnmf(dat$X, rank = 2, method = "icm", prior = exponential(0),
+                               tol = 1e-10, iter = 5000, progress = FALSE),
+                          classes = "bnmf_warning_convergence")
+  # Residual RMSE near the noise level (unconstrained rank-2 SVD is a lower bound).
+  s <- svd(dat$X)
+  svd_rmse <- sqrt(mean((dat$X - s$u[, 1:2] %*% diag(s$d[1:2]) %*% t(s$v[, 1:2]))^2))
+  rmse <- sqrt(mean(residuals(fit)^2))
+  expect_gte(rmse, svd_rmse - 1e-12)
+  expect_lt(rmse, 1.05 * svd_rmse)
+})
+
+test_that("rows updated as a block get exactly their row-by-row ICM and VB updates", {
+  # ICM and VB sweeps update up to four rows that share their Gram matrix
+  # together (bnmf_cond_rows, which interleaves their coordinate passes).
+  # Each row must come out bit for bit as the row-by-row kernel leaves it,
+  # whatever its number of ICM passes, and ICM must be the coordinate ascent
+  # written out below; VB one pass of the truncated-normal moments.
+  cond <- function(G, B, Z, L, tau, rule, block) {
+    .Call(bnmf:::C_cond_rows, G, B, Z, L, c(tau, rule, block))
+  }
+  icm_ref <- function(G, b, z, lam, tau) {
+    pass <- function(z) {
+      ch <- 0
+      for (k in seq_along(z)) {
+        s <- b[k] - sum(G[k, -k] * z[-k])
+        zn <- if (G[k, k] > 0) max((s - lam[k] / tau) / G[k, k], 0) else 0
+        ch <- ch + abs(zn - z[k])
+        z[k] <- zn
+      }
+      list(z = z, ch = ch)
+    }
+    p <- pass(z)
+    for (i in 2:3) {
+      if (p$ch <= 1e-8 * sum(p$z)) break
+      p <- pass(p$z)
+    }
+    p$z
+  }
+  vb_ref <- function(G, b, z, lam, tau) {
+    v <- e <- as <- numeric(length(z))
+    for (k in seq_along(z)) {
+      s <- b[k] - sum(G[k, -k] * z[-k])
+      mu <- (s - lam[k] / tau) / G[k, k]
+      sd <- 1 / sqrt(tau * G[k, k])
+      a <- as[k] <- -mu / sd
+      lQ <- pnorm(a, lower.tail = FALSE, log.p = TRUE) # exact in the tail
+      l <- exp(dnorm(a, log = TRUE) - lQ)
+      z[k] <- if (a <= 8) mu + sd * l else {
+        # in the tail mu + sd l cancels: E[X] = sd E[U], U the overshoot
+        # of a standard normal past a, by quadrature
+        f <- function(u, p) u^p * exp(-a * u - u^2 / 2)
+        sd * integrate(f, 0, 60 / a, p = 1, rel.tol = 1e-13)$value /
+          integrate(f, 0, 60 / a, p = 0, rel.tol = 1e-13)$value
+      }
+      v[k] <- sd^2 * (1 + a * l - l^2)
+      e[k] <- log(sqrt(2 * pi * exp(1)) * sd) + lQ + a * l / 2
+    }
+    list(z = z, v = v, ent = e, a = as)
+  }
+  set.seed(17)
+  n_far <- 0 # VB coordinates in the untruncated branch (a < -38.5)
+  for (K in c(1L, 2L, 5L, 20L)) {
+    A <- matrix(rexp(K * 40L), K)
+    G <- tcrossprod(A) / 40
+    for (nr in 1:4) {
+      Z <- matrix(rexp(K * nr), K, nr)
+      B <- G %*% matrix(rexp(K * nr), K, nr) + matrix(rnorm(K * nr, sd = 0.3), K, nr)
+      L <- matrix(rexp(K * nr, 4), K, nr)
+      # tau = 1e6: VB's coordinates far from the bound (the untruncated
+      # branch, whose log(sd) the rows of a block share)
+      for (tau in c(2, 1e6)) {
+      # ICM: the first row starts at its own fixed point (one pass), the
+      # others take two or three
+      z1 <- Z[, 1]
+      for (i in 1:200) z1 <- cond(G, B[, 1, drop = FALSE], matrix(z1), L[, 1, drop = FALSE],
+                                  tau, 1, 0)$z[, 1]
+      Z[, 1] <- z1
+      for (rule in 1:2) {
+        blk <- cond(G, B, Z, L, tau, rule, 1)
+        one <- cond(G, B, Z, L, tau, rule, 0)
+        expect_identical(blk, one, label = sprintf("block of %d rows, K = %d, rule %d",
+                                                   nr, K, rule))
+        for (c in seq_len(nr)) {
+          if (rule == 1) {
+            ref <- icm_ref(G, B[, c], Z[, c], L[, c], tau)
+            expect_lt(max(abs(blk$z[, c] - ref)), 1e-12 * max(1, abs(ref)))
+          } else {
+            # (these formulas cancel in the truncated tail: the variance
+            # loses about a^4 ulps; a > 8 is checked against quadrature in
+            # test-rtnorm.R)
+            ref <- vb_ref(G, B[, c], Z[, c], L[, c], tau)
+            ok <- ref$a < 8
+            for (f in c("z", "v", "ent"))
+              expect_lt(max(abs(blk[[f]][ok, c] - ref[[f]][ok]), 0),
+                        1e-10 * max(1, abs(ref[[f]][ok])))
+            n_far <- n_far + sum(ref$a < -38.5)
+          }
+        }
+      }
+      }
+    }
+  }
+  expect_gt(n_far, 20)
+  expect_error(cond(diag(2), matrix(1, 2, 5), matrix(1, 2, 5), matrix(1, 2, 5), 1, 1, 1),
+               "1 to 4 rows")
 })
