@@ -387,10 +387,8 @@ gaussian_check <- function(job) {
   job$settings$loss <- if (method == "np") loss else NULL
   if (method == "gibbs") job$settings$wh_thin <- check_count(job$wh_thin, "wh_thin", min = 1)
   if (method == "icm") {
-    job$control <- job$control %||% icm_control()
-    if (!inherits(job$control, "bnmf_icm_control")) {
-      abort_input("`control` for method \"icm\" must be made by `icm_control()`.")
-    }
+    job$control <- check_control(job$control, "icm_control")
+    job$settings$missing <- job$control$missing
   }
   s <- job$settings
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
@@ -398,7 +396,6 @@ gaussian_check <- function(job) {
                  copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
                  nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
-  if (method == "icm") job$settings$missing <- job$control$missing
   check_signs(job$X, method)
   job
 }
@@ -438,7 +435,8 @@ gaussian_chain <- function(task, job) {
   s <- job$settings
   res <- run_chain(job$X, job$data, job$prior_c, job$method, s$iter, s$burnin, s$thin,
                    s$keep, s$tol, task$start, progress = job$chain_progress,
-                   masked = job$method != "gibbs" && !identical(s$missing, "impute"), loss = s$loss %||% "euclidean",
+                   masked = job$method != "gibbs" && !identical(s$missing, "impute"),
+                   loss = s$loss %||% "euclidean",
                    label = task$label, wh_thin = s$wh_thin %||% 1L)
   res$seed <- task_stream()
   res

@@ -37,6 +37,16 @@ check_flag <- function(x, arg) {
   x
 }
 
+# `control` of a method: made by the function named `maker` (class
+# "bnmf_<maker>"); NULL means that function's defaults.
+check_control <- function(control, maker) {
+  control <- control %||% do.call(maker, list())
+  if (!inherits(control, paste0("bnmf_", maker))) {
+    abort_input(sprintf("`control` must be made by `%s()`.", maker))
+  }
+  control
+}
+
 check_choice <- function(x, choices, arg) {
   if (!is.character(x) || length(x) < 1L || anyNA(x)) {
     abort_input(sprintf("`%s` must be one of %s.", arg,

@@ -282,10 +282,12 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
     tau0 <- st$tau
   }
   augmented <- nmiss > 0L && !masked
+  # Latent entries start at W H: drawn around it (Gibbs), or at it (ICM).
   latent <- if (!nmiss) numeric() else if (!is.null(start$latent)) start$latent else
-    if (augmented) wh_entries(W0, H0, data$miss_i, data$miss_j) +
-      (if (method == "gibbs") stats::rnorm(nmiss, sd = 1 / sqrt(tau0)) else 0) else
-      numeric(nmiss)
+    if (!augmented) numeric(nmiss) else {
+      wh <- wh_entries(W0, H0, data$miss_i, data$miss_j)
+      if (method == "gibbs") wh + stats::rnorm(nmiss, sd = 1 / sqrt(tau0)) else wh
+    }
   keep_wh <- method == "gibbs"
   lambda <- NULL
   if (ard) {

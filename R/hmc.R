@@ -272,8 +272,7 @@ hmc_check <- function(job) {
   }
   job <- silf_check(job)
   if (!inherits(job$X, "dgCMatrix")) job$X <- unclass_matrix(job$X)
-  job$control <- job$control %||% hmc_control()
-  if (!inherits(job$control, "bnmf_hmc_control")) abort_input("`control` must be made by `hmc_control()`.")
+  job$control <- check_control(job$control, "hmc_control")
   job$settings <- check_settings("gibbs", job$iter, job$burnin, job$thin, job$chains, job$tol,
                                  "summary", job$progress)
   s <- job$settings

@@ -243,12 +243,7 @@ poisson_check <- function(job) {
     abort_input("`mask_prior` applies to `sparsity = \"coef\"` or `\"both\"` only.")
   }
   job$mask_prior <- resolve_mask_prior(job$mask_prior)
-  if (method == "ssvi") {
-    job$control <- job$control %||% ssvi_control()
-    if (!inherits(job$control, "bnmf_ssvi_control")) {
-      abort_input("`control` must be made by `ssvi_control()`.")
-    }
-  }
+  if (method == "ssvi") job$control <- check_control(job$control, "ssvi_control")
   keep <- check_choice(job$keep, c("summary", "draws"), "keep")
   iter <- job$iter %||% if (method == "ssvi") 100L else NULL
   job$settings <- check_settings(if (method == "gibbs") "gibbs" else "vb", iter, job$burnin,

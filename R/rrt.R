@@ -482,8 +482,7 @@ rrt_check <- function(job) {
   check_rank_bound(job$rank, job$X)
   job$likelihood <- check_choice(job$likelihood %||% "gaussian", c("gaussian", "uniform"),
                                  "likelihood")
-  job$control <- job$control %||% rrt_control()
-  if (!inherits(job$control, "bnmf_rrt_control")) abort_input("`control` must be made by `rrt_control()`.")
+  job$control <- check_control(job$control, "rrt_control")
   if (job$control$search == "gibbs" && job$likelihood != "gaussian") {
     abort_input("`control`: search \"gibbs\" needs `likelihood = \"gaussian\"` (there is no conjugate Gibbs sampler for the Uniform likelihood).")
   }

@@ -80,8 +80,7 @@ svgd_check <- function(job) {
   job$init <- check_choice(init, c("random", "nndsvdar", "qtransform"), "init")
   job$iter <- check_count(job$iter %||% 1000L, "iter", min = 1)
   job$tol <- check_number(job$tol, "tol", 0)
-  job$control <- job$control %||% stein_control()
-  if (!inherits(job$control, "bnmf_stein_control")) abort_input("`control` must be made by `stein_control()`.")
+  job$control <- check_control(job$control, "stein_control")
   job$progress <- check_flag(job$progress, "progress")
   job
 }

@@ -789,15 +789,17 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             bnmf_ard_fill_rates(d, pr, lambda);
         }
         if (augmented) {
-            /* Gibbs draws the latent entries; ICM sets them to their mode,
-             * W H (the E step of an ECM iteration). */
-            const double sd = rule == RULE_DRAW ? 1.0 / sqrt(*tau) : 0.0;
+            /* wh_miss holds W H at the latent entries. Gibbs draws them
+             * around it; ICM keeps them at it, their mode (the E step of an
+             * ECM iteration). */
+            if (rule == RULE_DRAW) {
+                const double sd = 1.0 / sqrt(*tau);
+                for (int m = 0; m < d->nmiss; m++) wh_miss[m] += sd * bnmf_norm_std();
+            }
             double ss = d->sumsq_obs;
             for (int m = 0; m < d->nmiss; m++) {
-                const double v = rule == RULE_DRAW ? wh_miss[m] + sd * bnmf_norm_std()
-                                                   : wh_miss[m];
+                const double v = wh_miss[m];
                 x[d->miss_pos[m]] = v;
-                wh_miss[m] = v;
                 ss += v * v;
             }
             *sumsq = ss;
