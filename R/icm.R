@@ -22,8 +22,9 @@
 #'   spread over all rows and columns (missing at random, at most a few tens
 #'   of percent): at I = J = 1000, K = 20 with 20% missing at random it
 #'   reaches the same log posterior about three times as fast under
-#'   OpenBLAS. With some rows or columns mostly missing (as in drug-screen
-#'   data) it can take several times the sweeps and be slower overall; see
+#'   OpenBLAS. Where many rows or columns miss a large share of their
+#'   entries (in a drug screen, a quarter to a half of many cell lines and
+#'   drugs) it can take several times the sweeps and be slower overall; see
 #'   `bench/README.md` in the package's repository.
 #'
 #' The setting used is in `fit$settings$missing`; [update.bnmf()] continues
