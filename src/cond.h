@@ -52,4 +52,25 @@ const double *bnmf_masked_gram(double *Gi, const double *Gfull, const double *ot
                                size_t kstride);
 double bnmf_quad_form(const double *G, const double *z, int K);
 
+/*
+ * A row whose Gram matrix is a full one, G, less the terms of a few of the
+ * other side's vectors (the row's missing entries), updated without forming
+ * its own matrix (bnmf_cond_row_sub): the vectors gathered by coordinate.
+ */
+typedef struct {
+    int nm;        /* how many vectors */
+    double *O;     /* K (nm + 1): O[t + k np] = coordinate k of vector t, np =
+                    * nm rounded up to even (zero padded) */
+    double *r;     /* K (nm + 1): r[t] = z' o_t (t < nm), kept current by the
+                    * passes; scratch of bnmf_cond_sub_gather before them */
+    double *osq;   /* K: sum_t o_tk^2 */
+    double *gkk;   /* K: the row's Gram diagonal (VB: with the variances) */
+} cond_sub;
+void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other, int ostride,
+                          const int *idx, int nm, int K, const double *V, size_t vstride,
+                          size_t kstride);
+void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
+                       int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
+                       cond_sub *cs);
+
 #endif

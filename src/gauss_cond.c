@@ -640,6 +640,233 @@ const double *bnmf_masked_gram(double *Gi, const double *Gfull, const double *ot
     return Gi;
 }
 
+/* cond_sub's vectors are stored np = nm rounded up to even apart, zero
+ * padded, so that its loops run two values at a time */
+static inline int sub_stride(int nm)
+{
+    return (nm + 1) & ~1;
+}
+
+/* sum_t a[t] b[t] over np (even) values, two at a time. */
+static double dot_even(const double *a, const double *b, int np)
+{
+#if defined(__GNUC__)
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    v2u s0 = {0.0, 0.0}, s1 = {0.0, 0.0};
+    int t = 0;
+    for (; t + 4 <= np; t += 4) {
+        s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
+        s1 += *(const v2u *) (a + t + 2) * *(const v2u *) (b + t + 2);
+    }
+    if (t < np) s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
+    s0 += s1;
+    return s0[0] + s0[1];
+#else
+    double s = 0.0;
+    for (int t = 0; t < np; t++) s += a[t] * b[t];
+    return s;
+#endif
+}
+
+/* sum_t a[t] over np (even) values, two at a time. */
+static double sum_even(const double *a, int np)
+{
+#if defined(__GNUC__)
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    v2u s0 = {0.0, 0.0}, s1 = {0.0, 0.0};
+    int t = 0;
+    for (; t + 4 <= np; t += 4) {
+        s0 += *(const v2u *) (a + t);
+        s1 += *(const v2u *) (a + t + 2);
+    }
+    if (t < np) s0 += *(const v2u *) (a + t);
+    s0 += s1;
+    return s0[0] + s0[1];
+#else
+    double s = 0.0;
+    for (int t = 0; t < np; t++) s += a[t];
+    return s;
+#endif
+}
+
+/* The vectors other + idx[t] * ostride (K contiguous values each) by
+ * coordinate into O (np apart, zero padded): one store per value. */
+static void sub_gather(double *restrict O, int np, const double *restrict other,
+                       int ostride, const int *restrict idx, int nm, int K)
+{
+    for (int t = 0; t < nm; t++) {
+        const double *o = other + (size_t) idx[t] * ostride;
+        for (int k = 0; k < K; k++) O[t + (size_t) k * np] = o[k];
+    }
+    if (np > nm)
+        for (int k = 0; k < K; k++) O[nm + (size_t) k * np] = 0.0;
+}
+
+/**
+ * Gather the terms a row's Gram matrix lacks (bnmf_cond_row_sub): the nm
+ * vectors other + idx[t] * ostride (K contiguous values each) by coordinate
+ * into cs->O, their sums of squares, and the row's Gram diagonal
+ * G_kk - sum_t o_tk^2 (VB: less the vectors' variances, V_t[k] =
+ * V[t * vstride + k * kstride], as masked_var_diag; clamped at 0 like it).
+ * cs->O and cs->r hold K (nm + 1) values each.
+ */
+void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other, int ostride,
+                          const int *idx, int nm, int K, const double *V, size_t vstride,
+                          size_t kstride)
+{
+    const int np = sub_stride(nm);
+    cs->nm = nm;
+    sub_gather(cs->O, np, other, ostride, idx, nm, K);
+    if (V) {
+        /* the variances, gathered the same way (into r, K np values, which
+         * the passes refill), are summed by coordinate */
+        if (kstride == 1) {
+            sub_gather(cs->r, np, V, (int) vstride, idx, nm, K);
+        } else {
+            for (int t = 0; t < nm; t++)
+                for (int k = 0; k < K; k++)
+                    cs->r[t + (size_t) k * np] = V[(size_t) idx[t] * vstride +
+                                                   (size_t) k * kstride];
+            if (np > nm)
+                for (int k = 0; k < K; k++) cs->r[nm + (size_t) k * np] = 0.0;
+        }
+    }
+    for (int k = 0; k < K; k++) {
+        const double *ok = cs->O + (size_t) k * np;
+        cs->osq[k] = dot_even(ok, ok, np);
+        double d = G[k + (size_t) k * K] - cs->osq[k];
+        if (V) d -= sum_even(cs->r + (size_t) k * np, np);
+        cs->gkk[k] = d > 0.0 ? d : 0.0;
+    }
+}
+
+/* r += a o (a != 0), then o2' r (o2 NULL: 0); np even. Four vector sums
+ * (eight values a step): an addition's latency would otherwise bound the
+ * loop. */
+static double sub_axpy_dot(double *r, const double *o, double a, const double *o2, int np)
+{
+#if defined(__GNUC__)
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
+    const v2u av = {a, a};
+    int t = 0;
+    if (a != 0.0 && o2) {
+        for (; t + 8 <= np; t += 8) {
+            v2u r0 = *(v2u *) (r + t), r1 = *(v2u *) (r + t + 2);
+            v2u r2 = *(v2u *) (r + t + 4), r3 = *(v2u *) (r + t + 6);
+            r0 += av * *(const v2u *) (o + t);
+            r1 += av * *(const v2u *) (o + t + 2);
+            r2 += av * *(const v2u *) (o + t + 4);
+            r3 += av * *(const v2u *) (o + t + 6);
+            *(v2u *) (r + t) = r0;
+            *(v2u *) (r + t + 2) = r1;
+            *(v2u *) (r + t + 4) = r2;
+            *(v2u *) (r + t + 6) = r3;
+            s0 += *(const v2u *) (o2 + t) * r0;
+            s1 += *(const v2u *) (o2 + t + 2) * r1;
+            s2 += *(const v2u *) (o2 + t + 4) * r2;
+            s3 += *(const v2u *) (o2 + t + 6) * r3;
+        }
+        for (; t < np; t += 2) {
+            v2u r0 = *(v2u *) (r + t);
+            r0 += av * *(const v2u *) (o + t);
+            *(v2u *) (r + t) = r0;
+            s0 += *(const v2u *) (o2 + t) * r0;
+        }
+    } else if (o2) {
+        for (; t + 8 <= np; t += 8) {
+            s0 += *(const v2u *) (o2 + t) * *(const v2u *) (r + t);
+            s1 += *(const v2u *) (o2 + t + 2) * *(const v2u *) (r + t + 2);
+            s2 += *(const v2u *) (o2 + t + 4) * *(const v2u *) (r + t + 4);
+            s3 += *(const v2u *) (o2 + t + 6) * *(const v2u *) (r + t + 6);
+        }
+        for (; t < np; t += 2) s0 += *(const v2u *) (o2 + t) * *(const v2u *) (r + t);
+    } else if (a != 0.0) {
+        for (; t < np; t += 2) {
+            v2u r0 = *(v2u *) (r + t);
+            r0 += av * *(const v2u *) (o + t);
+            *(v2u *) (r + t) = r0;
+        }
+    }
+    s0 += s1;
+    s2 += s3;
+    s0 += s2;
+    return s0[0] + s0[1];
+#else
+    double c = 0.0;
+    for (int t = 0; t < np; t++) {
+        if (a != 0.0) r[t] += a * o[t];
+        if (o2) c += o2[t] * r[t];
+    }
+    return c;
+#endif
+}
+
+/* One pass of bnmf_cond_row_sub: bnmf_cond_row_pass on the full G, each
+ * coordinate's sum corrected by the gathered vectors,
+ *   s_k = b_k - sum_{l != k} G_kl z_l + sum_t o_tk (r_t - o_tk z_k),
+ * and r_t = z' o_t moved along with z_k (in the same loop as the next
+ * coordinate's sum). */
+static double cond_row_sub_pass(double *z, const double *G, const double *b,
+                                const double *lam, int ls, double tau, int K,
+                                nmf_rule rule, double *v, double *ent, cond_sub *cs)
+{
+    const int np = sub_stride(cs->nm);
+    double *r = cs->r;
+    double change = 0.0;
+    double c = sub_axpy_dot(r, cs->O, 0.0, cs->O, np);
+    for (int k = 0; k < K; k++) {
+        const double *gk = G + (size_t) k * K, *ok = cs->O + (size_t) k * np;
+        /* (G z)_k in four partial sums (one chain of K would wait on each
+         * addition) */
+        double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
+        int l = 0;
+        for (; l + 4 <= K; l += 4) {
+            g0 += gk[l] * z[l];
+            g1 += gk[l + 1] * z[l + 1];
+            g2 += gk[l + 2] * z[l + 2];
+            g3 += gk[l + 3] * z[l + 3];
+        }
+        for (; l < K; l++) g0 += gk[l] * z[l];
+        double s = b[k] - ((g0 + g1) + (g2 + g3));
+        s += gk[k] * z[k];
+        s += c - cs->osq[k] * z[k];
+        const double znew = cond_step(rule, s, cs->gkk[k], lam[(size_t) k * ls], tau, z[k],
+                                      v + k, ent + k);
+        const double dz = znew - z[k];
+        c = sub_axpy_dot(r, ok, dz, k + 1 < K ? ok + np : NULL, np);
+        change += fabs(dz);
+        z[k] = znew;
+    }
+    return change;
+}
+
+/**
+ * bnmf_cond_row() for ICM or VB (all K coordinates) on a row whose Gram
+ * matrix is G less the terms gathered in cs (bnmf_cond_sub_gather), without
+ * forming that matrix: a pass costs about 2 K multiply-adds per gathered
+ * vector where forming the matrix costs K (K + 1) / 2. The same passes as
+ * bnmf_cond_row (ICM: until the row stops moving, at most ICM_MAX_PASSES);
+ * the same values up to rounding. On return cs->r holds z' o_t.
+ */
+void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
+                       int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
+                       cond_sub *cs)
+{
+    const int np = sub_stride(cs->nm);
+    for (int t = 0; t < np; t++) cs->r[t] = 0.0;
+    for (int k = 0; k < K; k++)
+        sub_axpy_dot(cs->r, cs->O + (size_t) k * np, z[k], NULL, np);
+    double change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
+    if (rule != RULE_MODE) return;
+    for (int pass = 1; pass < ICM_MAX_PASSES; pass++) {
+        double size = 0.0;
+        for (int k = 0; k < K; k++) size += z[k];
+        if (change <= 1e-8 * size) break;
+        change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
+    }
+}
+
 /** z' G z for a K x K matrix G: sum_b z_b (G[, b]' z), in that order. The
  * inner sums of four columns are taken side by side (four independent
  * chains of multiply-adds instead of one); each is summed in the same order
@@ -740,5 +967,58 @@ SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
                           pv + (size_t) c * K, pe + (size_t) c * K);
     }
     UNPROTECT(4);
+    return out;
+}
+
+/* .Call entry (tests): bnmf_cond_row_sub on one row (z, b, lam: K values)
+ * whose Gram matrix is G less the terms of the columns of the K x nm matrix
+ * O (VB, with V: K x nm variances, their sums off the diagonal too; V a
+ * zero-length vector: none). par = c(tau, rule: 1 ICM, 2 VB). Returns
+ * list(z, v, ent, r = O' z, gkk). */
+SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP par)
+{
+    if (TYPEOF(O) != REALSXP || !Rf_isMatrix(O)) Rf_error("`O` must be a double matrix");
+    const int K = Rf_nrows(O), nm = Rf_ncols(O);
+    if (K < 1) Rf_error("`O` must have at least one row");
+    if (TYPEOF(G) != REALSXP || !Rf_isMatrix(G) || Rf_nrows(G) != K || Rf_ncols(G) != K)
+        Rf_error("`G` must be a double K x K matrix");
+    const int has_v = XLENGTH(V) > 0;
+    if (TYPEOF(V) != REALSXP || (has_v && XLENGTH(V) != XLENGTH(O)))
+        Rf_error("`V` must be a double matrix of the shape of `O`, or numeric()");
+    if (TYPEOF(B) != REALSXP || XLENGTH(B) != K) Rf_error("`B` must hold K doubles");
+    if (TYPEOF(Z) != REALSXP || XLENGTH(Z) != K) Rf_error("`Z` must hold K doubles");
+    if (TYPEOF(L) != REALSXP || XLENGTH(L) != K) Rf_error("`L` must hold K doubles");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) != 2) Rf_error("`par` must be c(tau, rule)");
+    const double tau = REAL(par)[0];
+    const int r = (int) REAL(par)[1];
+    if (!(tau > 0.0) || !R_FINITE(tau)) Rf_error("`tau` must be positive and finite");
+    if (r != RULE_MODE && r != RULE_MOMENT) Rf_error("`rule` must be 1 (ICM) or 2 (VB)");
+    const size_t np = (size_t) sub_stride(nm);
+    int *idx = (int *) R_alloc(nm > 0 ? nm : 1, sizeof(int));
+    for (int t = 0; t < nm; t++) idx[t] = t;
+    cond_sub cs;
+    cs.O = (double *) R_alloc(np * K + 1, sizeof(double));
+    cs.r = (double *) R_alloc(np * K + 1, sizeof(double));
+    cs.osq = (double *) R_alloc(K, sizeof(double));
+    cs.gkk = (double *) R_alloc(K, sizeof(double));
+    const char *nms[] = {"z", "v", "ent", "r", "gkk", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
+    SEXP z = PROTECT(Rf_duplicate(Z));
+    SEXP v = PROTECT(Rf_allocVector(REALSXP, K));
+    SEXP ent = PROTECT(Rf_allocVector(REALSXP, K));
+    SEXP rr = PROTECT(Rf_allocVector(REALSXP, nm));
+    SEXP gkk = PROTECT(Rf_allocVector(REALSXP, K));
+    SET_VECTOR_ELT(out, 0, z);
+    SET_VECTOR_ELT(out, 1, v);
+    SET_VECTOR_ELT(out, 2, ent);
+    SET_VECTOR_ELT(out, 3, rr);
+    SET_VECTOR_ELT(out, 4, gkk);
+    for (int k = 0; k < K; k++) REAL(v)[k] = REAL(ent)[k] = 0.0;
+    bnmf_cond_sub_gather(&cs, REAL(G), REAL(O), K, idx, nm, K, has_v ? REAL(V) : NULL, K, 1);
+    memcpy(REAL(gkk), cs.gkk, sizeof(double) * K);
+    bnmf_cond_row_sub(REAL(z), REAL(G), REAL(B), REAL(L), 1, tau, K, (nmf_rule) r, REAL(v),
+                      REAL(ent), &cs);
+    if (nm > 0) memcpy(REAL(rr), cs.r, sizeof(double) * nm);
+    UNPROTECT(6);
     return out;
 }

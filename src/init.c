@@ -16,6 +16,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(wh_entries, 4),
     CALLDEF(gram_update, 4),
     CALLDEF(cond_rows, 5),
+    CALLDEF(cond_row_sub, 7),
     CALLDEF(nmf_kl, 3),
     CALLDEF(stein_kernel, 3),
     CALLDEF(simplex_qp, 3),

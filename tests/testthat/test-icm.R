@@ -116,6 +116,34 @@ test_that("icm_control(): \"mask\" by default, kept by update(), checked", {
                "control", class = "bnmf_error_input")
 })
 
+test_that("ICM stops at a KKT point when masked rows skip their own Gram matrix (K >= 16)", {
+  # From K = 16 on, rows and columns with at most half their entries missing
+  # are updated without forming their own Gram matrix (bnmf_cond_row_sub);
+  # row 1 and column 2, mostly missing, still form theirs.
+  dat <- make_nmf_data(I = 40, J = 34, K = 3, sd = 0.3, seed = 12)
+  X <- dat$X
+  set.seed(13)
+  X[sample(length(X), 200)] <- NA
+  X[1, 1:30] <- NA
+  X[3:30, 2] <- NA
+  set.seed(14)
+  fit <- bnmf(X, rank = 16, method = "icm", prior = exponential(3), tol = 1e-13,
+              iter = 20000, progress = FALSE)
+  expect_true(fit$converged)
+  v <- kkt_violation(fit, X)
+  expect_lt(v[["neg_grad"]], 1e-7)
+  expect_lt(v[["slack"]], 1e-7)
+  expect_equal(fit$tau, tau_mode(fit, X), tolerance = 1e-8)
+  lp <- fit$trace$logpost
+  expect_true(all(diff(lp) >= -1e-10 * abs(lp[-1])))
+  obs <- !is.na(X)
+  mu <- fit$W %*% fit$H
+  ref <- sum(dnorm(X[obs], mu[obs], 1 / sqrt(fit$tau), log = TRUE)) +
+    sum(dexp(fit$W, 3, log = TRUE)) + sum(dexp(fit$H, 3, log = TRUE)) +
+    dgamma(fit$tau, fit$noise$shape, rate = fit$noise$rate, log = TRUE)
+  expect_equal(fit$logpost, ref, tolerance = 1e-10)
+})
+
 test_that("the ICM log posterior is the model's log posterior", {
   dat <- make_nmf_data(I = 10, J = 8, K = 2, seed = 9)
   X <- dat$X
@@ -253,4 +281,54 @@ test_that("rows updated as a block get exactly their row-by-row ICM and VB updat
   expect_gt(n_far, 20)
   expect_error(cond(diag(2), matrix(1, 2, 5), matrix(1, 2, 5), matrix(1, 2, 5), 1, 1, 1),
                "1 to 4 rows")
+})
+
+test_that("a masked row updated without its own Gram matrix gets its exact update", {
+  # A row (of W, or column of H) with at most half its entries missing is
+  # updated by bnmf_cond_row_sub: the full Gram matrix G and, kept current
+  # coordinate by coordinate, the products r = O' z with the missing
+  # entries' vectors O. Reference: the row kernel on G - O O' (VB: less the
+  # variances of O on the diagonal) formed here in R. Odd and even numbers
+  # of vectors (the kernel pads them to pairs), one vector, none.
+  cond <- function(G, b, z, lam, tau, rule) {
+    .Call(bnmf:::C_cond_rows, G, matrix(b), matrix(z), matrix(lam), c(tau, rule, 0))
+  }
+  sub <- function(G, O, V, b, z, lam, tau, rule) {
+    .Call(bnmf:::C_cond_row_sub, G, O, V, b, z, lam, c(tau, rule))
+  }
+  set.seed(23)
+  for (K in c(1L, 3L, 20L)) {
+    n <- 400L
+    A <- matrix(rexp(K * n), K)
+    Va <- matrix(rexp(K * n, 50), K)
+    for (nm in c(0L, 1L, 2L, 7L, 200L)) {
+      miss <- sort(sample(n, nm))
+      O <- A[, miss, drop = FALSE]
+      Vm <- Va[, miss, drop = FALSE]
+      for (rule in 1:2) {
+        vb <- rule == 2
+        # the full (expected) Gram matrix and the row's own
+        G <- tcrossprod(A) + if (vb) diag(rowSums(Va), K) else 0
+        Gi <- G - tcrossprod(O) - if (vb) diag(rowSums(Vm), K) else 0
+        b <- as.vector(Gi %*% rexp(K)) + rnorm(K, sd = 0.3)
+        z <- rexp(K)
+        lam <- rexp(K, 4)
+        for (tau in c(0.5, 20)) {
+          ref <- cond(Gi, b, z, lam, tau, rule)
+          got <- sub(G, O, if (vb) Vm else numeric(), b, z, lam, tau, rule)
+          lab <- sprintf("K = %d, %d missing, rule %d, tau = %g", K, nm, rule, tau)
+          expect_lt(max(abs(got$gkk - diag(Gi))), 1e-12 * max(diag(G)), label = lab)
+          fields <- if (vb) c("z", "v", "ent") else "z"
+          for (f in fields) {
+            expect_lt(max(abs(got[[f]] - ref[[f]][, 1])), 1e-10 * max(1, abs(ref[[f]])),
+                      label = paste(lab, f))
+          }
+          expect_equal(got$r, as.vector(crossprod(O, got$z)), tolerance = 1e-12,
+                       label = paste(lab, "r"))
+          # the update moved the row: not a vacuous comparison
+          expect_gt(max(abs(got$z - z)), 1e-3, label = lab)
+        }
+      }
+    }
+  }
 })

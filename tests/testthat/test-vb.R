@@ -146,6 +146,24 @@ test_that("the ELBO equals an independent computation at convergence", {
                unname(1 + colSums(fa$W) + rowSums(fa$H)), tolerance = 1e-8)
 })
 
+
+test_that("the ELBO is exact when masked rows skip their own Gram matrix (K >= 16)", {
+  # From K = 16 on, a row (column) with at most half its entries missing is
+  # updated from the full expected Gram matrix with corrections for its
+  # missing entries (bnmf_cond_row_sub), and its terms of the expected SSE
+  # are taken from the full matrix too; row 1 (75% missing) still forms its
+  # own matrix.
+  d <- make_nmf_data(I = 24, J = 20, K = 16, sd = 0.2, seed = 21)
+  X <- abs(d$X)
+  set.seed(22)
+  X[sample(length(X), 70)] <- NA
+  X[1, 1:15] <- NA
+  set.seed(23)
+  fit <- bnmf(X, rank = 16, method = "vb", prior = exponential(rate = 1.5),
+              noise = gamma_prior(2, 1), iter = 20000, tol = 1e-15)
+  expect_true(fit$converged)
+  expect_equal(fit$elbo, vb_elbo_r(fit, X), tolerance = 1e-8)
+})
 test_that("VB posterior means agree with Gibbs on a well-determined problem", {
   skip_on_cran()
   d <- make_nmf_data(I = 40, J = 30, K = 2, sd = 0.3, seed = 12)
