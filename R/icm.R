@@ -6,11 +6,14 @@
 #' at a time. With missing entries, two ways of updating W and H reach the
 #' same modes (the same fixed points):
 #' - `"mask"` (the default): each row of W (column of H) moves to its exact
-#'   conditional mode given the observed entries alone. Each row with missing
-#'   entries needs its own K x K Gram matrix, which costs `K^2 / 2`
-#'   multiply-adds per missing entry (or per observed one, when fewer): with
-#'   20% missing at K = 20 that is twice the multiply-adds of the rest of a
-#'   sweep, and under an optimised BLAS several times its time.
+#'   conditional mode given the observed entries alone. A row with missing
+#'   entries has its own K x K Gram matrix, which costs `K^2 / 2`
+#'   multiply-adds per missing entry (or per observed one, when fewer). From
+#'   K = 16 on, a row with at most half its entries missing is updated
+#'   without forming it, at about `2 K` multiply-adds per missing entry and
+#'   coordinate pass. Either way, with 20% missing at K = 20 the masked terms
+#'   cost more than the rest of a sweep, and under an optimised BLAS several
+#'   times its time.
 #' - `"impute"`: the missing entries hold `W H` of the previous sweep, and the
 #'   sweep is the complete-data one (an expectation conditional maximisation
 #'   iteration, Meng and Rubin 1993). The observed log posterior still never
