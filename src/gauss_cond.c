@@ -221,6 +221,15 @@ double bnmf_cond_row_pass(double *z, const double *G, const double *b,
  * one pass. */
 #define ICM_MAX_PASSES 3
 
+/* ICM: whether a row that moved by `change` (sum_k |dz_k|) in its last pass
+ * still moves, relative to its size, and gets another pass. */
+static inline int icm_row_moves(const double *z, int K, double change)
+{
+    double size = 0.0;
+    for (int k = 0; k < K; k++) size += z[k];
+    return !(change <= 1e-8 * size);
+}
+
 /**
  * Update a row by its rule: one pass (Gibbs, VB, multiplicative) or, for
  * ICM, passes until the row stops moving (at most ICM_MAX_PASSES): each is
@@ -233,12 +242,8 @@ void bnmf_cond_row(double *z, const double *G, const double *b, const double *la
 {
     double change = bnmf_cond_row_pass(z, G, b, lam, ls, tau, K, first, rule, v, ent);
     if (rule != RULE_MODE) return;
-    for (int pass = 1; pass < ICM_MAX_PASSES; pass++) {
-        double size = 0.0;
-        for (int k = 0; k < K; k++) size += z[k];
-        if (change <= 1e-8 * size) break;
+    for (int pass = 1; pass < ICM_MAX_PASSES && icm_row_moves(z, K, change); pass++)
         change = bnmf_cond_row_pass(z, G, b, lam, ls, tau, K, first, rule, v, ent);
-    }
 }
 
 #if defined(__GNUC__)
@@ -428,10 +433,7 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
         int keep = 0;
         for (int a = 0; a < na; a++) {
             const int r = act[a];
-            const double *zr = z + (size_t) r * K;
-            double size = 0.0;
-            for (int k = 0; k < K; k++) size += zr[k];
-            if (!(change[r] <= 1e-8 * size)) act[keep++] = r;
+            if (icm_row_moves(z + (size_t) r * K, K, change[r])) act[keep++] = r;
         }
         na = keep;
         if (na == 0) break;
@@ -859,12 +861,8 @@ void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double
         sub_axpy_dot(cs->r, cs->O + (size_t) k * np, z[k], NULL, np);
     double change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
     if (rule != RULE_MODE) return;
-    for (int pass = 1; pass < ICM_MAX_PASSES; pass++) {
-        double size = 0.0;
-        for (int k = 0; k < K; k++) size += z[k];
-        if (change <= 1e-8 * size) break;
+    for (int pass = 1; pass < ICM_MAX_PASSES && icm_row_moves(z, K, change); pass++)
         change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
-    }
 }
 
 /** z' G z for a K x K matrix G: sum_b z_b (G[, b]' z), in that order. The
