@@ -980,9 +980,9 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     if (K < 1) Rf_error("`O` must have at least one row");
     if (TYPEOF(G) != REALSXP || !Rf_isMatrix(G) || Rf_nrows(G) != K || Rf_ncols(G) != K)
         Rf_error("`G` must be a double K x K matrix");
-    const int has_v = XLENGTH(V) > 0;
-    if (TYPEOF(V) != REALSXP || (has_v && XLENGTH(V) != XLENGTH(O)))
+    if (TYPEOF(V) != REALSXP || (XLENGTH(V) > 0 && XLENGTH(V) != XLENGTH(O)))
         Rf_error("`V` must be a double matrix of the shape of `O`, or numeric()");
+    const int has_v = XLENGTH(V) > 0;
     if (TYPEOF(B) != REALSXP || XLENGTH(B) != K) Rf_error("`B` must hold K doubles");
     if (TYPEOF(Z) != REALSXP || XLENGTH(Z) != K) Rf_error("`Z` must hold K doubles");
     if (TYPEOF(L) != REALSXP || XLENGTH(L) != K) Rf_error("`L` must hold K doubles");

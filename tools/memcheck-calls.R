@@ -35,6 +35,25 @@ for (method in c("gibbs", "icm")) {
   }
 }
 invisible(bnmf(X, rank = 2, method = "icm", prior = exponential(0), progress = FALSE))
+# From K = 16 on, ICM and VB update masked rows with few missing entries
+# without their own Gram matrix (an odd K and odd numbers of missing entries:
+# the kernel pads them to pairs); dense and sparse, with ARD.
+Xb <- abs(matrix(rexp(I * 17), I, 17) %*% matrix(rexp(17 * J), 17, J) +
+            matrix(rnorm(I * J, sd = 0.1), I, J))
+Xb[sample(length(Xb), 61)] <- NA
+Xb[1, 1:15] <- NA
+Xbs <- Matrix::Matrix(Xb * (Xb > 0.2 * mean(Xb, na.rm = TRUE)), sparse = TRUE)
+for (data in list(Xb, Xbs)) {
+  for (method in c("icm", "vb")) {
+    for (prior in list(exponential(), ard())) {
+      invisible(bnmf(data, rank = 17, method = method, prior = prior, iter = 15,
+                     progress = FALSE))
+    }
+  }
+}
+invisible(.Call(bnmf:::C_cond_row_sub, tcrossprod(matrix(rexp(51), 3)) + diag(3),
+                matrix(runif(15), 3), matrix(runif(15), 3), rexp(3), rexp(3), rexp(3),
+                c(2, 2)))
 # Variational Bayes, ARD (Gibbs, VB, ICM) and the multiplicative updates
 Xp <- abs(X)
 Xpm <- abs(Xm)
