@@ -9,8 +9,8 @@
 #'   conditional mode given the observed entries alone. A row with missing
 #'   entries has its own K x K Gram matrix, which costs `K^2 / 2`
 #'   multiply-adds per missing entry (or per observed one, when fewer). From
-#'   K = 16 on, rows are updated without forming it, at about `2 K`
-#'   multiply-adds per missing (or observed, when fewer) entry and
+#'   K = 16 on, a row with at most half its entries missing is updated
+#'   without forming it, at about `2 K` multiply-adds per missing entry and
 #'   coordinate pass. Either way, with 20% missing at K = 20 the masked terms
 #'   cost more than the rest of a sweep, and under an optimised BLAS several
 #'   times its time.

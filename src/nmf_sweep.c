@@ -36,10 +36,10 @@
  *  - masked (ICM, VB; available to Gibbs): the data hold zeros at missing
  *    entries and G_i = H H' - sum_{j missing in row i} h_j h_j' (or the sum
  *    over the observed j when that is shorter), so only O(|missing| K^2) work
- *    is added. From K = SUB_MIN_K on, ICM and VB do not form G_i:
- *    bnmf_cond_row_sub corrects each coordinate's sum with r_j = h_j' w_i
- *    over the missing j (or, when fewer, sums over the observed j alone),
- *    kept current as w_i moves (O(|missing| K) a pass).
+ *    is added. ICM and VB do not form G_i of a row with at most half its
+ *    entries missing: bnmf_cond_row_sub corrects each coordinate's sum with
+ *    r_j = h_j' w_i over the missing j, kept current as w_i moves
+ *    (O(|missing| K) a pass).
  * ICM may also take the augmented path, with the latent entries set to W H at
  * the end of each sweep instead of drawn (icm_control(missing = "impute")):
  * an ECM iteration. With x~ = W0 H0 at the missing entries, the complete-data

@@ -117,10 +117,9 @@ test_that("icm_control(): \"mask\" by default, kept by update(), checked", {
 })
 
 test_that("ICM stops at a KKT point when masked rows skip their own Gram matrix (K >= 16)", {
-  # From K = 16 on, rows and columns with missing entries are updated
-  # without forming their own Gram matrix (bnmf_cond_row_sub): from the full
-  # one less the missing entries' terms, or, for row 1 and column 2 (mostly
-  # missing), from the observed entries' terms alone.
+  # From K = 16 on, rows and columns with at most half their entries missing
+  # are updated without forming their own Gram matrix (bnmf_cond_row_sub);
+  # row 1 and column 2, mostly missing, still form theirs.
   dat <- make_nmf_data(I = 40, J = 34, K = 3, sd = 0.3, seed = 12)
   X <- dat$X
   set.seed(13)

@@ -148,11 +148,11 @@ test_that("the ELBO equals an independent computation at convergence", {
 
 
 test_that("the ELBO is exact when masked rows skip their own Gram matrix (K >= 16)", {
-  # From K = 16 on, a row (column) with missing entries is updated without
-  # forming its expected Gram matrix (bnmf_cond_row_sub): from the full one
-  # with corrections for its missing entries, or, for row 1 (75% missing),
-  # from its observed entries' terms alone; its terms of the expected SSE
-  # come from the same pieces.
+  # From K = 16 on, a row (column) with at most half its entries missing is
+  # updated from the full expected Gram matrix with corrections for its
+  # missing entries (bnmf_cond_row_sub), and its terms of the expected SSE
+  # are taken from the full matrix too; row 1 (75% missing) still forms its
+  # own matrix.
   d <- make_nmf_data(I = 24, J = 20, K = 16, sd = 0.2, seed = 21)
   X <- abs(d$X)
   set.seed(22)
