@@ -54,10 +54,8 @@ double bnmf_quad_form(const double *G, const double *z, int K);
 
 /*
  * A row whose Gram matrix is a full one, G, less the terms of a few of the
- * other side's vectors (the row's missing entries), or the sum of a few
- * vectors' terms alone (its observed entries, when fewer), updated without
- * forming its own matrix (bnmf_cond_row_sub): the vectors gathered by
- * coordinate.
+ * other side's vectors (the row's missing entries), updated without forming
+ * its own matrix (bnmf_cond_row_sub): the vectors gathered by coordinate.
  */
 typedef struct {
     int nm;        /* how many vectors */
@@ -74,6 +72,5 @@ void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other, in
 void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
                        int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
                        cond_sub *cs);
-double bnmf_cond_sub_quad(const cond_sub *cs, const double *G, const double *z, int K);
 
 #endif

@@ -705,12 +705,11 @@ static void sub_gather(double *restrict O, int np, const double *restrict other,
 }
 
 /**
- * Gather the terms a row's Gram matrix lacks, or (G NULL) the only terms it
- * has, for bnmf_cond_row_sub: the nm vectors other + idx[t] * ostride (K
- * contiguous values each) by coordinate into cs->O, their sums of squares,
- * and the row's Gram diagonal, G_kk - sum_t o_tk^2 (VB: less the vectors'
- * variances, V_t[k] = V[t * vstride + k * kstride], as masked_var_diag;
- * clamped at 0 like it), or sum_t o_tk^2 (VB: plus the variances).
+ * Gather the terms a row's Gram matrix lacks (bnmf_cond_row_sub): the nm
+ * vectors other + idx[t] * ostride (K contiguous values each) by coordinate
+ * into cs->O, their sums of squares, and the row's Gram diagonal
+ * G_kk - sum_t o_tk^2 (VB: less the vectors' variances, V_t[k] =
+ * V[t * vstride + k * kstride], as masked_var_diag; clamped at 0 like it).
  * cs->O and cs->r hold K (nm + 1) values each.
  */
 void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other, int ostride,
@@ -737,8 +736,8 @@ void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other, in
     for (int k = 0; k < K; k++) {
         const double *ok = cs->O + (size_t) k * np;
         cs->osq[k] = dot_even(ok, ok, np);
-        const double vs = V ? sum_even(cs->r + (size_t) k * np, np) : 0.0;
-        const double d = G ? G[k + (size_t) k * K] - cs->osq[k] - vs : cs->osq[k] + vs;
+        double d = G[k + (size_t) k * K] - cs->osq[k];
+        if (V) d -= sum_even(cs->r + (size_t) k * np, np);
         cs->gkk[k] = d > 0.0 ? d : 0.0;
     }
 }
@@ -808,8 +807,8 @@ static double sub_axpy_dot(double *r, const double *o, double a, const double *o
 /* One pass of bnmf_cond_row_sub: bnmf_cond_row_pass on the full G, each
  * coordinate's sum corrected by the gathered vectors,
  *   s_k = b_k - sum_{l != k} G_kl z_l + sum_t o_tk (r_t - o_tk z_k),
- * or (G NULL) s_k = b_k - sum_t o_tk (r_t - o_tk z_k); r_t = z' o_t moved
- * along with z_k (in the same loop as the next coordinate's sum). */
+ * and r_t = z' o_t moved along with z_k (in the same loop as the next
+ * coordinate's sum). */
 static double cond_row_sub_pass(double *z, const double *G, const double *b,
                                 const double *lam, int ls, double tau, int K,
                                 nmf_rule rule, double *v, double *ent, cond_sub *cs)
@@ -819,29 +818,21 @@ static double cond_row_sub_pass(double *z, const double *G, const double *b,
     double change = 0.0;
     double c = sub_axpy_dot(r, cs->O, 0.0, cs->O, np);
     for (int k = 0; k < K; k++) {
-        const double *ok = cs->O + (size_t) k * np;
-        /* the vectors' part of sum_{l != k} G_ik,l z_l */
-        const double own = c - cs->osq[k] * z[k];
-        double s;
-        if (G) {
-            /* (G z)_k in four partial sums (one chain of K would wait on
-             * each addition) */
-            const double *gk = G + (size_t) k * K;
-            double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
-            int l = 0;
-            for (; l + 4 <= K; l += 4) {
-                g0 += gk[l] * z[l];
-                g1 += gk[l + 1] * z[l + 1];
-                g2 += gk[l + 2] * z[l + 2];
-                g3 += gk[l + 3] * z[l + 3];
-            }
-            for (; l < K; l++) g0 += gk[l] * z[l];
-            s = b[k] - ((g0 + g1) + (g2 + g3));
-            s += gk[k] * z[k];
-            s += own;
-        } else {
-            s = b[k] - own;
+        const double *gk = G + (size_t) k * K, *ok = cs->O + (size_t) k * np;
+        /* (G z)_k in four partial sums (one chain of K would wait on each
+         * addition) */
+        double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
+        int l = 0;
+        for (; l + 4 <= K; l += 4) {
+            g0 += gk[l] * z[l];
+            g1 += gk[l + 1] * z[l + 1];
+            g2 += gk[l + 2] * z[l + 2];
+            g3 += gk[l + 3] * z[l + 3];
         }
+        for (; l < K; l++) g0 += gk[l] * z[l];
+        double s = b[k] - ((g0 + g1) + (g2 + g3));
+        s += gk[k] * z[k];
+        s += c - cs->osq[k] * z[k];
         const double znew = cond_step(rule, s, cs->gkk[k], lam[(size_t) k * ls], tau, z[k],
                                       v + k, ent + k);
         const double dz = znew - z[k];
@@ -854,12 +845,11 @@ static double cond_row_sub_pass(double *z, const double *G, const double *b,
 
 /**
  * bnmf_cond_row() for ICM or VB (all K coordinates) on a row whose Gram
- * matrix is G less the terms gathered in cs (bnmf_cond_sub_gather), or (G
- * NULL) the sum of those terms alone, without forming that matrix: a pass
- * costs about 2 K multiply-adds per gathered vector where forming the matrix
- * costs K (K + 1) / 2. The same passes as bnmf_cond_row (ICM: until the row
- * stops moving, at most ICM_MAX_PASSES); the same values up to rounding. On
- * return cs->r holds z' o_t.
+ * matrix is G less the terms gathered in cs (bnmf_cond_sub_gather), without
+ * forming that matrix: a pass costs about 2 K multiply-adds per gathered
+ * vector where forming the matrix costs K (K + 1) / 2. The same passes as
+ * bnmf_cond_row (ICM: until the row stops moving, at most ICM_MAX_PASSES);
+ * the same values up to rounding. On return cs->r holds z' o_t.
  */
 void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
                        int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
@@ -873,22 +863,6 @@ void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double
     if (rule != RULE_MODE) return;
     for (int pass = 1; pass < ICM_MAX_PASSES && icm_row_moves(z, K, change); pass++)
         change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
-}
-
-/**
- * z' G_i z for the row's Gram matrix G_i of bnmf_cond_row_sub (its diagonal
- * cs->gkk, VB's variances included), with r_t = z' o_t in cs->r: off the
- * diagonal G_kl - sum_t o_tk o_tl (G NULL: sum_t o_tk o_tl).
- */
-double bnmf_cond_sub_quad(const cond_sub *cs, const double *G, const double *z, int K)
-{
-    double rr = 0.0, q = 0.0;
-    for (int t = 0; t < cs->nm; t++) rr += cs->r[t] * cs->r[t];
-    for (int k = 0; k < K; k++) {
-        const double zz = z[k] * z[k];
-        q += zz * (cs->gkk[k] - (G ? G[k + (size_t) k * K] - cs->osq[k] : cs->osq[k]));
-    }
-    return G ? bnmf_quad_form(G, z, K) - rr + q : rr + q;
 }
 
 /** z' G z for a K x K matrix G: sum_b z_b (G[, b]' z), in that order. The
@@ -996,10 +970,9 @@ SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
 
 /* .Call entry (tests): bnmf_cond_row_sub on one row (z, b, lam: K values)
  * whose Gram matrix is G less the terms of the columns of the K x nm matrix
- * O, or (own = 1) the sum of those terms alone (VB, with V: K x nm
- * variances, their sums off the diagonal too, or added to it; V a
- * zero-length vector: none). par = c(tau, rule: 1 ICM, 2 VB, own). Returns
- * list(z, v, ent, r = O' z, gkk, quad = z' G_i z of the updated row). */
+ * O (VB, with V: K x nm variances, their sums off the diagonal too; V a
+ * zero-length vector: none). par = c(tau, rule: 1 ICM, 2 VB). Returns
+ * list(z, v, ent, r = O' z, gkk). */
 SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP par)
 {
     if (TYPEOF(O) != REALSXP || !Rf_isMatrix(O)) Rf_error("`O` must be a double matrix");
@@ -1013,10 +986,9 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     if (TYPEOF(B) != REALSXP || XLENGTH(B) != K) Rf_error("`B` must hold K doubles");
     if (TYPEOF(Z) != REALSXP || XLENGTH(Z) != K) Rf_error("`Z` must hold K doubles");
     if (TYPEOF(L) != REALSXP || XLENGTH(L) != K) Rf_error("`L` must hold K doubles");
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) != 3)
-        Rf_error("`par` must be c(tau, rule, own)");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) != 2) Rf_error("`par` must be c(tau, rule)");
     const double tau = REAL(par)[0];
-    const int r = (int) REAL(par)[1], own = REAL(par)[2] != 0.0;
+    const int r = (int) REAL(par)[1];
     if (!(tau > 0.0) || !R_FINITE(tau)) Rf_error("`tau` must be positive and finite");
     if (r != RULE_MODE && r != RULE_MOMENT) Rf_error("`rule` must be 1 (ICM) or 2 (VB)");
     const size_t np = (size_t) sub_stride(nm);
@@ -1027,28 +999,24 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     cs.r = (double *) R_alloc(np * K + 1, sizeof(double));
     cs.osq = (double *) R_alloc(K, sizeof(double));
     cs.gkk = (double *) R_alloc(K, sizeof(double));
-    const char *nms[] = {"z", "v", "ent", "r", "gkk", "quad", ""};
+    const char *nms[] = {"z", "v", "ent", "r", "gkk", ""};
     SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
     SEXP z = PROTECT(Rf_duplicate(Z));
     SEXP v = PROTECT(Rf_allocVector(REALSXP, K));
     SEXP ent = PROTECT(Rf_allocVector(REALSXP, K));
     SEXP rr = PROTECT(Rf_allocVector(REALSXP, nm));
     SEXP gkk = PROTECT(Rf_allocVector(REALSXP, K));
-    SEXP quad = PROTECT(Rf_allocVector(REALSXP, 1));
     SET_VECTOR_ELT(out, 0, z);
     SET_VECTOR_ELT(out, 1, v);
     SET_VECTOR_ELT(out, 2, ent);
     SET_VECTOR_ELT(out, 3, rr);
     SET_VECTOR_ELT(out, 4, gkk);
-    SET_VECTOR_ELT(out, 5, quad);
     for (int k = 0; k < K; k++) REAL(v)[k] = REAL(ent)[k] = 0.0;
-    const double *Gs = own ? NULL : REAL(G);
-    bnmf_cond_sub_gather(&cs, Gs, REAL(O), K, idx, nm, K, has_v ? REAL(V) : NULL, K, 1);
+    bnmf_cond_sub_gather(&cs, REAL(G), REAL(O), K, idx, nm, K, has_v ? REAL(V) : NULL, K, 1);
     memcpy(REAL(gkk), cs.gkk, sizeof(double) * K);
-    bnmf_cond_row_sub(REAL(z), Gs, REAL(B), REAL(L), 1, tau, K, (nmf_rule) r, REAL(v),
+    bnmf_cond_row_sub(REAL(z), REAL(G), REAL(B), REAL(L), 1, tau, K, (nmf_rule) r, REAL(v),
                       REAL(ent), &cs);
     if (nm > 0) memcpy(REAL(rr), cs.r, sizeof(double) * nm);
-    REAL(quad)[0] = bnmf_cond_sub_quad(&cs, Gs, REAL(z), K);
-    UNPROTECT(7);
+    UNPROTECT(6);
     return out;
 }

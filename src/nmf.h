@@ -100,8 +100,8 @@ typedef struct {
     double *D, *F, *G, *Gi, *zrow, *brow, *vrow, *erow;
     double *Wt, *Ht;  /* K x I and J x K transposes of W and H */
     int *obs;         /* observed indices of a row or column */
-    /* ICM and VB, K >= SUB_MIN_K: rows (columns) with missing entries are
-     * updated by bnmf_cond_row_sub (lists of at most sub_max entries) */
+    /* ICM and VB: a row (column) with at most sub_max missing entries, and
+     * no more missing than observed, is updated by bnmf_cond_row_sub */
     cond_sub sub;
     int sub_max;
 } sweep_work;

@@ -107,16 +107,16 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     ws->Wt = carve(&buf, (size_t) K * I);
     ws->Ht = carve(&buf, (size_t) J * K);
     ws->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
-    /* the longest list bnmf_cond_row_sub takes (a row's missing or observed
-     * entries, the fewer; none below SUB_MIN_K) */
+    /* the most missing entries of a row (column) with no more missing than
+     * observed, for bnmf_cond_row_sub (none below SUB_MIN_K) */
     int nmax = 0;
     for (int i = 0; d->nmiss > 0 && K >= SUB_MIN_K && i < I; i++) {
-        const int n = d->mrow_ptr[i + 1] - d->mrow_ptr[i], m = n < J - n ? n : J - n;
-        if (n > 0 && m > nmax) nmax = m;
+        const int n = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
+        if (2 * n <= J && n > nmax) nmax = n;
     }
     for (int j = 0; d->nmiss > 0 && K >= SUB_MIN_K && j < J; j++) {
-        const int n = d->mcol_ptr[j + 1] - d->mcol_ptr[j], m = n < I - n ? n : I - n;
-        if (n > 0 && m > nmax) nmax = m;
+        const int n = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
+        if (2 * n <= I && n > nmax) nmax = n;
     }
     ws->sub_max = nmax;
     ws->sub.nm = 0;
@@ -129,39 +129,14 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     }
 }
 
-/* Whether a masked row (column) with missing entries is updated by
+/* Whether a masked row (column) with nm missing entries of n is updated by
  * bnmf_cond_row_sub: ICM and VB, outside Chib's reduced runs, K >= SUB_MIN_K
  * (sub_max is 0 otherwise). */
 static inline int sub_rule(const sweep_work *ws, nmf_rule rule, const chib_hook *hk,
-                           int first, int nm)
+                           int first, int nm, int n)
 {
     return !hk && first == 0 && (rule == RULE_MODE || rule == RULE_MOMENT) && nm > 0 &&
-        ws->sub_max > 0;
-}
-
-/* The vectors bnmf_cond_row_sub takes for a row with nm missing entries
- * (miss, ascending) among n: those, with the full Gram matrix G (*Gs = G),
- * when they are at most half; else the observed ones, listed in obs, alone
- * (*Gs = NULL). Returns the list; *len its length. */
-static const int *sub_list(const int *miss, int nm, int n, int *obs, const double *G,
-                           const double **Gs, int *len)
-{
-    if (2 * nm <= n) {
-        *Gs = G;
-        *len = nm;
-        return miss;
-    }
-    int m = 0, no = 0;
-    for (int t = 0; t < n; t++) {
-        if (m < nm && miss[m] == t) {
-            m++;
-            continue;
-        }
-        obs[no++] = t;
-    }
-    *Gs = NULL;
-    *len = no;
-    return obs;
+        nm <= ws->sub_max && 2 * nm <= n;
 }
 
 /* The doubles bnmf_sweep_work() takes from its buffer. */
@@ -280,7 +255,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
         }
         const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
         const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);
-        const int sub = sub_rule(ws, rule, hk, first, nmi);
+        const int sub = sub_rule(ws, rule, hk, first, nmi, J);
         const double *G = !masked || sub ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, H, K, J, mi, nmi, K, ws->obs,
                              vb ? vb->Hvar : NULL, K, 1);
@@ -289,12 +264,9 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
             ws->brow[k] = rows ? ws->Wt[k + (size_t) i * K] : ws->D[i + (size_t) k * I];
         }
         if (sub) {
-            const double *Gs;
-            int len;
-            const int *list = sub_list(mi, nmi, J, ws->obs, ws->G, &Gs, &len);
-            bnmf_cond_sub_gather(&ws->sub, Gs, H, K, list, len, K, vb ? vb->Hvar : NULL,
+            bnmf_cond_sub_gather(&ws->sub, ws->G, H, K, mi, nmi, K, vb ? vb->Hvar : NULL,
                                  K, 1);
-            bnmf_cond_row_sub(ws->zrow, Gs, ws->brow, pr->lamW + i, I, tau, K, rule,
+            bnmf_cond_row_sub(ws->zrow, ws->G, ws->brow, pr->lamW + i, I, tau, K, rule,
                               ws->vrow, ws->erow, &ws->sub);
         } else {
             if (hk)
@@ -365,18 +337,23 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
         const int *mj = d->miss_i + (masked ? d->mcol_ptr[j] : 0);
         double *hj = H + (size_t) j * K;
         const double *fj = ws->F + (size_t) j * K;
-        if (update && sub_rule(ws, rule, hk, first, nmj)) {
-            /* without the column's own Gram matrix; its terms of the SSE
-             * from the products w_i' h_j the passes leave in ws->sub.r */
-            const double *Gs;
-            int len;
-            const int *list = sub_list(mj, nmj, I, ws->obs, ws->G, &Gs, &len);
-            bnmf_cond_sub_gather(&ws->sub, Gs, ws->Wt, K, list, len, K, Wv, K, 1);
-            bnmf_cond_row_sub(hj, Gs, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
+        if (update && sub_rule(ws, rule, hk, first, nmj, I)) {
+            /* without the column's own Gram matrix: its terms of the SSE
+             * from the full one, less sum_i (w_i' h_j)^2 over the missing i
+             * (the passes leave w_i' h_j in ws->sub.r) */
+            bnmf_cond_sub_gather(&ws->sub, ws->G, ws->Wt, K, mj, nmj, K, Wv, K, 1);
+            bnmf_cond_row_sub(hj, ws->G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
                               vb ? vb->Hvar + (size_t) j * K : ws->vrow,
                               vb ? vb->Hent + (size_t) j * K : ws->erow, &ws->sub);
-            double l = 0.0, q = bnmf_cond_sub_quad(&ws->sub, Gs, hj, K);
-            for (int k = 0; k < K; k++) l += hj[k] * fj[k];
+            double l = 0.0, q = bnmf_quad_form(ws->G, hj, K), rr = 0.0;
+            for (int k = 0; k < K; k++) {
+                l += hj[k] * fj[k];
+                /* the diagonal: the column's own (VB: its variances out) */
+                q += hj[k] * hj[k] * (ws->sub.gkk[k] + ws->sub.osq[k] -
+                                      ws->G[k + (size_t) k * K]);
+            }
+            for (int t = 0; t < nmj; t++) rr += ws->sub.r[t] * ws->sub.r[t];
+            q -= rr;
             if (vb) {
                 const double *v = vb->Hvar + (size_t) j * K;
                 for (int k = 0; k < K; k++) q += ws->sub.gkk[k] * v[k];

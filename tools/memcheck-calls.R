@@ -53,9 +53,7 @@ for (data in list(Xb, Xbs)) {
 }
 invisible(.Call(bnmf:::C_cond_row_sub, tcrossprod(matrix(rexp(51), 3)) + diag(3),
                 matrix(runif(15), 3), matrix(runif(15), 3), rexp(3), rexp(3), rexp(3),
-                c(2, 2, 0)))
-invisible(.Call(bnmf:::C_cond_row_sub, diag(3), matrix(runif(15), 3), numeric(),
-                rexp(3), rexp(3), rexp(3), c(2, 1, 1)))
+                c(2, 2)))
 # Variational Bayes, ARD (Gibbs, VB, ICM) and the multiplicative updates
 Xp <- abs(X)
 Xpm <- abs(Xm)
