@@ -66,11 +66,12 @@ typedef struct {
     double *osq;   /* K: sum_t o_tk^2 */
     double *gkk;   /* K: the row's Gram diagonal (VB: with the variances) */
 } cond_sub;
-void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other, int ostride,
-                          const int *idx, int nm, int K, const double *V, size_t vstride,
-                          size_t kstride);
+void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other,
+                          const double *V, int stride, const int *idx, int nm, int K);
 void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
                        int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
                        cond_sub *cs);
+double bnmf_cond_sub_quad(const cond_sub *cs, const double *G, const double *z,
+                          const double *v, int K);
 
 #endif

@@ -649,19 +649,24 @@ static inline int sub_stride(int nm)
     return (nm + 1) & ~1;
 }
 
-/* sum_t a[t] b[t] over np (even) values, two at a time. */
+/* sum_t a[t] b[t] over np (even) values, two at a time, in four vector
+ * sums (an addition's latency would otherwise bound the loop). */
 static double dot_even(const double *a, const double *b, int np)
 {
 #if defined(__GNUC__)
     typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    v2u s0 = {0.0, 0.0}, s1 = {0.0, 0.0};
+    v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
     int t = 0;
-    for (; t + 4 <= np; t += 4) {
+    for (; t + 8 <= np; t += 8) {
         s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
         s1 += *(const v2u *) (a + t + 2) * *(const v2u *) (b + t + 2);
+        s2 += *(const v2u *) (a + t + 4) * *(const v2u *) (b + t + 4);
+        s3 += *(const v2u *) (a + t + 6) * *(const v2u *) (b + t + 6);
     }
-    if (t < np) s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
+    for (; t < np; t += 2) s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
     s0 += s1;
+    s2 += s3;
+    s0 += s2;
     return s0[0] + s0[1];
 #else
     double s = 0.0;
@@ -706,33 +711,21 @@ static void sub_gather(double *restrict O, int np, const double *restrict other,
 
 /**
  * Gather the terms a row's Gram matrix lacks (bnmf_cond_row_sub): the nm
- * vectors other + idx[t] * ostride (K contiguous values each) by coordinate
+ * vectors other + idx[t] * stride (K contiguous values each) by coordinate
  * into cs->O, their sums of squares, and the row's Gram diagonal
- * G_kk - sum_t o_tk^2 (VB: less the vectors' variances, V_t[k] =
- * V[t * vstride + k * kstride], as masked_var_diag; clamped at 0 like it).
+ * G_kk - sum_t o_tk^2 (VB: less the vectors' variances, laid out as the
+ * vectors in V, as masked_var_diag; clamped at 0 like it).
  * cs->O and cs->r hold K (nm + 1) values each.
  */
-void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other, int ostride,
-                          const int *idx, int nm, int K, const double *V, size_t vstride,
-                          size_t kstride)
+void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other,
+                          const double *V, int stride, const int *idx, int nm, int K)
 {
     const int np = sub_stride(nm);
     cs->nm = nm;
-    sub_gather(cs->O, np, other, ostride, idx, nm, K);
-    if (V) {
-        /* the variances, gathered the same way (into r, K np values, which
-         * the passes refill), are summed by coordinate */
-        if (kstride == 1) {
-            sub_gather(cs->r, np, V, (int) vstride, idx, nm, K);
-        } else {
-            for (int t = 0; t < nm; t++)
-                for (int k = 0; k < K; k++)
-                    cs->r[t + (size_t) k * np] = V[(size_t) idx[t] * vstride +
-                                                   (size_t) k * kstride];
-            if (np > nm)
-                for (int k = 0; k < K; k++) cs->r[nm + (size_t) k * np] = 0.0;
-        }
-    }
+    sub_gather(cs->O, np, other, stride, idx, nm, K);
+    /* VB: the variances, gathered the same way (into r, which the passes
+     * refill), are summed by coordinate */
+    if (V) sub_gather(cs->r, np, V, stride, idx, nm, K);
     for (int k = 0; k < K; k++) {
         const double *ok = cs->O + (size_t) k * np;
         cs->osq[k] = dot_even(ok, ok, np);
@@ -776,13 +769,7 @@ static double sub_axpy_dot(double *r, const double *o, double a, const double *o
             s0 += *(const v2u *) (o2 + t) * r0;
         }
     } else if (o2) {
-        for (; t + 8 <= np; t += 8) {
-            s0 += *(const v2u *) (o2 + t) * *(const v2u *) (r + t);
-            s1 += *(const v2u *) (o2 + t + 2) * *(const v2u *) (r + t + 2);
-            s2 += *(const v2u *) (o2 + t + 4) * *(const v2u *) (r + t + 4);
-            s3 += *(const v2u *) (o2 + t + 6) * *(const v2u *) (r + t + 6);
-        }
-        for (; t < np; t += 2) s0 += *(const v2u *) (o2 + t) * *(const v2u *) (r + t);
+        return dot_even(o2, r, np);
     } else if (a != 0.0) {
         for (; t < np; t += 2) {
             v2u r0 = *(v2u *) (r + t);
@@ -863,6 +850,24 @@ void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double
     if (rule != RULE_MODE) return;
     for (int pass = 1; pass < ICM_MAX_PASSES && icm_row_moves(z, K, change); pass++)
         change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
+}
+
+/**
+ * The row's terms of the (expected) SSE after bnmf_cond_row_sub, with r_t =
+ * z' o_t in cs->r: z' G_i z, G_i = G less the gathered terms with the
+ * diagonal cs->gkk; VB (v, the row's variances, else NULL) plus
+ * sum_k G_i[k, k] v_k, as h_sse_terms in nmf_sweep.c.
+ */
+double bnmf_cond_sub_quad(const cond_sub *cs, const double *G, const double *z,
+                          const double *v, int K)
+{
+    double q = bnmf_quad_form(G, z, K) - dot_even(cs->r, cs->r, sub_stride(cs->nm));
+    for (int k = 0; k < K; k++) {
+        /* the diagonal: the row's own (VB: its variances out) */
+        q += z[k] * z[k] * (cs->gkk[k] + cs->osq[k] - G[k + (size_t) k * K]);
+        if (v) q += cs->gkk[k] * v[k];
+    }
+    return q;
 }
 
 /** z' G z for a K x K matrix G: sum_b z_b (G[, b]' z), in that order. The
@@ -1012,7 +1017,7 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     SET_VECTOR_ELT(out, 3, rr);
     SET_VECTOR_ELT(out, 4, gkk);
     for (int k = 0; k < K; k++) REAL(v)[k] = REAL(ent)[k] = 0.0;
-    bnmf_cond_sub_gather(&cs, REAL(G), REAL(O), K, idx, nm, K, has_v ? REAL(V) : NULL, K, 1);
+    bnmf_cond_sub_gather(&cs, REAL(G), REAL(O), has_v ? REAL(V) : NULL, K, idx, nm, K);
     memcpy(REAL(gkk), cs.gkk, sizeof(double) * K);
     bnmf_cond_row_sub(REAL(z), REAL(G), REAL(B), REAL(L), 1, tau, K, (nmf_rule) r, REAL(v),
                       REAL(ent), &cs);

@@ -264,8 +264,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
             ws->brow[k] = rows ? ws->Wt[k + (size_t) i * K] : ws->D[i + (size_t) k * I];
         }
         if (sub) {
-            bnmf_cond_sub_gather(&ws->sub, ws->G, H, K, mi, nmi, K, vb ? vb->Hvar : NULL,
-                                 K, 1);
+            bnmf_cond_sub_gather(&ws->sub, ws->G, H, vb ? vb->Hvar : NULL, K, mi, nmi, K);
             bnmf_cond_row_sub(ws->zrow, ws->G, ws->brow, pr->lamW + i, I, tau, K, rule,
                               ws->vrow, ws->erow, &ws->sub);
         } else {
@@ -341,25 +340,13 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
             /* without the column's own Gram matrix: its terms of the SSE
              * from the full one, less sum_i (w_i' h_j)^2 over the missing i
              * (the passes leave w_i' h_j in ws->sub.r) */
-            bnmf_cond_sub_gather(&ws->sub, ws->G, ws->Wt, K, mj, nmj, K, Wv, K, 1);
+            bnmf_cond_sub_gather(&ws->sub, ws->G, ws->Wt, Wv, K, mj, nmj, K);
             bnmf_cond_row_sub(hj, ws->G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
                               vb ? vb->Hvar + (size_t) j * K : ws->vrow,
                               vb ? vb->Hent + (size_t) j * K : ws->erow, &ws->sub);
-            double l = 0.0, q = bnmf_quad_form(ws->G, hj, K), rr = 0.0;
-            for (int k = 0; k < K; k++) {
-                l += hj[k] * fj[k];
-                /* the diagonal: the column's own (VB: its variances out) */
-                q += hj[k] * hj[k] * (ws->sub.gkk[k] + ws->sub.osq[k] -
-                                      ws->G[k + (size_t) k * K]);
-            }
-            for (int t = 0; t < nmj; t++) rr += ws->sub.r[t] * ws->sub.r[t];
-            q -= rr;
-            if (vb) {
-                const double *v = vb->Hvar + (size_t) j * K;
-                for (int k = 0; k < K; k++) q += ws->sub.gkk[k] * v[k];
-            }
-            sl += l;
-            sq += q;
+            for (int k = 0; k < K; k++) sl += hj[k] * fj[k];
+            sq += bnmf_cond_sub_quad(&ws->sub, ws->G, hj, vb ? vb->Hvar + (size_t) j * K : NULL,
+                                     K);
             continue;
         }
         const double *G = !masked ? ws->G :
