@@ -61,13 +61,13 @@ typedef struct {
     int nm;        /* how many vectors */
     double *O;     /* K (nm + 1): O[t + k np] = coordinate k of vector t, np =
                     * nm rounded up to even (zero padded) */
-    double *r;     /* K (nm + 1): r[t] = z' o_t (t < nm), kept current by the
-                    * passes; scratch of bnmf_cond_sub_gather before them */
+    double *r;     /* nm + 1: r[t] = z' o_t (t < nm), kept current by the
+                    * passes */
     double *osq;   /* K: sum_t o_tk^2 */
     double *gkk;   /* K: the row's Gram diagonal (VB: with the variances) */
 } cond_sub;
 void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other,
-                          const double *V, int stride, const int *idx, int nm, int K);
+                          const double *V, const int *idx, int nm, int K);
 void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
                        int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
                        cond_sub *cs);

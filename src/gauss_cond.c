@@ -675,62 +675,73 @@ static double dot_even(const double *a, const double *b, int np)
 #endif
 }
 
-/* sum_t a[t] over np (even) values, two at a time. */
-static double sum_even(const double *a, int np)
-{
-#if defined(__GNUC__)
-    typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    v2u s0 = {0.0, 0.0}, s1 = {0.0, 0.0};
-    int t = 0;
-    for (; t + 4 <= np; t += 4) {
-        s0 += *(const v2u *) (a + t);
-        s1 += *(const v2u *) (a + t + 2);
-    }
-    if (t < np) s0 += *(const v2u *) (a + t);
-    s0 += s1;
-    return s0[0] + s0[1];
-#else
-    double s = 0.0;
-    for (int t = 0; t < np; t++) s += a[t];
-    return s;
-#endif
-}
-
-/* The vectors other + idx[t] * ostride (K contiguous values each) by
- * coordinate into O (np apart, zero padded): one store per value. */
+/* The vectors other + idx[t] K (K contiguous values each) by coordinate
+ * into O (np apart, zero padded): one store per value. */
 static void sub_gather(double *restrict O, int np, const double *restrict other,
-                       int ostride, const int *restrict idx, int nm, int K)
+                       const int *restrict idx, int nm, int K)
 {
     for (int t = 0; t < nm; t++) {
-        const double *o = other + (size_t) idx[t] * ostride;
+        const double *o = other + (size_t) idx[t] * K;
         for (int k = 0; k < K; k++) O[t + (size_t) k * np] = o[k];
     }
     if (np > nm)
         for (int k = 0; k < K; k++) O[nm + (size_t) k * np] = 0.0;
 }
 
+/* vs[k] = sum_t V[idx[t] K + k], k < K: eight (then two) coordinates at a
+ * time in registers (a sum in memory waits on its own store every vector). */
+static void sub_var_sums(double *restrict vs, const double *restrict V,
+                         const int *restrict idx, int nm, int K)
+{
+    int k0 = 0;
+#if defined(__GNUC__)
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    for (; k0 + 8 <= K; k0 += 8) {
+        v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
+        for (int t = 0; t < nm; t++) {
+            const double *v = V + (size_t) idx[t] * K + k0;
+            s0 += *(const v2u *) v;
+            s1 += *(const v2u *) (v + 2);
+            s2 += *(const v2u *) (v + 4);
+            s3 += *(const v2u *) (v + 6);
+        }
+        vs[k0] = s0[0], vs[k0 + 1] = s0[1], vs[k0 + 2] = s1[0], vs[k0 + 3] = s1[1];
+        vs[k0 + 4] = s2[0], vs[k0 + 5] = s2[1], vs[k0 + 6] = s3[0], vs[k0 + 7] = s3[1];
+    }
+    for (; k0 + 2 <= K; k0 += 2) {
+        v2u s0 = {0.0, 0.0};
+        for (int t = 0; t < nm; t++) s0 += *(const v2u *) (V + (size_t) idx[t] * K + k0);
+        vs[k0] = s0[0], vs[k0 + 1] = s0[1];
+    }
+#endif
+    for (int k = k0; k < K; k++) {
+        double s = 0.0;
+        for (int t = 0; t < nm; t++) s += V[(size_t) idx[t] * K + k];
+        vs[k] = s;
+    }
+}
+
 /**
  * Gather the terms a row's Gram matrix lacks (bnmf_cond_row_sub): the nm
- * vectors other + idx[t] * stride (K contiguous values each) by coordinate
- * into cs->O, their sums of squares, and the row's Gram diagonal
- * G_kk - sum_t o_tk^2 (VB: less the vectors' variances, laid out as the
- * vectors in V, as masked_var_diag; clamped at 0 like it).
- * cs->O and cs->r hold K (nm + 1) values each.
+ * vectors other + idx[t] K (K contiguous values each) by coordinate into
+ * cs->O, their sums of squares, and the row's Gram diagonal
+ * G_kk - sum_t o_tk^2, VB less the vectors' variances too (laid out as the
+ * vectors in V, NULL otherwise; only their sums are needed); clamped at 0
+ * like masked_var_diag. cs->O holds K (nm + 1) values.
  */
 void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other,
-                          const double *V, int stride, const int *idx, int nm, int K)
+                          const double *V, const int *idx, int nm, int K)
 {
     const int np = sub_stride(nm);
     cs->nm = nm;
-    sub_gather(cs->O, np, other, stride, idx, nm, K);
-    /* VB: the variances, gathered the same way (into r, which the passes
-     * refill), are summed by coordinate */
-    if (V) sub_gather(cs->r, np, V, stride, idx, nm, K);
+    sub_gather(cs->O, np, other, idx, nm, K);
+    double *vs = cs->gkk;
+    if (V) sub_var_sums(vs, V, idx, nm, K);
+    else for (int k = 0; k < K; k++) vs[k] = 0.0;
     for (int k = 0; k < K; k++) {
         const double *ok = cs->O + (size_t) k * np;
         cs->osq[k] = dot_even(ok, ok, np);
-        double d = G[k + (size_t) k * K] - cs->osq[k];
-        if (V) d -= sum_even(cs->r + (size_t) k * np, np);
+        const double d = G[k + (size_t) k * K] - cs->osq[k] - vs[k];
         cs->gkk[k] = d > 0.0 ? d : 0.0;
     }
 }
@@ -1001,7 +1012,7 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     for (int t = 0; t < nm; t++) idx[t] = t;
     cond_sub cs;
     cs.O = (double *) R_alloc(np * K + 1, sizeof(double));
-    cs.r = (double *) R_alloc(np * K + 1, sizeof(double));
+    cs.r = (double *) R_alloc(np + 1, sizeof(double));
     cs.osq = (double *) R_alloc(K, sizeof(double));
     cs.gkk = (double *) R_alloc(K, sizeof(double));
     const char *nms[] = {"z", "v", "ent", "r", "gkk", ""};
@@ -1017,7 +1028,7 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     SET_VECTOR_ELT(out, 3, rr);
     SET_VECTOR_ELT(out, 4, gkk);
     for (int k = 0; k < K; k++) REAL(v)[k] = REAL(ent)[k] = 0.0;
-    bnmf_cond_sub_gather(&cs, REAL(G), REAL(O), has_v ? REAL(V) : NULL, K, idx, nm, K);
+    bnmf_cond_sub_gather(&cs, REAL(G), REAL(O), has_v ? REAL(V) : NULL, idx, nm, K);
     memcpy(REAL(gkk), cs.gkk, sizeof(double) * K);
     bnmf_cond_row_sub(REAL(z), REAL(G), REAL(B), REAL(L), 1, tau, K, (nmf_rule) r, REAL(v),
                       REAL(ent), &cs);

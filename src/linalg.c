@@ -47,8 +47,8 @@ void bnmf_gram_cols(const double *W, int I, int K, double *G)
     gram(W, K, I, "T", G);
 }
 
-/* Bt = B' for B of size r x c (column-major). */
-static void transpose(const double *B, int r, int c, double *Bt)
+/* Bt (c x r) = B' for B r x c (column-major). */
+void bnmf_transpose(const double *B, int r, int c, double *Bt)
 {
     for (int j = 0; j < c; j++)
         for (int i = 0; i < r; i++) Bt[j + (size_t) i * c] = B[i + (size_t) j * r];
@@ -65,7 +65,7 @@ void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
     const int I = d->I, J = d->J, K = d->K;
     if (!d->sparse) {
         const double one = 1.0, zero = 0.0;
-        transpose(H, K, J, Ht);
+        bnmf_transpose(H, K, J, Ht);
         F77_CALL(dgemm)("N", "N", &I, &K, &J, &one, x, &I, Ht, &J, &zero, D, &I
                         FCONE FCONE);
         return;
@@ -110,7 +110,7 @@ void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
                double *Wt)
 {
     const int I = d->I, J = d->J, K = d->K;
-    transpose(W, I, K, Wt);
+    bnmf_transpose(W, I, K, Wt);
     if (!d->sparse) {
         const double one = 1.0, zero = 0.0;
         F77_CALL(dgemm)("N", "N", &K, &J, &I, &one, Wt, &K, x, &I, &zero, F, &K
@@ -149,7 +149,7 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
 double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
                       const int *mj, R_xlen_t n, double *Wt, double *v)
 {
-    transpose(W, I, K, Wt);
+    bnmf_transpose(W, I, K, Wt);
     double ss = 0.0;
     for (R_xlen_t t = 0; t < n; t++) {
         const double *w = Wt + (size_t) mi[t] * K, *h = H + (size_t) mj[t] * K;

@@ -202,6 +202,7 @@ void bnmf_chib_eval_row(const chib_hook *hk, int i, int I, double xstar,
 
 /* linalg.c */
 void bnmf_symmetrise(double *G, int K);
+void bnmf_transpose(const double *B, int r, int c, double *Bt);
 void bnmf_gram_rows(const double *H, int K, int J, double *G);
 void bnmf_gram_cols(const double *W, int I, int K, double *G);
 void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,

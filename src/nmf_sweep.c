@@ -123,7 +123,7 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     ws->sub.O = ws->sub.r = ws->sub.osq = ws->sub.gkk = NULL;
     if (nmax > 0) {
         ws->sub.O = (double *) R_alloc((size_t) (nmax + 1) * K, sizeof(double));
-        ws->sub.r = (double *) R_alloc((size_t) (nmax + 1) * K, sizeof(double));
+        ws->sub.r = (double *) R_alloc((size_t) nmax + 1, sizeof(double));
         ws->sub.osq = (double *) R_alloc(K, sizeof(double));
         ws->sub.gkk = (double *) R_alloc(K, sizeof(double));
     }
@@ -264,7 +264,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
             ws->brow[k] = rows ? ws->Wt[k + (size_t) i * K] : ws->D[i + (size_t) k * I];
         }
         if (sub) {
-            bnmf_cond_sub_gather(&ws->sub, ws->G, H, vb ? vb->Hvar : NULL, K, mi, nmi, K);
+            bnmf_cond_sub_gather(&ws->sub, ws->G, H, vb ? vb->Hvar : NULL, mi, nmi, K);
             bnmf_cond_row_sub(ws->zrow, ws->G, ws->brow, pr->lamW + i, I, tau, K, rule,
                               ws->vrow, ws->erow, &ws->sub);
         } else {
@@ -340,7 +340,7 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
             /* without the column's own Gram matrix: its terms of the SSE
              * from the full one, less sum_i (w_i' h_j)^2 over the missing i
              * (the passes leave w_i' h_j in ws->sub.r) */
-            bnmf_cond_sub_gather(&ws->sub, ws->G, ws->Wt, Wv, K, mj, nmj, K);
+            bnmf_cond_sub_gather(&ws->sub, ws->G, ws->Wt, Wv, mj, nmj, K);
             bnmf_cond_row_sub(hj, ws->G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
                               vb ? vb->Hvar + (size_t) j * K : ws->vrow,
                               vb ? vb->Hent + (size_t) j * K : ws->erow, &ws->sub);

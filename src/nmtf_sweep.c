@@ -149,12 +149,6 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
 #undef ALLOC
 }
 
-static void transpose(const double *B, int r, int c, double *Bt)
-{
-    for (int j = 0; j < c; j++)
-        for (int i = 0; i < r; i++) Bt[j + (size_t) i * c] = B[i + (size_t) j * r];
-}
-
 /* C = op(A) op(B) by dgemm (column-major, no leading-dimension tricks). */
 static void mat_mult(const char *ta, const char *tb, int m, int n, int k, const double *Am,
                      int lda, const double *Bm, int ldb, double *C)
@@ -297,7 +291,7 @@ static void update_F(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
                      nmtf_work *w)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
-    transpose(st->G, J, L, w->Gt);
+    bnmf_transpose(st->G, J, L, w->Gt);
     bnmf_x_ht(&w->dL, st->x, w->Gt, w->Q, w->Ht);            /* Q = X G */
     mat_mult("N", "T", I, K, L, w->Q, I, st->S, K, w->D);   /* D = X G S' */
     bnmf_expected_gram(st->G, vb ? st->G_var : NULL, L, J, GRAM_COLS, w->B);
@@ -626,7 +620,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
     double *den = w->den;
     if (c->update_F) {
         kl_ratio(d, st, w);
-        transpose(G, J, L, w->Gt);
+        bnmf_transpose(G, J, L, w->Gt);
         bnmf_x_ht(&w->dL, w->Z, w->Gt, w->Q, w->Ht);
         mat_mult("N", "T", I, K, L, w->Q, I, S, K, w->D);
         /* sum_j (S G')_kj, less the missing j of each row */
@@ -657,7 +651,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
         for (int m = 0; m < d->nmiss; m++)
             for (int l = 0; l < L; l++)
                 den[d->miss_j[m] + (size_t) l * J] -= w->W[d->miss_i[m] + (size_t) l * I];
-        transpose(w->E, L, J, w->Ht);                          /* J x L */
+        bnmf_transpose(w->E, L, J, w->Ht);                          /* J x L */
         mult_step(G, w->Ht, den, (size_t) J * L);
     }
     if (c->update_S) {

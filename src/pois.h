@@ -52,7 +52,6 @@ void bnmf_pois_obs_sums(const nmf_data *d, const double *M, int rows_of_W,
 double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H);
 double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double *B,
                             double *NAt, double *NB, int want_lik);
-void bnmf_transpose(const double *B, int r, int c, double *Bt);
 double bnmf_gamma_log_prior(const double *Z, R_xlen_t n, double shape, double rate);
 
 #endif

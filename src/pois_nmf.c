@@ -205,15 +205,6 @@ void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp)
 
 /* ---- shared kernels ------------------------------------------------------- */
 
-/* Bt (c x r) = B' for B r x c. */
-void bnmf_transpose(const double *B, int r, int c, double *Bt)
-{
-    for (int i = 0; i < r; i++) {
-        double *bi = Bt + (size_t) i * c;
-        for (int j = 0; j < c; j++) bi[j] = B[i + (size_t) j * r];
-    }
-}
-
 /**
  * Sums of one factor over the observed entries of each row (rows_of_W = 1:
  * M = H, K x J; out[k, i] = sum_{j in Omega_i} H_kj) or of each column
