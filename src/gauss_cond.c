@@ -57,6 +57,21 @@
 #define ALWAYS_INLINE inline
 #endif
 
+/* The masked rows' loops (bnmf_cond_row_sub) run on four-value vectors
+ * (GCC's vector extension): pairs of SSE2 operations in the default build,
+ * one AVX2 operation each in the AVX2 clone that BNMF_CLONES adds on x86-64
+ * Linux with glibc (chosen once, at load, by the processor; no -march
+ * flag). Every lane computes the same sums in the same order either way and
+ * the clone's target is "avx2" alone (no FMA contraction), so both clones
+ * give the same bits (tools/check-clones.sh compares them with a build
+ * without the clone, -DBNMF_NO_CLONES). */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) && \
+    defined(__linux__) && defined(__GLIBC__) && !defined(BNMF_NO_CLONES)
+#define BNMF_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define BNMF_CLONES
+#endif
+
 /* The body of bnmf_tn_pos_vb. `lsd`: NULL, or where log(sd) is kept for
  * the next call with the same sd (NaN until the first call that needs it):
  * the rows of a block share sd, and in a fitted model most coordinates are
@@ -649,20 +664,21 @@ static inline int sub_stride(int nm)
     return (nm + 1) & ~1;
 }
 
-/* sum_t a[t] b[t] over np (even) values, two at a time, in four vector
- * sums (an addition's latency would otherwise bound the loop). */
-static double dot_even(const double *a, const double *b, int np)
+/* sum_t a[t] b[t] over np (even) values in eight partial sums, the lanes of
+ * two four-value vectors (an addition's latency would otherwise bound the
+ * loop), then two at a time. */
+BNMF_CLONES static double dot_even(const double *a, const double *b, int np)
 {
 #if defined(__GNUC__)
     typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    v4u S0 = {0.0, 0.0, 0.0, 0.0}, S1 = S0;
     int t = 0;
     for (; t + 8 <= np; t += 8) {
-        s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
-        s1 += *(const v2u *) (a + t + 2) * *(const v2u *) (b + t + 2);
-        s2 += *(const v2u *) (a + t + 4) * *(const v2u *) (b + t + 4);
-        s3 += *(const v2u *) (a + t + 6) * *(const v2u *) (b + t + 6);
+        S0 += *(const v4u *) (a + t) * *(const v4u *) (b + t);
+        S1 += *(const v4u *) (a + t + 4) * *(const v4u *) (b + t + 4);
     }
+    v2u s0 = {S0[0], S0[1]}, s1 = {S0[2], S0[3]}, s2 = {S1[0], S1[1]}, s3 = {S1[2], S1[3]};
     for (; t < np; t += 2) s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
     s0 += s1;
     s2 += s3;
@@ -746,46 +762,51 @@ void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other,
     }
 }
 
-/* r += a o (a != 0), then o2' r (o2 NULL: 0); np even. Four vector sums
- * (eight values a step): an addition's latency would otherwise bound the
- * loop. */
-static double sub_axpy_dot(double *r, const double *o, double a, const double *o2, int np)
+/* r += a o (a != 0), then o2' r (o2 NULL: 0); np even. Eight partial sums,
+ * the lanes of two four-value vectors: an addition's latency would
+ * otherwise bound the loop. */
+BNMF_CLONES static double sub_axpy_dot(double *r, const double *o, double a,
+                                       const double *o2, int np)
 {
 #if defined(__GNUC__)
     typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    v4u S0 = {0.0, 0.0, 0.0, 0.0}, S1 = S0;
+    const v4u av4 = {a, a, a, a};
     const v2u av = {a, a};
     int t = 0;
     if (a != 0.0 && o2) {
         for (; t + 8 <= np; t += 8) {
-            v2u r0 = *(v2u *) (r + t), r1 = *(v2u *) (r + t + 2);
-            v2u r2 = *(v2u *) (r + t + 4), r3 = *(v2u *) (r + t + 6);
-            r0 += av * *(const v2u *) (o + t);
-            r1 += av * *(const v2u *) (o + t + 2);
-            r2 += av * *(const v2u *) (o + t + 4);
-            r3 += av * *(const v2u *) (o + t + 6);
-            *(v2u *) (r + t) = r0;
-            *(v2u *) (r + t + 2) = r1;
-            *(v2u *) (r + t + 4) = r2;
-            *(v2u *) (r + t + 6) = r3;
-            s0 += *(const v2u *) (o2 + t) * r0;
-            s1 += *(const v2u *) (o2 + t + 2) * r1;
-            s2 += *(const v2u *) (o2 + t + 4) * r2;
-            s3 += *(const v2u *) (o2 + t + 6) * r3;
-        }
-        for (; t < np; t += 2) {
-            v2u r0 = *(v2u *) (r + t);
-            r0 += av * *(const v2u *) (o + t);
-            *(v2u *) (r + t) = r0;
-            s0 += *(const v2u *) (o2 + t) * r0;
+            v4u r0 = *(v4u *) (r + t), r1 = *(v4u *) (r + t + 4);
+            r0 += av4 * *(const v4u *) (o + t);
+            r1 += av4 * *(const v4u *) (o + t + 4);
+            *(v4u *) (r + t) = r0;
+            *(v4u *) (r + t + 4) = r1;
+            S0 += *(const v4u *) (o2 + t) * r0;
+            S1 += *(const v4u *) (o2 + t + 4) * r1;
         }
     } else if (o2) {
         return dot_even(o2, r, np);
     } else if (a != 0.0) {
+        for (; t + 4 <= np; t += 4) {
+            v4u r0 = *(v4u *) (r + t);
+            r0 += av4 * *(const v4u *) (o + t);
+            *(v4u *) (r + t) = r0;
+        }
+        if (t < np) {
+            v2u r0 = *(v2u *) (r + t);
+            r0 += av * *(const v2u *) (o + t);
+            *(v2u *) (r + t) = r0;
+        }
+        return 0.0;
+    }
+    v2u s0 = {S0[0], S0[1]}, s1 = {S0[2], S0[3]}, s2 = {S1[0], S1[1]}, s3 = {S1[2], S1[3]};
+    if (a != 0.0 && o2) {
         for (; t < np; t += 2) {
             v2u r0 = *(v2u *) (r + t);
             r0 += av * *(const v2u *) (o + t);
             *(v2u *) (r + t) = r0;
+            s0 += *(const v2u *) (o2 + t) * r0;
         }
     }
     s0 += s1;
@@ -802,12 +823,35 @@ static double sub_axpy_dot(double *r, const double *o, double a, const double *o
 #endif
 }
 
+/* sum_l g[l] z[l] over K values in four partial sums, sum l = 0, 1, 2, 3
+ * (mod 4) (the rest into the first): ((s0 + s1) + (s2 + s3)). */
+static inline double gz_four(const double *g, const double *z, int K)
+{
+    int l = 0;
+#if defined(__GNUC__)
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    v4u S = {0.0, 0.0, 0.0, 0.0};
+    for (; l + 4 <= K; l += 4) S += *(const v4u *) (g + l) * *(const v4u *) (z + l);
+    double g0 = S[0], g1 = S[1], g2 = S[2], g3 = S[3];
+#else
+    double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
+    for (; l + 4 <= K; l += 4) {
+        g0 += g[l] * z[l];
+        g1 += g[l + 1] * z[l + 1];
+        g2 += g[l + 2] * z[l + 2];
+        g3 += g[l + 3] * z[l + 3];
+    }
+#endif
+    for (; l < K; l++) g0 += g[l] * z[l];
+    return (g0 + g1) + (g2 + g3);
+}
+
 /* One pass of bnmf_cond_row_sub: bnmf_cond_row_pass on the full G, each
  * coordinate's sum corrected by the gathered vectors,
  *   s_k = b_k - sum_{l != k} G_kl z_l + sum_t o_tk (r_t - o_tk z_k),
  * and r_t = z' o_t moved along with z_k (in the same loop as the next
  * coordinate's sum). */
-static double cond_row_sub_pass(double *z, const double *G, const double *b,
+BNMF_CLONES static double cond_row_sub_pass(double *z, const double *G, const double *b,
                                 const double *lam, int ls, double tau, int K,
                                 nmf_rule rule, double *v, double *ent, cond_sub *cs)
 {
@@ -818,17 +862,8 @@ static double cond_row_sub_pass(double *z, const double *G, const double *b,
     for (int k = 0; k < K; k++) {
         const double *gk = G + (size_t) k * K, *ok = cs->O + (size_t) k * np;
         /* (G z)_k in four partial sums (one chain of K would wait on each
-         * addition) */
-        double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
-        int l = 0;
-        for (; l + 4 <= K; l += 4) {
-            g0 += gk[l] * z[l];
-            g1 += gk[l + 1] * z[l + 1];
-            g2 += gk[l + 2] * z[l + 2];
-            g3 += gk[l + 3] * z[l + 3];
-        }
-        for (; l < K; l++) g0 += gk[l] * z[l];
-        double s = b[k] - ((g0 + g1) + (g2 + g3));
+         * addition), the lanes of one four-value vector */
+        double s = b[k] - gz_four(gk, z, K);
         s += gk[k] * z[k];
         s += c - cs->osq[k] * z[k];
         const double znew = cond_step(rule, s, cs->gkk[k], lam[(size_t) k * ls], tau, z[k],

@@ -60,6 +60,17 @@ if (args[1L] == "run") {
     add(paste("gibbs draws chains", d),
         bnmf(Y, rank = 2, iter = 100, chains = 2, keep = "draws"))
   }
+  # K >= 16 with missing entries: ICM and VB update masked rows without
+  # their own Gram matrix (bnmf_cond_row_sub)
+  Y <- matrix(rexp(120 * 17), 120) %*% matrix(rexp(17 * 90), 17) + matrix(rnorm(120 * 90), 120)
+  Y[sample(length(Y), 0.25 * length(Y))] <- NA
+  Ys <- Matrix::Matrix(ifelse(is.na(Y) | Y > 4, Y, 0), sparse = TRUE)
+  for (m in c("icm", "vb")) {
+    add(paste(m, "K = 17, na"), bnmf(Y, rank = 17, method = m, iter = 30, tol = 0))
+    add(paste(m, "K = 17, na, ard"), bnmf(Y, rank = 17, method = m, iter = 30, tol = 0,
+                                           prior = ard()))
+    add(paste(m, "K = 17, sparse na"), bnmf(Ys, rank = 17, method = m, iter = 30, tol = 0))
+  }
   add("gibbs update", update(bnmf(Xna, rank = 3, iter = 100), iter = 50))
   add("vb update", update(bnmf(X, rank = 3, method = "vb", iter = 20), iter = 30))
   add("gibbs formula", bnmf(X ~ nmf(2, prior = exponential(2)), iter = 100,
