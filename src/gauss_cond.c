@@ -57,14 +57,14 @@
 #define ALWAYS_INLINE inline
 #endif
 
-/* The masked rows' loops (bnmf_cond_row_sub) run on four-value vectors
- * (GCC's vector extension): pairs of SSE2 operations in the default build,
- * one AVX2 operation each in the AVX2 clone that BNMF_CLONES adds on x86-64
- * Linux with glibc (chosen once, at load, by the processor; no -march
- * flag). Every lane computes the same sums in the same order either way and
- * the clone's target is "avx2" alone (no FMA contraction), so both clones
- * give the same bits (tools/check-clones.sh compares them with a build
- * without the clone, -DBNMF_NO_CLONES). */
+/* The masked rows' loops (bnmf_cond_row_sub, bnmf_gram_update) run on
+ * four-value vectors (GCC's vector extension): pairs of SSE2 operations in
+ * the default build, one AVX2 operation each in the AVX2 clone that
+ * BNMF_CLONES adds on x86-64 Linux with glibc (chosen once, at load, by the
+ * processor; no -march flag). Every lane computes the same sums in the
+ * same order either way and the clone's target is "avx2" alone (no FMA
+ * contraction), so both clones give the same bits (tools/check-clones.sh
+ * compares them with a build without the clone, -DBNMF_NO_CLONES). */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) && \
     defined(__linux__) && defined(__GLIBC__) && !defined(BNMF_NO_CLONES)
 #define BNMF_CLONES __attribute__((target_clones("avx2", "default")))
@@ -532,16 +532,20 @@ static void gram_update_rank4(double *G, const double *base, int stride, const i
  *
  * The vectors are gathered, a chunk at a time, into a buffer of Kp = K
  * rounded up to 4 values each (zero padded), and each 4 x 4 block of the
- * upper triangle is accumulated over the whole chunk in 16 scalars, which
- * the compiler keeps in registers: 8 loads per 16 multiply-adds, where a
+ * upper triangle is accumulated over the whole chunk in 16 sums, the lanes of
+ * four four-value vectors (BNMF_CLONES: one AVX2 register each in the AVX2
+ * clone), which stay in registers: 8 loads per 16 multiply-adds, where a
  * rank-one (or rank-four) update of G in memory costs a load and a store of
  * G per 4 multiply-adds. This is the masked Gram matrix of every row with
  * missing entries, most of a sweep's work when entries are missing (about
  * 1.3x faster at K = 20).
  */
-void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,
-                      int n, int K, double sign)
+BNMF_CLONES void bnmf_gram_update(double *G, const double *base, int stride,
+                                  const int *idx, int n, int K, double sign)
 {
+#if defined(__GNUC__)
+    typedef double v4g __attribute__((vector_size(32)));
+#endif
     const int Kp = (K + 3) & ~3;
     const int chunk = GRAM_BUF / (Kp > 0 ? Kp : 4);
     if (chunk < 16) {
@@ -559,9 +563,27 @@ void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,
         }
         for (int b0 = 0; b0 < Kp; b0 += 4) {
             for (int a0 = 0; a0 <= b0; a0 += 4) {
+                /* c[a][b] = sum_t x_a y_b: column b of the block in the
+                 * lanes of one four-value vector, C_b += x y_b */
+                const double *p = buf;
+#if defined(__GNUC__)
+                v4g C0 = {0.0, 0.0, 0.0, 0.0}, C1 = C0, C2 = C0, C3 = C0;
+                for (int t = 0; t < nc; t++, p += Kp) {
+                    v4g x;
+                    memcpy(&x, p + a0, sizeof x);
+                    const double y0 = p[b0], y1 = p[b0 + 1], y2 = p[b0 + 2], y3 = p[b0 + 3];
+                    C0 += x * (v4g) {y0, y0, y0, y0};
+                    C1 += x * (v4g) {y1, y1, y1, y1};
+                    C2 += x * (v4g) {y2, y2, y2, y2};
+                    C3 += x * (v4g) {y3, y3, y3, y3};
+                }
+                const double c[4][4] = {{C0[0], C1[0], C2[0], C3[0]},
+                                        {C0[1], C1[1], C2[1], C3[1]},
+                                        {C0[2], C1[2], C2[2], C3[2]},
+                                        {C0[3], C1[3], C2[3], C3[3]}};
+#else
                 double c00 = 0, c10 = 0, c20 = 0, c30 = 0, c01 = 0, c11 = 0, c21 = 0, c31 = 0;
                 double c02 = 0, c12 = 0, c22 = 0, c32 = 0, c03 = 0, c13 = 0, c23 = 0, c33 = 0;
-                const double *p = buf;
                 for (int t = 0; t < nc; t++, p += Kp) {
                     const double x0 = p[a0], x1 = p[a0 + 1], x2 = p[a0 + 2], x3 = p[a0 + 3];
                     const double y0 = p[b0], y1 = p[b0 + 1], y2 = p[b0 + 2], y3 = p[b0 + 3];
@@ -572,6 +594,7 @@ void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,
                 }
                 const double c[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
                                         {c20, c21, c22, c23}, {c30, c31, c32, c33}};
+#endif
                 for (int bb = 0; bb < 4 && b0 + bb < K; bb++) {
                     double *Gb = G + (size_t) (b0 + bb) * K;
                     for (int aa = 0; aa < 4 && a0 + aa <= b0 + bb; aa++)
@@ -607,16 +630,47 @@ static int gram_minus_missing(double *Gi, const double *Gfull, const double *oth
     return 0;
 }
 
-/* VB: the variance part of a masked expected Gram matrix. Gfull carries
- * diag(sum over all t of V_t) on its diagonal; a downdated Gi (down = 1)
- * loses the variances of the missing vectors, a directly summed one
- * (down = 0) gains those of the observed ones. */
-static void masked_var_diag(double *Gi, int down, const double *V, size_t vstride,
+/* vs[k] = sum_t V[idx[t] K + k], k < K: eight (then two) coordinates at a
+ * time in registers (a sum in memory waits on its own store every vector). */
+static void sub_var_sums(double *restrict vs, const double *restrict V,
+                         const int *restrict idx, int nm, int K)
+{
+    int k0 = 0;
+#if defined(__GNUC__)
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    for (; k0 + 8 <= K; k0 += 8) {
+        v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
+        for (int t = 0; t < nm; t++) {
+            const double *v = V + (size_t) idx[t] * K + k0;
+            s0 += *(const v2u *) v;
+            s1 += *(const v2u *) (v + 2);
+            s2 += *(const v2u *) (v + 4);
+            s3 += *(const v2u *) (v + 6);
+        }
+        vs[k0] = s0[0], vs[k0 + 1] = s0[1], vs[k0 + 2] = s1[0], vs[k0 + 3] = s1[1];
+        vs[k0 + 4] = s2[0], vs[k0 + 5] = s2[1], vs[k0 + 6] = s3[0], vs[k0 + 7] = s3[1];
+    }
+    for (; k0 + 2 <= K; k0 += 2) {
+        v2u s0 = {0.0, 0.0};
+        for (int t = 0; t < nm; t++) s0 += *(const v2u *) (V + (size_t) idx[t] * K + k0);
+        vs[k0] = s0[0], vs[k0 + 1] = s0[1];
+    }
+#endif
+    for (int k = k0; k < K; k++) {
+        double s = 0.0;
+        for (int t = 0; t < nm; t++) s += V[(size_t) idx[t] * K + k];
+        vs[k] = s;
+    }
+}
+
+#define VSUM_MAX 256   /* the largest K whose variance sums are on the stack */
+
+/* Gi[k, k] += sign * sum_m V[idx[m] * vstride + k * kstride], one
+ * coordinate at a time, summed in registers (a sum into Gi itself waits on
+ * a store and a load of Gi per term). */
+static void masked_var_cols(double *Gi, double sign, const double *V, size_t vstride,
                             size_t kstride, const int *idx, int n, int K)
 {
-    const double sign = down ? -1.0 : 1.0;
-    /* one coordinate at a time, summed in registers (a sum into Gi itself
-     * waits on a store and a load of Gi per term) */
     for (int k = 0; k < K; k++) {
         const double *vk = V + (size_t) k * kstride;
         double s0 = 0.0, s1 = 0.0;
@@ -627,6 +681,25 @@ static void masked_var_diag(double *Gi, int down, const double *V, size_t vstrid
         }
         if (m < n) s0 += vk[(size_t) idx[m] * vstride];
         Gi[k + (size_t) k * K] += sign * (s0 + s1);
+    }
+}
+
+/* VB: the variance part of a masked expected Gram matrix. Gfull carries
+ * diag(sum over all t of V_t) on its diagonal; a downdated Gi (down = 1)
+ * loses the variances of the missing vectors, a directly summed one
+ * (down = 0) gains those of the observed ones. */
+static void masked_var_diag(double *Gi, int down, const double *V, size_t vstride,
+                            size_t kstride, const int *idx, int n, int K)
+{
+    const double sign = down ? -1.0 : 1.0;
+    if (vstride == (size_t) K && kstride == 1 && K <= VSUM_MAX) {
+        /* each vector's K variances contiguous (the NMF sweeps): read a
+         * vector at a time */
+        double vs[VSUM_MAX];
+        sub_var_sums(vs, V, idx, n, K);
+        for (int k = 0; k < K; k++) Gi[k + (size_t) k * K] += sign * vs[k];
+    } else {
+        masked_var_cols(Gi, sign, V, vstride, kstride, idx, n, K);
     }
     for (int k = 0; k < K; k++)
         if (Gi[k + (size_t) k * K] < 0.0) Gi[k + (size_t) k * K] = 0.0;
@@ -702,39 +775,6 @@ static void sub_gather(double *restrict O, int np, const double *restrict other,
     }
     if (np > nm)
         for (int k = 0; k < K; k++) O[nm + (size_t) k * np] = 0.0;
-}
-
-/* vs[k] = sum_t V[idx[t] K + k], k < K: eight (then two) coordinates at a
- * time in registers (a sum in memory waits on its own store every vector). */
-static void sub_var_sums(double *restrict vs, const double *restrict V,
-                         const int *restrict idx, int nm, int K)
-{
-    int k0 = 0;
-#if defined(__GNUC__)
-    typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    for (; k0 + 8 <= K; k0 += 8) {
-        v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
-        for (int t = 0; t < nm; t++) {
-            const double *v = V + (size_t) idx[t] * K + k0;
-            s0 += *(const v2u *) v;
-            s1 += *(const v2u *) (v + 2);
-            s2 += *(const v2u *) (v + 4);
-            s3 += *(const v2u *) (v + 6);
-        }
-        vs[k0] = s0[0], vs[k0 + 1] = s0[1], vs[k0 + 2] = s1[0], vs[k0 + 3] = s1[1];
-        vs[k0 + 4] = s2[0], vs[k0 + 5] = s2[1], vs[k0 + 6] = s3[0], vs[k0 + 7] = s3[1];
-    }
-    for (; k0 + 2 <= K; k0 += 2) {
-        v2u s0 = {0.0, 0.0};
-        for (int t = 0; t < nm; t++) s0 += *(const v2u *) (V + (size_t) idx[t] * K + k0);
-        vs[k0] = s0[0], vs[k0 + 1] = s0[1];
-    }
-#endif
-    for (int k = k0; k < K; k++) {
-        double s = 0.0;
-        for (int t = 0; t < nm; t++) s += V[(size_t) idx[t] * K + k];
-        vs[k] = s;
-    }
 }
 
 /**
