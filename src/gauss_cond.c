@@ -765,11 +765,23 @@ BNMF_CLONES static double dot_even(const double *a, const double *b, int np)
 }
 
 /* The vectors other + idx[t] K (K contiguous values each) by coordinate
- * into O (np apart, zero padded): one store per value. */
-static void sub_gather(double *restrict O, int np, const double *restrict other,
-                       const int *restrict idx, int nm, int K)
+ * into O (np apart, zero padded): one store per four values. */
+BNMF_CLONES static void sub_gather(double *restrict O, int np,
+                                   const double *restrict other,
+                                   const int *restrict idx, int nm, int K)
 {
-    for (int t = 0; t < nm; t++) {
+    int t = 0;
+#if defined(__GNUC__)
+    /* four vectors at a time: coordinate k of all four in one store */
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    for (; t + 4 <= nm; t += 4) {
+        const double *o0 = other + (size_t) idx[t] * K, *o1 = other + (size_t) idx[t + 1] * K;
+        const double *o2 = other + (size_t) idx[t + 2] * K, *o3 = other + (size_t) idx[t + 3] * K;
+        for (int k = 0; k < K; k++)
+            *(v4u *) (O + t + (size_t) k * np) = (v4u) {o0[k], o1[k], o2[k], o3[k]};
+    }
+#endif
+    for (; t < nm; t++) {
         const double *o = other + (size_t) idx[t] * K;
         for (int k = 0; k < K; k++) O[t + (size_t) k * np] = o[k];
     }
