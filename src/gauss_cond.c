@@ -57,21 +57,6 @@
 #define ALWAYS_INLINE inline
 #endif
 
-/* The masked rows' loops (bnmf_cond_row_sub, bnmf_gram_update) run on
- * four-value vectors (GCC's vector extension): pairs of SSE2 operations in
- * the default build, one AVX2 operation each in the AVX2 clone that
- * BNMF_CLONES adds on x86-64 Linux with glibc (chosen once, at load, by the
- * processor; no -march flag). Every lane computes the same sums in the
- * same order either way and the clone's target is "avx2" alone (no FMA
- * contraction), so both clones give the same bits (tools/check-clones.sh
- * compares them with a build without the clone, -DBNMF_NO_CLONES). */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) && \
-    defined(__linux__) && defined(__GLIBC__) && !defined(BNMF_NO_CLONES)
-#define BNMF_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define BNMF_CLONES
-#endif
-
 /* The body of bnmf_tn_pos_vb. `lsd`: NULL, or where log(sd) is kept for
  * the next call with the same sd (NaN until the first call that needs it):
  * the rows of a block share sd, and in a fitted model most coordinates are

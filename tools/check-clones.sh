@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The AVX2 clones of the masked-row kernels (BNMF_CLONES in src/gauss_cond.c:
-# bnmf_cond_row_sub from K = 16 on, the masked Gram matrices below) must give
-# the same bits as the default build. Builds bnmf twice into temporary
-# libraries, as usual and with -DBNMF_NO_CLONES (through a private
+# The AVX2 clones of the masked-row kernels (BNMF_CLONES in src/bnmf.h, used
+# by bnmf_cond_row_sub from K = 16 on and the masked Gram matrices below)
+# must give the same bits as the default build. Builds bnmf twice into
+# temporary libraries, as usual and with -DBNMF_NO_CLONES (through a private
 # R_MAKEVARS_USER file), fits the same ICM and VB models with missing entries
 # (dense, sparse, ARD; K = 6 to 33) with each, and fails unless every fit is
 # identical. On a processor without AVX2 both builds run the default code and
