@@ -24,8 +24,8 @@
 #'   `tol`, stops further from the mode. It pays when the missing entries are
 #'   spread over all rows and columns (missing at random, at most a few tens
 #'   of percent): at I = J = 1000, K = 20 with 20% missing at random it
-#'   reaches the same log posterior about three times as fast under
-#'   OpenBLAS. Where many rows or columns miss a large share of their
+#'   reaches the same log posterior about twice as fast under OpenBLAS
+#'   (1.2 times under R's reference BLAS). Where many rows or columns miss a large share of their
 #'   entries (in a drug screen, a quarter to a half of many cell lines and
 #'   drugs) it can take several times the sweeps and be slower overall; see
 #'   `bench/README.md` in the package's repository.
