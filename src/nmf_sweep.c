@@ -77,13 +77,17 @@ static double *carve(double **buf, size_t n)
 }
 
 /* The smallest K at which masked rows skip their own Gram matrix
- * (bnmf_cond_row_sub). Forming it costs K (K + 1) / 2 multiply-adds per
- * missing entry, in a register-blocked kernel; the corrections cost about
- * (3 + 2 passes) K, in vector loops with a store per value. Measured
- * (bench/masked-rows.R, ms a sweep, OpenBLAS): K = 10 (GDSC) ICM 1.1 -> 1.2,
- * VB 1.4 -> 1.3; K = 20 ICM 19.9 -> 17.8, VB 23.5 -> 18.8; K = 50 ICM 100 ->
- * 43, VB 104 -> 45. */
-#define SUB_MIN_K 16
+ * (bnmf_cond_row_sub), by rule. Forming it costs K (K + 1) / 2
+ * multiply-adds per missing entry once per row, in a register-blocked
+ * kernel (4 x 4 blocks: K a multiple of 4 wastes nothing); the corrections
+ * cost about (3 + 2 passes) K, and ICM makes up to three passes, VB one.
+ * Measured with both kernels on four-value vectors (AVX2 clone), OpenBLAS,
+ * 1000 x 1000, 20% missing, ms a sweep, Gram matrix -> corrections: ICM
+ * K = 16 10.1 -> 11.5, K = 18 14.0 -> 12.6, K = 20 14.6 -> 13.5; VB K = 8
+ * 6.1 -> 6.2, K = 10 8.4 -> 7.3, K = 12 9.2 -> 8.3, K = 16 11.7 -> 10.9;
+ * GDSC (707 x 139, K = 10) ICM 0.81 -> 0.86, VB 1.05 -> 0.98. */
+#define SUB_MIN_K_ICM 16
+#define SUB_MIN_K_VB 10
 
 /**
  * The scratch space of a sweep: from `buf`, at least bnmf_sweep_work_len(d)
@@ -108,13 +112,14 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     ws->Ht = carve(&buf, (size_t) J * K);
     ws->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
     /* the most missing entries of a row (column) with no more missing than
-     * observed, for bnmf_cond_row_sub (none below SUB_MIN_K) */
+     * observed, for bnmf_cond_row_sub (none below SUB_MIN_K_VB, the smaller
+     * threshold) */
     int nmax = 0;
-    for (int i = 0; d->nmiss > 0 && K >= SUB_MIN_K && i < I; i++) {
+    for (int i = 0; d->nmiss > 0 && K >= SUB_MIN_K_VB && i < I; i++) {
         const int n = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
         if (2 * n <= J && n > nmax) nmax = n;
     }
-    for (int j = 0; d->nmiss > 0 && K >= SUB_MIN_K && j < J; j++) {
+    for (int j = 0; d->nmiss > 0 && K >= SUB_MIN_K_VB && j < J; j++) {
         const int n = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
         if (2 * n <= I && n > nmax) nmax = n;
     }
@@ -130,13 +135,15 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
 }
 
 /* Whether a masked row (column) with nm missing entries of n is updated by
- * bnmf_cond_row_sub: ICM and VB, outside Chib's reduced runs, K >= SUB_MIN_K
- * (sub_max is 0 otherwise). */
+ * bnmf_cond_row_sub: ICM from K = SUB_MIN_K_ICM on, VB from SUB_MIN_K_VB,
+ * outside Chib's reduced runs (sub_max is 0 below SUB_MIN_K_VB). */
 static inline int sub_rule(const sweep_work *ws, nmf_rule rule, const chib_hook *hk,
-                           int first, int nm, int n)
+                           int first, int K, int nm, int n)
 {
-    return !hk && first == 0 && (rule == RULE_MODE || rule == RULE_MOMENT) && nm > 0 &&
-        nm <= ws->sub_max && 2 * nm <= n;
+    return !hk && first == 0 &&
+        ((rule == RULE_MODE && K >= SUB_MIN_K_ICM) ||
+         (rule == RULE_MOMENT && K >= SUB_MIN_K_VB)) &&
+        nm > 0 && nm <= ws->sub_max && 2 * nm <= n;
 }
 
 /* The doubles bnmf_sweep_work() takes from its buffer. */
@@ -255,7 +262,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
         }
         const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
         const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);
-        const int sub = sub_rule(ws, rule, hk, first, nmi, J);
+        const int sub = sub_rule(ws, rule, hk, first, K, nmi, J);
         const double *G = !masked || sub ? ws->G :
             bnmf_masked_gram(ws->Gi, ws->G, H, K, J, mi, nmi, K, ws->obs,
                              vb ? vb->Hvar : NULL, K, 1);
@@ -336,7 +343,7 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
         const int *mj = d->miss_i + (masked ? d->mcol_ptr[j] : 0);
         double *hj = H + (size_t) j * K;
         const double *fj = ws->F + (size_t) j * K;
-        if (update && sub_rule(ws, rule, hk, first, nmj, I)) {
+        if (update && sub_rule(ws, rule, hk, first, K, nmj, I)) {
             /* without the column's own Gram matrix: its terms of the SSE
              * from the full one, less sum_i (w_i' h_j)^2 over the missing i
              * (the passes leave w_i' h_j in ws->sub.r) */
