@@ -25,10 +25,10 @@
 #'   spread over all rows and columns (missing at random, at most a few tens
 #'   of percent): at I = J = 1000, K = 20 with 20% missing at random it
 #'   reaches the same log posterior about twice as fast under OpenBLAS
-#'   (1.2 times under R's reference BLAS). Where many rows or columns miss a large share of their
-#'   entries (in a drug screen, a quarter to a half of many cell lines and
-#'   drugs) it can take several times the sweeps and be slower overall; see
-#'   `bench/README.md` in the package's repository.
+#'   (1.2 times under R's reference BLAS). Where many rows or columns miss
+#'   a large share of their entries (in a drug screen, a quarter to a half
+#'   of many cell lines and drugs) it can take several times the sweeps and
+#'   be slower overall; see `bench/README.md` in the package's repository.
 #'
 #' The setting used is in `fit$settings$missing`; [update.bnmf()] continues
 #' a fit with it. With complete data both are the same sweep.
