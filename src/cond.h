@@ -44,8 +44,8 @@ void bnmf_cond_rows(double *z, const double *G, const double *b,
                     nmf_rule rule, double *v, double *ent);
 void bnmf_expected_gram(const double *Z, const double *V, int K, int n,
                         gram_layout layout, double *G);
-void bnmf_gram_update(double *G, const double *base, int stride, const int *idx,
-                      int n, int K, double sign);
+void bnmf_gram_update(double *G, const double *G0, const double *base, int stride,
+                      const int *idx, int n, int K, double sign);
 const double *bnmf_masked_gram(double *Gi, const double *Gfull, const double *other,
                                int ostride, int n, const int *miss, int nm, int K,
                                int *obs, const double *V, size_t vstride,
