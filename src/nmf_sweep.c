@@ -36,8 +36,9 @@
  *  - masked (ICM, VB; available to Gibbs): the data hold zeros at missing
  *    entries and G_i = H H' - sum_{j missing in row i} h_j h_j' (or the sum
  *    over the observed j when that is shorter), so only O(|missing| K^2) work
- *    is added. ICM and VB do not form G_i of a row with at most half its
- *    entries missing: bnmf_cond_row_sub corrects each coordinate's sum with
+ *    is added. ICM from K = SUB_MIN_K_ICM on and VB from SUB_MIN_K_VB on do
+ *    not form G_i of a row with at most half its entries missing:
+ *    bnmf_cond_row_sub corrects each coordinate's sum with
  *    r_j = h_j' w_i over the missing j, kept current as w_i moves
  *    (O(|missing| K) a pass).
  * ICM may also take the augmented path, with the latent entries set to W H at
