@@ -137,13 +137,58 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
     return s;
 }
 
+/* (WH)_ij as w'h over K values: even and odd k in two partial sums s0, s1
+ * (the lanes of one two-value vector), the last k of an odd K added to s0,
+ * then s0 + s1. wh_pair does this for four entries at once, each in its own
+ * accumulator: the same arithmetic in the same order as one at a time, but
+ * four independent chains of additions instead of one. */
+static inline double wh_one(const double *w, const double *h, int K)
+{
+    double s0 = 0.0, s1 = 0.0;
+    int k = 0;
+    for (; k + 2 <= K; k += 2) {
+        s0 += w[k] * h[k];
+        s1 += w[k + 1] * h[k + 1];
+    }
+    if (k < K) s0 += w[k] * h[k];
+    return s0 + s1;
+}
+
+static void wh_four(const double *const *w, const double *const *h, int K, double *out)
+{
+#if defined(__GNUC__)
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    v2u a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
+    int k = 0;
+    for (; k + 2 <= K; k += 2) {
+        a0 += *(const v2u *) (w[0] + k) * *(const v2u *) (h[0] + k);
+        a1 += *(const v2u *) (w[1] + k) * *(const v2u *) (h[1] + k);
+        a2 += *(const v2u *) (w[2] + k) * *(const v2u *) (h[2] + k);
+        a3 += *(const v2u *) (w[3] + k) * *(const v2u *) (h[3] + k);
+    }
+    if (k < K) {
+        a0[0] += w[0][k] * h[0][k];
+        a1[0] += w[1][k] * h[1][k];
+        a2[0] += w[2][k] * h[2][k];
+        a3[0] += w[3][k] * h[3][k];
+    }
+    out[0] = a0[0] + a0[1];
+    out[1] = a1[0] + a1[1];
+    out[2] = a2[0] + a2[1];
+    out[3] = a3[0] + a3[1];
+#else
+    for (int e = 0; e < 4; e++) out[e] = wh_one(w[e], h[e], K);
+#endif
+}
+
 /**
  * The latent entries of a Gibbs sweep: with v[t] the current value of the
- * missing entry (mi[t], mj[t]), returns sum_t (v[t] - (WH)_ij)^2 and leaves
- * (WH)_ij in v[t]. WH is taken from W's transpose Wt (K x I): each entry
- * reads two contiguous vectors of K values (W's row i read from W itself is
- * K values I apart, one cache line each), and the values come from the
- * compact v, not from the I x J data.
+ * missing entry (mi[t], mj[t]), returns sum_t (v[t] - (WH)_ij)^2 (summed in
+ * the order of t) and leaves (WH)_ij in v[t]. WH is taken from W's
+ * transpose Wt (K x I): each entry reads two contiguous vectors of K values
+ * (W's row i read from W itself is K values I apart, one cache line each),
+ * and the values come from the compact v, not from the I x J data. Four
+ * entries at a time (wh_four).
  * @param Wt  K x I scratch; receives W'
  */
 double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
@@ -151,16 +196,24 @@ double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int 
 {
     bnmf_transpose(W, I, K, Wt);
     double ss = 0.0;
-    for (R_xlen_t t = 0; t < n; t++) {
-        const double *w = Wt + (size_t) mi[t] * K, *h = H + (size_t) mj[t] * K;
-        double s0 = 0.0, s1 = 0.0;
-        int k = 0;
-        for (; k + 2 <= K; k += 2) {
-            s0 += w[k] * h[k];
-            s1 += w[k + 1] * h[k + 1];
+    R_xlen_t t = 0;
+    for (; t + 4 <= n; t += 4) {
+        const double *w[4], *h[4];
+        double wh[4];
+        for (int e = 0; e < 4; e++) {
+            w[e] = Wt + (size_t) mi[t + e] * K;
+            h[e] = H + (size_t) mj[t + e] * K;
         }
-        if (k < K) s0 += w[k] * h[k];
-        const double wh = s0 + s1, r = v[t] - wh;
+        wh_four(w, h, K, wh);
+        for (int e = 0; e < 4; e++) {
+            const double r = v[t + e] - wh[e];
+            ss += r * r;
+            v[t + e] = wh[e];
+        }
+    }
+    for (; t < n; t++) {
+        const double wh = wh_one(Wt + (size_t) mi[t] * K, H + (size_t) mj[t] * K, K);
+        const double r = v[t] - wh;
         ss += r * r;
         v[t] = wh;
     }
