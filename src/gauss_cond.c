@@ -61,6 +61,14 @@
  * the next call with the same sd (NaN until the first call that needs it):
  * the rows of a block share sd, and in a fitted model most coordinates are
  * far from the bound, where the entropy needs only log(sd). */
+/* log(sd), from the cache *lsd when there is one (filled on first use) */
+static ALWAYS_INLINE double log_sd(double sd, double *lsd)
+{
+    if (!lsd) return log(sd);
+    if (ISNAN(*lsd)) *lsd = log(sd);
+    return *lsd;
+}
+
 static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m1,
                                     double *var, double *ent)
 {
@@ -72,14 +80,7 @@ static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m
          * through an exp() that underflows, glibc's slow path.) */
         *m1 = mu;
         *var = sd * sd;
-        double l;
-        if (lsd) {
-            if (ISNAN(*lsd)) *lsd = log(sd);
-            l = *lsd;
-        } else {
-            l = log(sd);
-        }
-        *ent = M_LN_SQRT_2PI + 0.5 + l;
+        *ent = M_LN_SQRT_2PI + 0.5 + log_sd(sd, lsd);
         return;
     }
     const double a = -mu / sd;
@@ -90,9 +91,14 @@ static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m
             const double e = bnmf_erfcx(a * M_SQRT1_2);
             lam = M_SQRT_2dPI / e;
             lsq = log(0.5 * e * sd) - h;
+        } else if (a < -8.3) {
+            /* Q(a) = 1 to double precision: log(sd Q(a)) = log(sd), which
+             * the rows of a block share */
+            lam = M_1_SQRT_2PI * exp(-h);
+            lsq = log_sd(sd, lsd);
         } else {
             const double g = exp(-h);
-            const double qc = a < -8.3 ? 1.0 : 1.0 - 0.5 * bnmf_erfcx(-a * M_SQRT1_2) * g;
+            const double qc = 1.0 - 0.5 * bnmf_erfcx(-a * M_SQRT1_2) * g;
             lam = M_1_SQRT_2PI * g / qc;
             lsq = log(sd * qc);
         }
