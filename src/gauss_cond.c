@@ -262,13 +262,15 @@ typedef double v2d __attribute__((vector_size(16)));
 
 /* The end of a coordinate step with G[k,k] > 0 and the conditional's
  * mean mu computed (block_step, or two rows at a time): cond_step's mode
- * (ICM) or moments (VB, with the block's sd and its log). */
+ * (ICM), draw (Gibbs, with the block's sd) or moments (VB, with the block's
+ * sd and its log). */
 static ALWAYS_INLINE void lane_step(double *zr, double mu, int k, nmf_rule rule,
                                      double sd, double *lsd, double *vr, double *er,
                                      double *change)
 {
     double znew;
     if (rule == RULE_MODE) znew = mu > 0.0 ? mu : 0.0;
+    else if (rule == RULE_DRAW) znew = bnmf_rtnorm1(mu, sd, 0.0, R_PosInf);
     else tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
     *change += fabs(znew - zr[k]);
     zr[k] = znew;
@@ -284,11 +286,12 @@ static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int
     const double gkk = gk[k];
     s += gkk * zr[k];
     double znew;
-    if (rule == RULE_MOMENT && gkk > 0.0) {
-        /* cond_step's moments, with the block's sd = 1 / sqrt(tau gkk) and
-         * its log */
+    if (rule != RULE_MODE && gkk > 0.0) {
+        /* cond_step's draw or moments, with the block's sd =
+         * 1 / sqrt(tau gkk) (and VB its log) */
         const double mu = (s - lamr[(size_t) k * ls] / tau) / gkk;
-        tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
+        if (rule == RULE_DRAW) znew = bnmf_rtnorm1(mu, sd, 0.0, R_PosInf);
+        else tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
     } else {
         znew = cond_step(rule, s, gkk, lamr[(size_t) k * ls], tau, zr[k], vr + k, er + k);
     }
@@ -297,19 +300,23 @@ static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int
 }
 
 /**
- * bnmf_cond_row() on nr rows (1 <= nr <= COND_BLOCK) that share G, for ICM
- * and VB. Row r has its values at z + r K, its right-hand side at b + r K,
- * its rates at lam[r][k * ls] and, for VB, its variances and entropies at
- * v + r K and ent + r K. Each row gets exactly the arithmetic of
- * bnmf_cond_row(), in the same order (and ICM the same passes), so the
- * results are bit for bit those of nr calls of it. What differs is the
- * interleaving: within one row, coordinate k + 1 waits on the new z_k
- * through a chain of K dependent multiply-adds and a division, and the
- * processor sits idle in that chain; the rows of a block are independent,
- * so their coordinate k is computed together and the chains overlap (at
- * I = J = 1000, K = 20 the coordinate passes of an ICM sweep then cost about
- * a third of their time row by row). Not for Gibbs, whose draws would be
- * taken in another order, nor for the multiplicative rule.
+ * bnmf_cond_row() on nr rows (1 <= nr <= COND_BLOCK) that share G, for
+ * Gibbs, ICM and VB. Row r has its values at z + r K, its right-hand side
+ * at b + r K, its rates at lam[r][k * ls] and, for VB, its variances and
+ * entropies at v + r K and ent + r K. Each row gets exactly the arithmetic
+ * of bnmf_cond_row(), in the same order (and ICM the same passes), so the
+ * ICM and VB results are bit for bit those of nr calls of it. What differs
+ * is the interleaving: within one row, coordinate k + 1 waits on the new
+ * z_k through a chain of K dependent multiply-adds and a division, and the
+ * processor sits idle in that chain; the rows of a block are independent
+ * given the other side, so their coordinate k is computed together and the
+ * chains overlap (at I = J = 1000, K = 20 the coordinate passes of an ICM
+ * sweep then cost about a third of their time row by row). Gibbs draws
+ * coordinate k of rows 0, 1, 2, 3, then coordinate k + 1: each draw is
+ * still from its row's full conditional given everything drawn before it
+ * (the rows are conditionally independent), so the sweep is the same
+ * Gibbs kernel, its random numbers taken in another order than row by row.
+ * Not for the multiplicative rule.
  */
 static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
                                      const double *const *lam, int ls, double tau, int K,
@@ -342,9 +349,10 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
 #endif
             for (int k = 0; k < K; k++) {
                 const double *gk = G + (size_t) k * K;
-                /* VB: the rows' shared sd and (once needed) its log */
-                const double sd = rule == RULE_MOMENT && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
-                                                                     : 0.0;
+                /* Gibbs and VB: the rows' shared sd (VB: and, once
+                 * needed, its log) */
+                const double sd = rule != RULE_MODE && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
+                                                                   : 0.0;
                 double lsd = NAN;
                 double s0 = b[(size_t) r0 * K + k], s1 = b[(size_t) r1 * K + k];
                 double s2 = b[(size_t) r2 * K + k], s3 = b[(size_t) r3 * K + k];
@@ -420,9 +428,10 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
         } else {
             for (int k = 0; k < K; k++) {
                 const double *gk = G + (size_t) k * K;
-                /* VB: the rows' shared sd and (once needed) its log */
-                const double sd = rule == RULE_MOMENT && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
-                                                                     : 0.0;
+                /* Gibbs and VB: the rows' shared sd (VB: and, once
+                 * needed, its log) */
+                const double sd = rule != RULE_MODE && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
+                                                                   : 0.0;
                 double lsd = NAN;
                 for (int a = 0; a < na; a++) {
                     const int r = act[a];
@@ -453,6 +462,8 @@ void bnmf_cond_rows(double *z, const double *G, const double *b,
     /* one copy of the kernel per rule, the rule's branches folded away */
     if (rule == RULE_MODE)
         cond_rows(z, G, b, lam, ls, tau, K, nr, RULE_MODE, v, ent);
+    else if (rule == RULE_DRAW)
+        cond_rows(z, G, b, lam, ls, tau, K, nr, RULE_DRAW, v, ent);
     else
         cond_rows(z, G, b, lam, ls, tau, K, nr, RULE_MOMENT, v, ent);
 }
@@ -1023,11 +1034,12 @@ SEXP bnmf_gram_update_call(SEXP G, SEXP Z, SEXP idx, SEXP sign)
     return out;
 }
 
-/* .Call entry (tests): ICM (rule 1) or VB (rule 2) on the nr columns of the
- * K x nr matrices Z (the rows' values), B (their right-hand sides) and L
- * (their rates), which share the K x K Gram matrix G; together through
- * bnmf_cond_rows (nr <= COND_BLOCK) when `block` is TRUE, else one column
- * at a time through bnmf_cond_row. Returns list(z, v, ent), K x nr each. */
+/* .Call entry (tests): Gibbs (rule 0, from R's generator), ICM (rule 1)
+ * or VB (rule 2) on the nr columns of the K x nr matrices Z (the rows'
+ * values), B (their right-hand sides) and L (their rates), which share the
+ * K x K Gram matrix G; together through bnmf_cond_rows (nr <= COND_BLOCK)
+ * when `block` is TRUE, else one column at a time through bnmf_cond_row.
+ * Returns list(z, v, ent), K x nr each. */
 SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
 {
     if (TYPEOF(Z) != REALSXP || !Rf_isMatrix(Z)) Rf_error("`Z` must be a double matrix");
@@ -1043,7 +1055,8 @@ SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
     const double tau = REAL(par)[0];
     const int r = (int) REAL(par)[1], block = REAL(par)[2] != 0.0;
     if (!(tau > 0.0) || !R_FINITE(tau)) Rf_error("`tau` must be positive and finite");
-    if (r != RULE_MODE && r != RULE_MOMENT) Rf_error("`rule` must be 1 (ICM) or 2 (VB)");
+    if (r != RULE_DRAW && r != RULE_MODE && r != RULE_MOMENT)
+        Rf_error("`rule` must be 0 (Gibbs), 1 (ICM) or 2 (VB)");
     if (block && (nr < 1 || nr > COND_BLOCK))
         Rf_error("a block holds 1 to %d rows", COND_BLOCK);
     const nmf_rule rule = (nmf_rule) r;
@@ -1057,6 +1070,7 @@ SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
     SET_VECTOR_ELT(out, 2, ent);
     double *pz = REAL(z), *pv = REAL(v), *pe = REAL(ent);
     for (R_xlen_t t = 0; t < XLENGTH(v); t++) pv[t] = pe[t] = 0.0;
+    if (rule == RULE_DRAW) GetRNGstate();
     if (block) {
         const double *lam[COND_BLOCK];
         for (int c = 0; c < nr; c++) lam[c] = REAL(L) + (size_t) c * K;
@@ -1067,6 +1081,7 @@ SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
                           REAL(L) + (size_t) c * K, 1, tau, K, 0, rule,
                           pv + (size_t) c * K, pe + (size_t) c * K);
     }
+    if (rule == RULE_DRAW) PutRNGstate();
     UNPROTECT(4);
     return out;
 }
@@ -1093,7 +1108,8 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     const double tau = REAL(par)[0];
     const int r = (int) REAL(par)[1];
     if (!(tau > 0.0) || !R_FINITE(tau)) Rf_error("`tau` must be positive and finite");
-    if (r != RULE_MODE && r != RULE_MOMENT) Rf_error("`rule` must be 1 (ICM) or 2 (VB)");
+    if (r != RULE_DRAW && r != RULE_MODE && r != RULE_MOMENT)
+        Rf_error("`rule` must be 0 (Gibbs), 1 (ICM) or 2 (VB)");
     const size_t np = (size_t) sub_stride(nm);
     int *idx = (int *) R_alloc(nm > 0 ? nm : 1, sizeof(int));
     for (int t = 0; t < nm; t++) idx[t] = t;

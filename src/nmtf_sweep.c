@@ -225,9 +225,11 @@ static void update_rows(const row_side *rs, const nmtf_state *st, nmf_rule rule,
     const double *VS = vb ? st->S_var : NULL;
     side_gram(st->S, VS, rs->M, K, L, rs->rows, w->tmp, rs->Cfull);
     double *Mi = rs->rows ? w->Bi : w->Ai;
-    /* ICM and VB: rows with no missing entry share Cfull and are updated
-     * four at a time (bnmf_cond_rows: the same numbers as row by row) */
-    const int blocks = rule == RULE_MODE || rule == RULE_MOMENT;
+    /* Gibbs, ICM and VB: rows with no missing entry share Cfull and are
+     * updated four at a time (bnmf_cond_rows: for ICM and VB the same numbers
+     * as row by row; Gibbs draws coordinate k of the block's rows one after
+     * the other) */
+    const int blocks = rule == RULE_DRAW || rule == RULE_MODE || rule == RULE_MOMENT;
     for (int t = 0; t < n; t++) {
         check_interrupt(t);
         int nr = 0;

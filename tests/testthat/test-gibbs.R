@@ -40,6 +40,65 @@ test_that("Gibbs with a missing entry matches the exact posterior predictive", {
   }
 })
 
+test_that("rows drawn as a block get each coordinate from its full conditional", {
+  # Gibbs sweeps draw up to four rows that share their Gram matrix together
+  # (bnmf_cond_rows): coordinate k of each row in turn, then coordinate
+  # k + 1. Reference: the same draws written out in R, from each row's
+  # conditional N(mu, sd^2) on [0, Inf) given the values drawn before it,
+  # with the package's rtnorm() taking R's uniforms in the same order.
+  cond <- function(G, B, Z, L, tau, block) {
+    .Call(bnmf:::C_cond_rows, G, B, Z, L, c(tau, 0, block))
+  }
+  gibbs_ref <- function(G, B, Z, L, tau) {
+    a <- numeric()
+    for (k in seq_len(nrow(Z))) for (c in seq_len(ncol(Z))) {
+      s <- B[k, c] - sum(G[k, -k] * Z[-k, c])
+      mu <- (s - L[k, c] / tau) / G[k, k]
+      sd <- 1 / sqrt(tau * G[k, k])
+      a <- c(a, -mu / sd)
+      Z[k, c] <- rtnorm(1, mu, sd)
+    }
+    list(z = Z, a = a)
+  }
+  set.seed(41)
+  a_all <- numeric()
+  for (K in c(1L, 2L, 5L, 20L)) {
+    A <- matrix(rexp(K * 40L), K)
+    G <- tcrossprod(A) / 40
+    for (nr in 1:4) {
+      Z <- matrix(rexp(K * nr), K, nr)
+      # right-hand sides of both signs: conditionals in the body and in the
+      # tail beyond the bound
+      B <- G %*% matrix(rnorm(K * nr), K, nr)
+      L <- matrix(rexp(K * nr, 4), K, nr)
+      for (tau in c(0.5, 50)) {
+        lab <- sprintf("block of %d rows, K = %d, tau = %g", nr, K, tau)
+        seed <- sample.int(1e6, 1)
+        set.seed(seed)
+        blk <- cond(G, B, Z, L, tau, 1)
+        after_blk <- runif(1)
+        set.seed(seed)
+        ref <- gibbs_ref(G, B, Z, L, tau)
+        after_ref <- runif(1)
+        expect_lt(max(abs(blk$z - ref$z)), 1e-10 * max(1, abs(ref$z)), label = lab)
+        # the same number of uniforms taken
+        expect_identical(after_blk, after_ref, label = lab)
+        a_all <- c(a_all, ref$a)
+        if (nr > 1 && K > 1) {
+          # row by row takes the uniforms in another order
+          set.seed(seed)
+          one <- cond(G, B, Z, L, tau, 0)
+          expect_gt(max(abs(one$z - blk$z)), 1e-3, label = lab)
+        }
+      }
+    }
+  }
+  # both samplers of the truncated normal were used: the body (a <= 0.66)
+  # and the tail (a > 0.66)
+  expect_gt(sum(a_all > 0.66), 20)
+  expect_gt(sum(a_all <= 0.66), 20)
+})
+
 test_that("rates of zero are refused by the Gibbs sampler", {
   expect_error(bnmf(matrix(1:4, 2), 1, prior = exponential(0), progress = FALSE),
                class = "bnmf_error_input")
