@@ -94,8 +94,24 @@ static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m
         } else if (a < -8.3) {
             /* Q(a) = 1 to double precision: log(sd Q(a)) = log(sd), which
              * the rows of a block share */
-            lam = M_1_SQRT_2PI * exp(-h);
             lsq = log_sd(sd, lsd);
+            if (a < -12.0) {
+                /* lambda(a) = phi(a) < 2.2e-32 changes none of the results
+                 * below: mu + sd lambda = mu (sd lambda < 2e-33 mu, far
+                 * below half an ulp of mu), f = 1 - lambda (lambda - a)
+                 * = 1 (lambda |a| < 2^-100), and the entropy's last term
+                 * 0.5 a lambda < 2^-100 leaves the sum of the others
+                 * unchanged when that is at least 2^-40 in size (half an
+                 * ulp of it is then at least 2^-94). So no exp(). */
+                const double e3 = M_LN_SQRT_2PI + 0.5 + lsq;
+                if (fabs(e3) >= 0x1p-40) {
+                    *m1 = mu;
+                    *var = sd * sd;
+                    *ent = e3;
+                    return;
+                }
+            }
+            lam = M_1_SQRT_2PI * exp(-h);
         } else {
             const double g = exp(-h);
             const double qc = 1.0 - 0.5 * bnmf_erfcx(-a * M_SQRT1_2) * g;

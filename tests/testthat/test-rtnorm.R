@@ -404,6 +404,18 @@ test_that("log Q, the hazard and VB's moments from erfcx match Rmath's pnorm", {
     h_ref <- 0.5 * log(2 * pi * exp(1)) + log(s) + lqb + 0.5 * b * lamb
     expect_lte(max(abs(v$entropy - h_ref) / pmax(1, abs(h_ref))), 1e-14)
   }
+  # a < -12: phi(a) < 2.2e-32 leaves the mean mu and the variance sd^2
+  # exactly (VB then skips its exp()); the entropy is log(sqrt(2 pi e) sd)
+  # up to a term below 2^-100, also where that sum is near 0 (scale s0)
+  s0 <- exp(-0.5 * log(2 * pi * exp(1)))
+  for (s in c(1e-3, 1, 7.5e2, s0)) {
+    bf <- c(seq(-38.4, -12.001, length.out = 500), -12 - 2^-40)
+    v <- tn_vb(-bf * s, s)
+    expect_identical(v$mean, -bf * s)
+    expect_identical(v$var, rep(s * s, length(bf)))
+    h_ref <- 0.5 * log(2 * pi * exp(1)) + log(s)
+    expect_lte(max(abs(v$entropy - h_ref)), 4 * .Machine$double.eps * max(1, abs(h_ref)))
+  }
   # the far tails: lambda(a) ~ a, log Q(a) ~ -a^2 / 2; below -38.5, Q = 1
   expect_equal(tn_vb(-c(1e9, 1e200), 1)$lambda, c(1e9, 1e200), tolerance = 1e-15)
   expect_equal(tn_vb(50, 1)$logq, 0)
