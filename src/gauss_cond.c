@@ -57,10 +57,6 @@
 #define ALWAYS_INLINE inline
 #endif
 
-/* The body of bnmf_tn_pos_vb. `lsd`: NULL, or where log(sd) is kept for
- * the next call with the same sd (NaN until the first call that needs it):
- * the rows of a block share sd, and in a fitted model most coordinates are
- * far from the bound, where the entropy needs only log(sd). */
 /* log(sd), from the cache *lsd when there is one (filled on first use) */
 static ALWAYS_INLINE double log_sd(double sd, double *lsd)
 {
@@ -69,6 +65,10 @@ static ALWAYS_INLINE double log_sd(double sd, double *lsd)
     return *lsd;
 }
 
+/* The body of bnmf_tn_pos_vb. `lsd`: NULL, or where log(sd) is kept for
+ * the next call with the same sd (NaN until the first call that needs it):
+ * the rows of a block share sd, and in a fitted model most coordinates are
+ * far from the bound, where the entropy needs only log(sd). */
 static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m1,
                                     double *var, double *ent)
 {
@@ -1124,8 +1124,7 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     const double tau = REAL(par)[0];
     const int r = (int) REAL(par)[1];
     if (!(tau > 0.0) || !R_FINITE(tau)) Rf_error("`tau` must be positive and finite");
-    if (r != RULE_DRAW && r != RULE_MODE && r != RULE_MOMENT)
-        Rf_error("`rule` must be 0 (Gibbs), 1 (ICM) or 2 (VB)");
+    if (r != RULE_MODE && r != RULE_MOMENT) Rf_error("`rule` must be 1 (ICM) or 2 (VB)");
     const size_t np = (size_t) sub_stride(nm);
     int *idx = (int *) R_alloc(nm > 0 ? nm : 1, sizeof(int));
     for (int t = 0; t < nm; t++) idx[t] = t;

@@ -139,7 +139,7 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
 
 /* (WH)_ij as w'h over K values: even and odd k in two partial sums s0, s1
  * (the lanes of one two-value vector), the last k of an odd K added to s0,
- * then s0 + s1. wh_pair does this for four entries at once, each in its own
+ * then s0 + s1. wh_four does this for four entries at once, each in its own
  * accumulator: the same arithmetic in the same order as one at a time, but
  * four independent chains of additions instead of one. */
 static inline double wh_one(const double *w, const double *h, int K)
