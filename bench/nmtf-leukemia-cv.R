@@ -1,8 +1,8 @@
 # NMF against NMTF on the bundled `leukemia` data (500 genes x 128 samples)
 # by 5-fold cross-validated MSE, for the vignette "Choosing an inference
-# method" (its last section reads the saved table). Gibbs sampling (600
-# sweeps, 300 burn-in) with bnmf's default priors; NMF at ranks 1 to 8, NMTF
-# at (K, L) = (k, k) for k = 1 to 8 and a few unequal pairs. The same folds
+# method" (its last section reads the saved table). Gibbs sampling (400
+# sweeps, 200 burn-in) with bnmf's default priors; NMF at ranks 1 to 6, NMTF
+# at (K, L) = (k, k) for k = 1 to 6 and four unequal pairs. The same folds
 # for every candidate (select_rank() draws them first from the same seed).
 #
 # Run from the package root with the package installed, e.g.
