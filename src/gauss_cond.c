@@ -292,8 +292,16 @@ static ALWAYS_INLINE void lane_step(double *zr, double mu, int k, nmf_rule rule,
     zr[k] = znew;
 }
 
+/* The block's shared sd = 1 / sqrt(tau G[k,k]) of coordinate k (Gibbs and
+ * VB; 0 for ICM, which needs none, and where G[k,k] = 0) */
+static ALWAYS_INLINE double block_sd(nmf_rule rule, double gkk, double tau)
+{
+    return rule != RULE_MODE && gkk > 0.0 ? 1.0 / sqrt(tau * gkk) : 0.0;
+}
+
 /* One coordinate step of row r of a block (bnmf_cond_rows): the arithmetic
- * of bnmf_cond_row_pass for coordinate k, in its order. */
+ * of bnmf_cond_row_pass for coordinate k, in its order (cond_step's mean,
+ * then lane_step with the block's sd; G[k,k] = 0: cond_step's prior). */
 static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int k,
                                       const double *lamr, int ls, double tau,
                                       nmf_rule rule, double sd, double *lsd, double *vr,
@@ -301,16 +309,13 @@ static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int
 {
     const double gkk = gk[k];
     s += gkk * zr[k];
-    double znew;
-    if (rule != RULE_MODE && gkk > 0.0) {
-        /* cond_step's draw or moments, with the block's sd =
-         * 1 / sqrt(tau gkk) (and VB its log) */
+    if (gkk > 0.0) {
         const double mu = (s - lamr[(size_t) k * ls] / tau) / gkk;
-        if (rule == RULE_DRAW) znew = bnmf_rtnorm1(mu, sd, 0.0, R_PosInf);
-        else tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
-    } else {
-        znew = cond_step(rule, s, gkk, lamr[(size_t) k * ls], tau, zr[k], vr + k, er + k);
+        lane_step(zr, mu, k, rule, sd, lsd, vr, er, change);
+        return;
     }
+    const double znew = cond_step(rule, s, gkk, lamr[(size_t) k * ls], tau, zr[k], vr + k,
+                                  er + k);
     *change += fabs(znew - zr[k]);
     zr[k] = znew;
 }
@@ -365,10 +370,8 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
 #endif
             for (int k = 0; k < K; k++) {
                 const double *gk = G + (size_t) k * K;
-                /* Gibbs and VB: the rows' shared sd (VB: and, once
-                 * needed, its log) */
-                const double sd = rule != RULE_MODE && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
-                                                                   : 0.0;
+                /* the rows' shared sd (VB: and, once needed, its log) */
+                const double sd = block_sd(rule, gk[k], tau);
                 double lsd = NAN;
                 double s0 = b[(size_t) r0 * K + k], s1 = b[(size_t) r1 * K + k];
                 double s2 = b[(size_t) r2 * K + k], s3 = b[(size_t) r3 * K + k];
@@ -444,10 +447,8 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
         } else {
             for (int k = 0; k < K; k++) {
                 const double *gk = G + (size_t) k * K;
-                /* Gibbs and VB: the rows' shared sd (VB: and, once
-                 * needed, its log) */
-                const double sd = rule != RULE_MODE && gk[k] > 0.0 ? 1.0 / sqrt(tau * gk[k])
-                                                                   : 0.0;
+                /* the rows' shared sd (VB: and, once needed, its log) */
+                const double sd = block_sd(rule, gk[k], tau);
                 double lsd = NAN;
                 for (int a = 0; a < na; a++) {
                     const int r = act[a];

@@ -864,23 +864,16 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             /* wh_miss holds W H at the latent entries. Gibbs draws them
              * around it; ICM keeps them at it, their mode (the E step of an
              * ECM iteration). */
+            /* one loop: Gibbs's chain of additions into ss runs in the
+             * shadow of its draws */
+            const int draw = rule == RULE_DRAW;
+            const double sd = draw ? 1.0 / sqrt(*tau) : 0.0;
             double ss = d->sumsq_obs;
-            if (rule == RULE_DRAW) {
-                /* one loop: the chain of additions into ss runs in the
-                 * shadow of the draws */
-                const double sd = 1.0 / sqrt(*tau);
-                for (int m = 0; m < d->nmiss; m++) {
-                    const double v = wh_miss[m] + sd * bnmf_norm_std();
-                    wh_miss[m] = v;
-                    x[d->miss_pos[m]] = v;
-                    ss += v * v;
-                }
-            } else {
-                for (int m = 0; m < d->nmiss; m++) {
-                    const double v = wh_miss[m];
-                    x[d->miss_pos[m]] = v;
-                    ss += v * v;
-                }
+            for (int m = 0; m < d->nmiss; m++) {
+                double v = wh_miss[m];
+                if (draw) wh_miss[m] = v += sd * bnmf_norm_std();
+                x[d->miss_pos[m]] = v;
+                ss += v * v;
             }
             *sumsq = ss;
         }
