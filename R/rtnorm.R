@@ -102,8 +102,8 @@ rtnorm <- function(n, mean = 0, sd = 1, lower = 0, upper = Inf) {
 #' Moments of the normal distribution truncated to `[0, Inf)`
 #'
 #' Mean and variance of \eqn{N(\mu, \sigma^2)} truncated to \eqn{[0, \infty)},
-#' exact in the far tail (through Laplace's continued fraction for the Mills
-#' ratio). Vectorised, with recycling.
+#' exact in the far tail (a = -mean / sd >= 3: polynomials by pieces in 3 / a,
+#' without cancellation). Vectorised, with recycling.
 #'
 #' @param mean,sd Mean and standard deviation of the untruncated normal.
 #' @return A data frame with columns `mean` and `var`.

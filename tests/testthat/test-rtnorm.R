@@ -217,6 +217,46 @@ test_that("tn_moments() is exact in the far tail", {
   expect_equal(got$var, c(1, 1), tolerance = 1e-15)
 })
 
+test_that("the tail a >= 3: moments, VB entropy and log Mills ratio on a dense grid", {
+  # For a = -mean / sd >= 3 the C code evaluates U(a) = a (lambda - a) and
+  # V(a) = a^2 Var / sd^2 by polynomials in 3 / a on 8 pieces (src/truncnorm.c,
+  # section 6). Reference: Laplace's continued fraction, evaluated here
+  # backwards from 4000 terms (at least 60 times what double precision needs
+  # at a = 3): t_{k-1} = a + k / t_k, lambda - a = 1 / t_1 and
+  # Var / sd^2 = (a + 4 / t_2 - 3 / t_3) / (t_1^2 t_2), sums of positive terms.
+  # The grid is dense near a = 3, takes in every piece's ends (a = 24 / p)
+  # and reaches far out. Allowance: the polynomials' 2.8e-16 (U) and 4e-16
+  # (V) against 50-digit values, a few roundings on each side: 1.5e-15.
+  cf <- function(a) {
+    t <- a
+    for (k in 4000:4) t <- a + k / t
+    t2 <- a + 3 / t
+    t1 <- a + 2 / t2
+    list(u = 1 / t1, f = (a + 4 / t2 - 3 / t) / (t1 * t1 * t2))
+  }
+  ends <- 24 / (1:8)
+  a <- sort(c(seq(3, 12, by = 1 / 256), ends, ends * (1 + 1e-15), ends[-8] * (1 - 1e-15),
+              12 * 1.01^(1:700)))
+  ref <- cf(a)
+  for (s in c(1e-3, 1, 7.5e2)) {
+    got <- tn_moments(-a * s, s)
+    expect_lte(max(abs(got$mean / (s * ref$u) - 1)), 1.5e-15)
+    expect_lte(max(abs(got$var / (s^2 * ref$f) - 1)), 1.5e-15)
+    # VB's moments and entropy (gauss_cond.c), the entropy written without
+    # cancellation: H = 1/2 + log sd - log lambda + a (lambda - a) / 2
+    v <- .Call(bnmf:::C_tn_vb, as.double(-a * s), as.double(s))
+    expect_lte(max(abs(v$mean / (s * ref$u) - 1)), 1.5e-15)
+    expect_lte(max(abs(v$var / (s^2 * ref$f) - 1)), 1.5e-15)
+    h_ref <- 0.5 + log(s) - log(a + ref$u) + 0.5 * a * ref$u
+    expect_lte(max(abs(v$entropy - h_ref) / pmax(1, abs(h_ref))), 1e-14)
+  }
+  # the log Mills ratio log R(a) = -log(a + U / a), from the same polynomials
+  # for a >= 5, through the log density at 0: log f(0) = -log R(a) - log sd
+  far <- a >= 5
+  lr <- log(a[far] + ref$u[far])
+  expect_lte(max(abs(tn_logdens(0, -a[far], 1) - lr) / lr), 1e-15)
+})
+
 test_that("tn_moments() never returns NaN or negative variances", {
   m <- c(-1e300, -1e10, -50, -3, -2.999, 0, 1e-300, 1e10, 1e300)
   s <- c(1e-300, 1e-10, 1, 1e10, 1e300)
