@@ -320,13 +320,17 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
   converged <- ch$converged
   W_draws <- ch$draws$W_draws
   H_draws <- ch$draws$H_draws
+  latent <- if (nmiss) state$x[data$miss_pos + 1L] else numeric()
+  # Without the data's values (the latent entries are kept apart) and the
+  # scratch: a chain run as a future sends its state back to the main
+  # process, and these are 9 of its 25 MB at I = J = 1000, K = 20.
   list(
-    state = state,
+    state = state[setdiff(names(state), c("x", "work"))],
     trace = trace,
     W_draws = W_draws,
     H_draws = H_draws,
     converged = converged,
-    latent = if (nmiss) state$x[data$miss_pos + 1L] else numeric()
+    latent = latent
   )
 }
 
