@@ -58,13 +58,6 @@ double bnmf_log_mills(double x);
  */
 void bnmf_tn_pos_moments(double mean, double sd, double *m1, double *var);
 
-/**
- * The normal tail a >= 3 (finite): *ia = 1 / a, *U = a (lambda(a) - a) and,
- * unless V is NULL, *V = a^2 (1 - lambda(a) (lambda(a) - a)), lambda the
- * normal hazard phi / Q; to a few ulps (polynomials by pieces in 3 / a).
- */
-void bnmf_tn_tail(double a, double *ia, double *U, double *V);
-
 /** exp(x^2) erfc(x) for x >= 0, to a few ulps (Chebyshev series). */
 double bnmf_erfcx(double x);
 

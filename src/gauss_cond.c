@@ -42,12 +42,12 @@
  * a < -8.3, q < Q(8.3) = 5.2e-17 < 2^-54, so 1 - q rounds to 1 and erfcx is
  * not needed. No cancellation costs more than a digit: lambda - a >= 0.28
  * for a < 3, and a lambda -> 0 as a -> -inf. For a >= 3 the moments come
- * from the tail polynomials U(a) = a (lambda - a) and V(a) (bnmf_tn_tail,
- * exact in the tail: E = sd U / a, Var = (sd / a)^2 V), and the entropy,
- * written with the log Mills ratio as 1/2 + log sd - log lambda +
- * a (lambda - a) / 2, becomes 1/2 + log(sd / (a + r)) + U / 2 with
- * r = lambda - a = U / a: a sum without cancellation (it tends to
- * 1 + log(sd / a), the entropy of the exponential limit).
+ * from bnmf_tn_pos_moments (the tail polynomials of truncnorm.c, exact in
+ * the tail), and the entropy, written with the log Mills ratio as
+ * 1/2 + log sd - log lambda + a (lambda - a) / 2, becomes
+ * 1/2 + log(sd / (a + r)) + a r / 2 with r = E / sd = lambda - a: a sum
+ * without cancellation (it tends to 1 + log(sd / a), the entropy of the
+ * exponential limit).
  * @param mu, sd  location and scale of the untruncated normal (sd > 0)
  * @param m1, var, ent  receive the mean, variance and entropy
  */
@@ -124,18 +124,6 @@ static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m
         *ent = M_LN_SQRT_2PI + 0.5 + lsq + 0.5 * a * lam;
         return;
     }
-    if (a < R_PosInf && sd < R_PosInf) {
-        /* E = (sd / a) U, Var = (sd / a)^2 V and r = E / sd = U / a
-         * (bnmf_tn_tail), so a r = U */
-        double ia, U, V;
-        bnmf_tn_tail(a, &ia, &U, &V);
-        const double e = sd * ia;
-        *m1 = e * U;
-        *var = e * e * V;
-        *ent = 0.5 + log(sd / (a + U * ia)) + 0.5 * U;
-        return;
-    }
-    /* a = inf or NaN arguments */
     bnmf_tn_pos_moments(mu, sd, m1, var);
     const double r = *m1 / sd;
     *ent = 0.5 + log(sd / (a + r)) + 0.5 * a * r;

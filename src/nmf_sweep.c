@@ -173,8 +173,7 @@ static inline void row_interrupt(int r)
  * ICM and VB, outside Chib's reduced runs. */
 static inline int block_rule(nmf_rule rule, const chib_hook *hk, int first)
 {
-    return !hk && first == 0 &&
-           (rule == RULE_DRAW || rule == RULE_MODE || rule == RULE_MOMENT);
+    return !hk && first == 0 && rule != RULE_MULT;
 }
 
 /* How many rows from row i on (at most COND_BLOCK, up to n) share the full

@@ -229,7 +229,7 @@ static void update_rows(const row_side *rs, const nmtf_state *st, nmf_rule rule,
      * updated four at a time (bnmf_cond_rows: for ICM and VB the same numbers
      * as row by row; Gibbs draws coordinate k of the block's rows one after
      * the other) */
-    const int blocks = rule == RULE_DRAW || rule == RULE_MODE || rule == RULE_MOMENT;
+    const int blocks = rule != RULE_MULT;
     for (int t = 0; t < n; t++) {
         check_interrupt(t);
         int nr = 0;

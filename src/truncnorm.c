@@ -104,6 +104,8 @@
 
 /* ---- kernels ------------------------------------------------------------ */
 
+static void tn_tail(double a, double *ia, double *U, double *V); /* section 6 */
+
 /*
  * E ~ Exp(1) by inversion, E = -log(U), for the unbounded tail: one uniform
  * and one log, about a third of the cost of exp_rand(). A uniform below
@@ -235,7 +237,7 @@ double bnmf_log_mills(double x)
     if (x < TN_LM_CF) return pnorm(x, 0.0, 1.0, 0, 1) - dnorm(x, 0.0, 1.0, 1);
     if (x == R_PosInf) return R_NegInf;
     double ix, U;
-    bnmf_tn_tail(x, &ix, &U, NULL);
+    tn_tail(x, &ix, &U, NULL);
     return -log(x + U * ix);
 }
 
@@ -346,7 +348,7 @@ double bnmf_erfcx(double x)
 }
 
 /*
- * 6. The tail a >= 3 (bnmf_tn_tail): with lambda(a) = phi(a) / Q(a),
+ * 6. The tail a >= 3 (tn_tail): with lambda(a) = phi(a) / Q(a),
  *        U(a) = a (lambda(a) - a)                    (E / sd = U / a),
  *        V(a) = a^2 (1 - lambda(a) (lambda(a) - a))   (Var / sd^2 = V / a^2),
  *    both in (0.63, 1) and tending to 1 as a -> inf (U = 1 - 2 / a^2 +
@@ -393,7 +395,9 @@ static inline double tail_poly(const double *m, double t, double t2, double t4)
     return (r0 + r1 * t4) + r2 * (t4 * t4);
 }
 
-void bnmf_tn_tail(double a, double *ia, double *U, double *V)
+/* The tail a >= 3 (finite): *ia = 1 / a, *U = U(a) and, unless V is NULL,
+ * *V = V(a). */
+static void tn_tail(double a, double *ia, double *U, double *V)
 {
     const double r = 1.0 / a, s = 3.0 * r;
     int p = (int) (s * 8.0);
@@ -439,7 +443,7 @@ void bnmf_tn_pos_moments(double mean, double sd, double *m1, double *var)
         *var = e * e;
     } else {
         double ia, U, V;
-        bnmf_tn_tail(a, &ia, &U, &V);
+        tn_tail(a, &ia, &U, &V);
         const double e = sd * ia;
         *m1 = e * U;
         *var = e * e * V;

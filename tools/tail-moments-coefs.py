@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Coefficients of the polynomials by pieces in src/truncnorm.c (bnmf_tn_tail)
+# Coefficients of the polynomials by pieces in src/truncnorm.c (tn_tail)
 # that give the moments of N(mu, sd^2) truncated to [0, inf) for
 # a = -mu / sd >= 3:
 #   U(a) = a (lambda(a) - a)                   (E = sd U / a)
