@@ -529,6 +529,27 @@ static inline void welford(double *mean, double *m2, double v, double inv_n)
     *m2 += delta * (v - *mean);
 }
 
+/* welford() over n consecutive values, four at a time on four-value vectors
+ * (one AVX2 operation each in the AVX2 clone): every lane does the scalar
+ * update's operations in its order, so the bits are the scalar loop's. */
+BNMF_CLONES static void welford_run(double *restrict mean, double *restrict m2,
+                                    const double *restrict v, size_t n, double inv_n)
+{
+    size_t t = 0;
+#if defined(__GNUC__)
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    for (; t + 4 <= n; t += 4) {
+        const v4u x = *(const v4u *) (v + t);
+        v4u mu = *(v4u *) (mean + t);
+        const v4u delta = x - mu;
+        mu += delta * inv_n;
+        *(v4u *) (m2 + t) += delta * (x - mu);
+        *(v4u *) (mean + t) = mu;
+    }
+#endif
+    for (; t < n; t++) welford(mean + t, m2 + t, v[t], inv_n);
+}
+
 /* Accumulate the running moments of WH on the entries the fit keeps; dense
  * data go by blocks of at most 64 columns of WH through S, an I x min(J, 64)
  * scratch allocated once per call of the driver. */
@@ -550,7 +571,7 @@ static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
         F77_CALL(dgemm)("N", "N", &I, &m, &K, &one, W, &I, H + (size_t) j0 * K,
                         &K, &zero, S, &I FCONE FCONE);
         double *mu = mean + (size_t) j0 * I, *s2 = m2 + (size_t) j0 * I;
-        for (size_t t = 0; t < (size_t) I * m; t++) welford(mu + t, s2 + t, S[t], inv_n);
+        welford_run(mu, s2, S, (size_t) I * m, inv_n);
     }
 }
 
