@@ -23,6 +23,7 @@
 #include <R_ext/BLAS.h>
 #include <R_ext/Lapack.h>
 #include <R_ext/Utils.h>
+#include <R_ext/Visibility.h>
 #ifndef FCONE
 #define FCONE
 #endif
@@ -32,11 +33,33 @@
 /** Set up the ziggurat's tables; called once, from R_init_bnmf(). */
 void bnmf_norm_init(void);
 
+/* The ziggurat's N = BNMF_ZN blocks, its abscissae x_0..x_N (read only
+ * after bnmf_norm_init()) and the sign factors {1, -1}, for the inline fast
+ * path below. */
+#define BNMF_ZN 128
+extern attribute_hidden double bnmf_zx[BNMF_ZN + 1];
+extern attribute_hidden const double bnmf_zsign[2];
+
+/** The draw of bnmf_norm_std() whose first uniform, times 2N, is u, when
+ * its fast path does not return (the tail, the wedges, the rejections). */
+double bnmf_norm_std_slow(double u);
+
 /**
  * Draw Z ~ N(0, 1) exactly, using only unif_rand() (so RNGkind(normal.kind)
  * plays no part); the caller brackets the calls with GetRNGstate/PutRNGstate.
+ * The fast path (97.2% of the draws: one uniform, normal.c section 2) is
+ * inline; the rest of the draw goes on in bnmf_norm_std_slow().
  */
-double bnmf_norm_std(void);
+static inline double bnmf_norm_std(void)
+{
+    const double u = unif_rand() * (2.0 * BNMF_ZN);
+    const int j0 = (int) u;
+    const int j = j0 & (2 * BNMF_ZN - 1);
+    const int i = j >> 1;
+    const double x = (u - j0) * bnmf_zx[i];
+    if (x < bnmf_zx[i + 1]) return x * bnmf_zsign[j & 1];
+    return bnmf_norm_std_slow(u);
+}
 
 /* ---- truncnorm.c: truncated normal distribution ------------------------ */
 

@@ -88,9 +88,9 @@
 #include "bnmf_call.h"
 #include "nmf.h"
 
-#define ZN 128                 /* number of blocks (a power of 2) */
+#define ZN BNMF_ZN             /* number of blocks (a power of 2) */
 
-static double zx[ZN + 1];      /* x_0 = v / f(r), x_1 = r, ..., x_N = 0   */
+double bnmf_zx[ZN + 1];        /* x_0 = v / f(r), x_1 = r, ..., x_N = 0   */
 static double zf[ZN + 1];      /* f(x_i), and zf[0] = 0: block i spans the
                                   heights [zf[i], zf[i+1]] (the base: its
                                   rectangle)                              */
@@ -125,15 +125,15 @@ void bnmf_norm_init(void)
     for (int it = 0; it < 200; it++) {
         const double mid = 0.5 * (lo + hi);
         if (!(mid > lo && mid < hi)) break;
-        if (norm_layers(mid, &v, zx, zf) > 1.0) lo = mid; else hi = mid;
+        if (norm_layers(mid, &v, bnmf_zx, zf) > 1.0) lo = mid; else hi = mid;
     }
     /* the larger end: f(x_N) <= 1, so every f(x_i) < 1 for i < N */
-    (void) norm_layers(hi, &v, zx, zf);
+    (void) norm_layers(hi, &v, bnmf_zx, zf);
     zr = hi;
     zv = v;
-    zx[0] = v / zf[1];
+    bnmf_zx[0] = v / zf[1];
     zf[0] = 0.0;
-    zx[ZN] = 0.0;
+    bnmf_zx[ZN] = 0.0;
     zf[ZN] = 1.0;
     zready = 1;
 }
@@ -148,26 +148,26 @@ static double norm_exp(void)
 
 /* The sign as a factor: `(j & 1) ? -x : x` compiles to a branch taken half
  * the time at random, about one misprediction every other draw. */
-static const double zsign[2] = {1.0, -1.0};
+const double bnmf_zsign[2] = {1.0, -1.0};
 
-double bnmf_norm_std(void)
+double bnmf_norm_std_slow(double u)
 {
     for (;;) {
-        const double u = unif_rand() * (2.0 * ZN);
         const int j0 = (int) u;
         const int j = j0 & (2 * ZN - 1);
         const int i = j >> 1;
-        double x = (u - j0) * zx[i];
-        if (x < zx[i + 1]) return x * zsign[j & 1];
+        double x = (u - j0) * bnmf_zx[i];
+        if (x < bnmf_zx[i + 1]) return x * bnmf_zsign[j & 1];
         if (i == 0) {                                   /* the tail */
             double t;
             do t = norm_exp() / zr; while (!(2.0 * norm_exp() > t * t));
             x = zr + t;
-            return x * zsign[j & 1];
+            return x * bnmf_zsign[j & 1];
         }
         /* the wedge of block i */
         const double y = zf[i] + unif_rand() * (zf[i + 1] - zf[i]);
-        if (y < exp(-0.5 * x * x)) return x * zsign[j & 1];
+        if (y < exp(-0.5 * x * x)) return x * bnmf_zsign[j & 1];
+        u = unif_rand() * (2.0 * ZN);                  /* rejected: a new draw */
     }
 }
 
@@ -208,7 +208,7 @@ SEXP bnmf_norm_table_call(void)
     v[2] = PROTECT(Rf_allocVector(REALSXP, ZN + 1));
     v[3] = PROTECT(Rf_allocVector(REALSXP, ZN + 1));
     for (int i = 0; i <= ZN; i++) {
-        REAL(v[2])[i] = zx[i];
+        REAL(v[2])[i] = bnmf_zx[i];
         REAL(v[3])[i] = zf[i];
     }
     const char *names[] = {"r", "v", "x", "f"};
