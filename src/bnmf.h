@@ -70,6 +70,25 @@ double bnmf_rtnorm_std(double a, double b);
 double bnmf_rtnorm1(double mean, double sd, double lower, double upper);
 
 /**
+ * bnmf_rtnorm1(mean, sd, 0, Inf), the conditional of every Gibbs coordinate:
+ * the same draws, with its commonest case inline. For finite mean and
+ * finite sd > 0 with a = -mean / sd < 0 (not -0), a is below the tail's
+ * threshold and the interval [a, Inf) is wide, so bnmf_rtnorm1 draws
+ * N(0, 1) until it is at least a (truncnorm.c, method (W)); that loop is
+ * here.
+ */
+static inline double bnmf_rtnorm_pos(double mean, double sd)
+{
+    const double a = (0.0 - mean) / sd;
+    if (!(a < 0.0 && isfinite(mean) && sd > 0.0 && isfinite(sd)))
+        return bnmf_rtnorm1(mean, sd, 0.0, R_PosInf);
+    double z;
+    do z = bnmf_norm_std(); while (z < a);
+    const double x = mean + sd * z;
+    return x < 0.0 ? 0.0 : x;
+}
+
+/**
  * log of the upper-tail Mills ratio, log( (1 - Phi(x)) / phi(x) ),
  * accurate for every finite x (including x -> +inf and x -> -inf).
  */

@@ -154,7 +154,7 @@ static ALWAYS_INLINE double cond_step(nmf_rule rule, double s, double gkk, doubl
     if (gkk > 0.0) {
         const double mu = (s - lk / tau) / gkk;
         if (rule == RULE_DRAW) {
-            znew = bnmf_rtnorm1(mu, 1.0 / sqrt(tau * gkk), 0.0, R_PosInf);
+            znew = bnmf_rtnorm_pos(mu, 1.0 / sqrt(tau * gkk));
         } else if (rule == RULE_MODE) {
             znew = mu > 0.0 ? mu : 0.0;
         } else {
@@ -286,7 +286,7 @@ static ALWAYS_INLINE void lane_step(double *zr, double mu, int k, nmf_rule rule,
 {
     double znew;
     if (rule == RULE_MODE) znew = mu > 0.0 ? mu : 0.0;
-    else if (rule == RULE_DRAW) znew = bnmf_rtnorm1(mu, sd, 0.0, R_PosInf);
+    else if (rule == RULE_DRAW) znew = bnmf_rtnorm_pos(mu, sd);
     else tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
     *change += fabs(znew - zr[k]);
     zr[k] = znew;
