@@ -137,49 +137,41 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
     return s;
 }
 
-/* (WH)_ij as w'h over K values: even and odd k in two partial sums s0, s1
- * (the lanes of one two-value vector), the last k of an odd K added to s0,
- * then s0 + s1. wh_four does this for four entries at once, each in its own
- * accumulator: the same arithmetic in the same order as one at a time, but
- * four independent chains of additions instead of one. */
+/* (WH)_ij as w'h over K values: k = 0, 1, 2, 3 mod 4 in four partial sums
+ * s0..s3 (the lanes of one four-value vector), the last K mod 4 values added
+ * to s0, s1, s2 in turn, then (s0 + s1) + (s2 + s3). wh_four does this for
+ * four entries at once, each in its own accumulator: the same arithmetic in
+ * the same order as one at a time, but four independent chains of additions
+ * instead of one, each K / 4 long. bnmf_wh_latent does this for four
+ * entries at once. */
 static inline double wh_one(const double *w, const double *h, int K)
 {
-    double s0 = 0.0, s1 = 0.0;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     int k = 0;
-    for (; k + 2 <= K; k += 2) {
+    for (; k + 4 <= K; k += 4) {
         s0 += w[k] * h[k];
         s1 += w[k + 1] * h[k + 1];
+        s2 += w[k + 2] * h[k + 2];
+        s3 += w[k + 3] * h[k + 3];
     }
     if (k < K) s0 += w[k] * h[k];
-    return s0 + s1;
+    if (k + 1 < K) s1 += w[k + 1] * h[k + 1];
+    if (k + 2 < K) s2 += w[k + 2] * h[k + 2];
+    return (s0 + s1) + (s2 + s3);
 }
 
-static void wh_four(const double *const *w, const double *const *h, int K, double *out)
-{
 #if defined(__GNUC__)
-    typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    v2u a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
-    int k = 0;
-    for (; k + 2 <= K; k += 2) {
-        a0 += *(const v2u *) (w[0] + k) * *(const v2u *) (h[0] + k);
-        a1 += *(const v2u *) (w[1] + k) * *(const v2u *) (h[1] + k);
-        a2 += *(const v2u *) (w[2] + k) * *(const v2u *) (h[2] + k);
-        a3 += *(const v2u *) (w[3] + k) * *(const v2u *) (h[3] + k);
-    }
-    if (k < K) {
-        a0[0] += w[0][k] * h[0][k];
-        a1[0] += w[1][k] * h[1][k];
-        a2[0] += w[2][k] * h[2][k];
-        a3[0] += w[3][k] * h[3][k];
-    }
-    out[0] = a0[0] + a0[1];
-    out[1] = a1[0] + a1[1];
-    out[2] = a2[0] + a2[1];
-    out[3] = a3[0] + a3[1];
-#else
-    for (int e = 0; e < 4; e++) out[e] = wh_one(w[e], h[e], K);
-#endif
+typedef double wh_v4 __attribute__((vector_size(32), aligned(8)));
+/* wh_one's end for one entry of wh_four: its lanes and the last K mod 4 */
+static inline double wh_end(wh_v4 a, const double *w, const double *h, int k, int K)
+{
+    double s0 = a[0], s1 = a[1], s2 = a[2];
+    if (k < K) s0 += w[k] * h[k];
+    if (k + 1 < K) s1 += w[k + 1] * h[k + 1];
+    if (k + 2 < K) s2 += w[k + 2] * h[k + 2];
+    return (s0 + s1) + (s2 + a[3]);
 }
+#endif
 
 /**
  * The latent entries of a Gibbs sweep: with v[t] the current value of the
@@ -188,29 +180,49 @@ static void wh_four(const double *const *w, const double *const *h, int K, doubl
  * transpose Wt (K x I): each entry reads two contiguous vectors of K values
  * (W's row i read from W itself is K values I apart, one cache line each),
  * and the values come from the compact v, not from the I x J data. Four
- * entries at a time (wh_four).
+ * entries at a time (each one four-value vector: one AVX2 operation a step in
+ * the AVX2 clone, two SSE2 operations in the default code, the same bits).
  * @param Wt  K x I scratch; receives W'
  */
-double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
+BNMF_CLONES double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
                       const int *mj, R_xlen_t n, double *Wt, double *v)
 {
     bnmf_transpose(W, I, K, Wt);
     double ss = 0.0;
     R_xlen_t t = 0;
+#if defined(__GNUC__)
+    /* four entries at a time, each in its own four-value accumulator; the
+     * four results stay in registers (stored and read back as a vector they
+     * stall the loads) */
     for (; t + 4 <= n; t += 4) {
-        const double *w[4], *h[4];
-        double wh[4];
-        for (int e = 0; e < 4; e++) {
-            w[e] = Wt + (size_t) mi[t + e] * K;
-            h[e] = H + (size_t) mj[t + e] * K;
+        const double *w0 = Wt + (size_t) mi[t] * K, *h0 = H + (size_t) mj[t] * K;
+        const double *w1 = Wt + (size_t) mi[t + 1] * K, *h1 = H + (size_t) mj[t + 1] * K;
+        const double *w2 = Wt + (size_t) mi[t + 2] * K, *h2 = H + (size_t) mj[t + 2] * K;
+        const double *w3 = Wt + (size_t) mi[t + 3] * K, *h3 = H + (size_t) mj[t + 3] * K;
+        wh_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
+        int k = 0;
+        for (; k + 4 <= K; k += 4) {
+            a0 += *(const wh_v4 *) (w0 + k) * *(const wh_v4 *) (h0 + k);
+            a1 += *(const wh_v4 *) (w1 + k) * *(const wh_v4 *) (h1 + k);
+            a2 += *(const wh_v4 *) (w2 + k) * *(const wh_v4 *) (h2 + k);
+            a3 += *(const wh_v4 *) (w3 + k) * *(const wh_v4 *) (h3 + k);
         }
-        wh_four(w, h, K, wh);
-        for (int e = 0; e < 4; e++) {
-            const double r = v[t + e] - wh[e];
-            ss += r * r;
-            v[t + e] = wh[e];
-        }
+        const double e0 = wh_end(a0, w0, h0, k, K), e1 = wh_end(a1, w1, h1, k, K);
+        const double e2 = wh_end(a2, w2, h2, k, K), e3 = wh_end(a3, w3, h3, k, K);
+        double r = v[t] - e0;
+        ss += r * r;
+        r = v[t + 1] - e1;
+        ss += r * r;
+        r = v[t + 2] - e2;
+        ss += r * r;
+        r = v[t + 3] - e3;
+        ss += r * r;
+        v[t] = e0;
+        v[t + 1] = e1;
+        v[t + 2] = e2;
+        v[t + 3] = e3;
     }
+#endif
     for (; t < n; t++) {
         const double wh = wh_one(Wt + (size_t) mi[t] * K, H + (size_t) mj[t] * K, K);
         const double r = v[t] - wh;
