@@ -752,10 +752,8 @@ static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
     const double *W = st->W, *H = st->H, *lambda = st->lambda;
     if (c->accumulate) {
         const double inv_n = 1.0 / ++(*st->n_kept);
-        for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-            welford(st->W_mean + t, st->W_m2 + t, W[t], inv_n);
-        for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-            welford(st->H_mean + t, st->H_m2 + t, H[t], inv_n);
+        welford_run(st->W_mean, st->W_m2, W, (size_t) I * K, inv_n);
+        welford_run(st->H_mean, st->H_m2, H, (size_t) K * J, inv_n);
         welford(st->tau_mean, st->tau_m2, *st->tau, inv_n);
         if (pr->ard)
             for (int k = 0; k < K; k++)
