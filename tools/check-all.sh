@@ -3,8 +3,9 @@
 #   1. tools/check-protect.R     PROTECT lint of src/*.c (and its self-test)
 #   2. tools/check-sanitizers.sh ASan + UBSan build, every .Call routine
 #   3. tools/check-valgrind.sh   valgrind memcheck, every .Call routine
-# and tools/check-clones.sh: the AVX2 clones of the masked-row kernels give
-# the same bits as the default build. .ci/run runs all four.
+# and tools/check-clones.sh: the AVX2 clones (masked-row kernels, Gibbs's latent
+# entries and running moments) give the same bits as the default build.
+# .ci/run runs all four.
 # Usage (from anywhere): bash tools/check-all.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

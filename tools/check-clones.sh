@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The AVX2 clones of the masked-row kernels (BNMF_CLONES in src/bnmf.h, used
-# by bnmf_cond_row_sub from K = 16 on and the masked Gram matrices below)
-# must give the same bits as the default build. Builds bnmf twice into
-# temporary libraries, as usual and with -DBNMF_NO_CLONES (through a private
-# R_MAKEVARS_USER file), fits the same ICM and VB models with missing entries
-# (dense, sparse, ARD; K = 6 to 33) with each, and fails unless every fit is
-# identical. On a processor without AVX2 both builds run the default code and
+# The AVX2 clones (BNMF_CLONES in src/bnmf.h: the masked-row kernels, used
+# by bnmf_cond_row_sub from K = 16 on and the masked Gram matrices below;
+# Gibbs's latent entries and running moments) must give the same bits as the
+# default build. Builds bnmf twice into temporary libraries, as usual and
+# with -DBNMF_NO_CLONES (through a private R_MAKEVARS_USER file), fits the
+# same ICM and VB models with missing entries (dense, sparse, ARD; K = 6 to
+# 33) and Gibbs fits with missing entries with each, and fails unless every
+# fit is identical. On a processor without AVX2 both builds run the default code and
 # the check passes trivially (it says so).
 # Usage (from anywhere): bash tools/check-clones.sh   (~40 seconds)
 set -euo pipefail
@@ -41,6 +42,13 @@ for (m in c("icm", "vb")) for (K in c(6L, 10L, 16L, 20L, 33L)) {
   set.seed(1)
   out[[paste(m, K, "sparse")]] <- bnmf(Ys, rank = K, method = m, iter = 25,
                                        tol = 0)[c("W", "H", "tau")]
+}
+for (K in c(6L, 10L, 16L, 20L, 33L)) {
+  # Gibbs: the latent entries' W H (bnmf_wh_latent) and the running moments
+  # (welford_run) of W, H and W H
+  set.seed(1)
+  out[[paste("gibbs", K)]] <- bnmf(Y, rank = K, method = "gibbs", iter = 30, burnin = 10,
+                                   wh_thin = 2)[c("W", "H", "W_sd", "H_sd", "tau", "moments")]
 }
 saveRDS(out, args[2])
 RS
