@@ -69,23 +69,68 @@ double bnmf_rtnorm_std(double a, double b);
 /** Draw X ~ N(mean, sd^2) conditioned on lower <= X <= upper (sd > 0). */
 double bnmf_rtnorm1(double mean, double sd, double lower, double upper);
 
+/* The threshold above which a = (lower - mean) / sd takes the tail sampler
+ * (truncnorm.c, branch (T)). */
+#define BNMF_TN_TAIL 0.66
+
+/*
+ * E ~ Exp(1) by inversion, E = -log(U), for the unbounded tail: one uniform
+ * and one log, about a third of the cost of exp_rand(). A uniform below
+ * 2^-10 is refined by a second one, U = (floor(2^27 U1) + U2) / 2^27 (as R's
+ * inversion normal generator does), so that E reaches about 41 rather than
+ * the 22 a single 32-bit uniform allows: the tail is at least as complete as
+ * exp_rand()'s.
+ */
+static inline double bnmf_std_exp(void)
+{
+    double u = unif_rand();
+    if (u < 0x1p-10) u = (floor(u * 0x1p27) + unif_rand()) * 0x1p-27;
+    return -log(u);
+}
+
+/*
+ * The offset Z - a >= 0 of Z ~ N(0, 1) | Z >= a, for finite a > BNMF_TN_TAIL
+ * (a^2 may overflow): Rayleigh rejection, truncnorm.c's branch (T) with
+ * b = Inf. With c = a^2 / 2 and D ~ Exp(1), sqrt(2 (c + D)) is accepted when
+ * V^2 (1 + D / c) <= 1, tested as V^2 (c + D) <= c (no division on the path
+ * from the draw to the decision; c = Inf: always accepted). Then z - a =
+ * 2 D / (a + z), z = sqrt(2 (c + D)); when a^2 overflows, z - a = D / a to
+ * within a relative 2^-1000.
+ */
+static inline double bnmf_tail_offset_inf(double a)
+{
+    const double c = 0.5 * a * a;
+    double d;
+    for (;;) {
+        d = bnmf_std_exp();
+        const double v = unif_rand();
+        if (v * v * (c + d) <= c) break;
+    }
+    return isfinite(c) ? 2.0 * d / (a + sqrt(2.0 * (c + d))) : d / a;
+}
+
 /**
  * bnmf_rtnorm1(mean, sd, 0, Inf), the conditional of every Gibbs coordinate:
- * the same draws, with its commonest case inline. For finite mean and
- * finite sd > 0 with a = -mean / sd < 0 (not -0), a is below the tail's
+ * the same draws, with its two common cases inline (finite mean, finite
+ * sd > 0, a = -mean / sd). For a < 0 (not -0), a is below the tail's
  * threshold and the interval [a, Inf) is wide, so bnmf_rtnorm1 draws
- * N(0, 1) until it is at least a (truncnorm.c, method (W)); that loop is
- * here.
+ * N(0, 1) until it is at least a (truncnorm.c, method (W)); for finite
+ * a > BNMF_TN_TAIL it takes the tail sampler (T). Both are here; every other
+ * case goes to bnmf_rtnorm1.
  */
 static inline double bnmf_rtnorm_pos(double mean, double sd)
 {
     const double a = (0.0 - mean) / sd;
-    if (!(a < 0.0 && isfinite(mean) && sd > 0.0 && isfinite(sd)))
-        return bnmf_rtnorm1(mean, sd, 0.0, R_PosInf);
-    double z;
-    do z = bnmf_norm_std(); while (z < a);
-    const double x = mean + sd * z;
-    return x < 0.0 ? 0.0 : x;
+    if (isfinite(mean) && sd > 0.0 && isfinite(sd)) {
+        if (a < 0.0) {
+            double z;
+            do z = bnmf_norm_std(); while (z < a);
+            const double x = mean + sd * z;
+            return x < 0.0 ? 0.0 : x;
+        }
+        if (a > BNMF_TN_TAIL && isfinite(a)) return 0.0 + sd * bnmf_tail_offset_inf(a);
+    }
+    return bnmf_rtnorm1(mean, sd, 0.0, R_PosInf);
 }
 
 /**

@@ -92,7 +92,7 @@
 #include "bnmf_call.h"
 #include "cond.h"
 
-#define TN_TAIL 0.66   /* A0: tail (Rayleigh) sampler for a > A0          */
+#define TN_TAIL BNMF_TN_TAIL /* A0: tail (Rayleigh) sampler for a > A0    */
 #define TN_WIDE 2.0    /* middle: rejection from N(0,1) when b - a > this  */
 #define TN_NARROW 0.5  /* middle: uniform rejection when b - a < this      */
 #define TN_LM_CF 5.0   /* log Mills ratio from the tail polynomials for x >= this */
@@ -107,44 +107,22 @@
 static void tn_tail(double a, double *ia, double *U, double *V); /* section 6 */
 
 /*
- * E ~ Exp(1) by inversion, E = -log(U), for the unbounded tail: one uniform
- * and one log, about a third of the cost of exp_rand(). A uniform below
- * 2^-10 is refined by a second one, U = (floor(2^27 U1) + U2) / 2^27 (as R's
- * inversion normal generator does), so that E reaches about 41 rather than
- * the 22 a single 32-bit uniform allows: the tail is at least as complete as
- * exp_rand()'s.
- */
-static double std_exp(void)
-{
-    double u = unif_rand();
-    if (u < 0x1p-10) u = (floor(u * 0x1p27) + unif_rand()) * 0x1p-27;
-    return -log(u);
-}
-
-/*
  * Offset d = Z - a >= 0 of Z ~ N(0, 1) | a <= Z <= b, for a > TN_TAIL and
  * a <= b (b may be Inf; a may be so large that a^2 overflows, or b == a after
  * rounding, in which case the offset is 0).  Rayleigh rejection, branch (T).
  */
 static double tail_offset(double a, double b)
 {
+    if (!TN_FINITE(b)) return bnmf_tail_offset_inf(a);
     const double c = 0.5 * a * a;  /* may be Inf: then always accept */
     double d;
     /* accept when V^2 (1 + d / c) <= 1, tested as V^2 (c + d) <= c (c > 0):
      * no division on the path from the draw to the decision */
-    if (TN_FINITE(b)) {
-        double em = expm1(-0.5 * (b - a) * (b + a));   /* in [-1, 0] */
-        for (;;) {
-            d = -log1p(unif_rand() * em);
-            double v = unif_rand();
-            if (v * v * (c + d) <= c) break;
-        }
-    } else {
-        for (;;) {
-            d = std_exp();
-            double v = unif_rand();
-            if (v * v * (c + d) <= c) break;
-        }
+    const double em = expm1(-0.5 * (b - a) * (b + a));   /* in [-1, 0] */
+    for (;;) {
+        d = -log1p(unif_rand() * em);
+        double v = unif_rand();
+        if (v * v * (c + d) <= c) break;
     }
     /* z - a = 2 d / (a + z), z = sqrt(a^2 + 2 d) = sqrt(2 (c + d)); when a^2
      * overflows, z - a = d / a to within a relative 2^-1000 */
@@ -180,7 +158,7 @@ static double middle_draw(double a, double b)
         double m = a > 0.0 ? a : (b < 0.0 ? b : 0.0);
         for (;;) {
             z = a + w * unif_rand();
-            if (std_exp() >= 0.5 * (z - m) * (z + m)) break;
+            if (bnmf_std_exp() >= 0.5 * (z - m) * (z + m)) break;
         }
     }
     if (z < a) z = a;
