@@ -139,11 +139,10 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
 
 /* (WH)_ij as w'h over K values: k = 0, 1, 2, 3 mod 4 in four partial sums
  * s0..s3 (the lanes of one four-value vector), the last K mod 4 values added
- * to s0, s1, s2 in turn, then (s0 + s1) + (s2 + s3). wh_four does this for
- * four entries at once, each in its own accumulator: the same arithmetic in
- * the same order as one at a time, but four independent chains of additions
- * instead of one, each K / 4 long. bnmf_wh_latent does this for four
- * entries at once. */
+ * to s0, s1, s2 in turn, then (s0 + s1) + (s2 + s3). bnmf_wh_latent does
+ * this for four entries at once, each in its own accumulator: the same
+ * arithmetic in the same order as one at a time, but four independent chains
+ * of additions instead of one, each K / 4 long. */
 static inline double wh_one(const double *w, const double *h, int K)
 {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
@@ -162,7 +161,8 @@ static inline double wh_one(const double *w, const double *h, int K)
 
 #if defined(__GNUC__)
 typedef double wh_v4 __attribute__((vector_size(32), aligned(8)));
-/* wh_one's end for one entry of wh_four: its lanes and the last K mod 4 */
+/* wh_one's end for one entry of bnmf_wh_latent's four: its four lanes, then
+ * the last K mod 4 terms */
 static inline double wh_end(wh_v4 a, const double *w, const double *h, int k, int K)
 {
     double s0 = a[0], s1 = a[1], s2 = a[2];

@@ -138,14 +138,6 @@ void bnmf_norm_init(void)
     zready = 1;
 }
 
-/* E ~ Exp(1) by inversion, refined below 2^-10 (section 3). */
-static double norm_exp(void)
-{
-    double u = unif_rand();
-    if (u < 0x1p-10) u = (floor(u * 0x1p27) + unif_rand()) * 0x1p-27;
-    return -log(u);
-}
-
 /* The sign as a factor: `(j & 1) ? -x : x` compiles to a branch taken half
  * the time at random, about one misprediction every other draw. */
 const double bnmf_zsign[2] = {1.0, -1.0};
@@ -160,7 +152,8 @@ double bnmf_norm_std_slow(double u)
         if (x < bnmf_zx[i + 1]) return x * bnmf_zsign[j & 1];
         if (i == 0) {                                   /* the tail */
             double t;
-            do t = norm_exp() / zr; while (!(2.0 * norm_exp() > t * t));
+            /* E ~ Exp(1) by inversion, refined below 2^-10 (section 3) */
+            do t = bnmf_std_exp() / zr; while (!(2.0 * bnmf_std_exp() > t * t));
             x = zr + t;
             return x * bnmf_zsign[j & 1];
         }
