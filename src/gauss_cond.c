@@ -154,7 +154,10 @@ static ALWAYS_INLINE double cond_step(nmf_rule rule, double s, double gkk, doubl
     if (gkk > 0.0) {
         const double mu = (s - lk / tau) / gkk;
         if (rule == RULE_DRAW) {
-            znew = bnmf_rtnorm_pos(mu, 1.0 / sqrt(tau * gkk));
+            /* a call, not bnmf_rtnorm_pos: cond_step is inlined where the
+             * rule is a variable (ICM's and VB's masked rows), and the
+             * inline draw's loops would weigh on those kernels */
+            znew = bnmf_rtnorm1(mu, 1.0 / sqrt(tau * gkk), 0.0, R_PosInf);
         } else if (rule == RULE_MODE) {
             znew = mu > 0.0 ? mu : 0.0;
         } else {
