@@ -1,0 +1,111 @@
+# Two builds of bnmf, one sweep kind at a time, as paired whole processes.
+#
+#   Rscript bench/sweep-pairs.R LIB_A LIB_B [pairs = 8]    (from the package root)
+#
+# For each sweep kind below, runs `pairs` pairs of child processes, one with
+# the bnmf installed in LIB_A and one with LIB_B (the order swapped every
+# pair), each under OpenBLAS with one thread (bench/openblas.sh; set
+# BNMF_PAIRS_BLAS=reference for R's default BLAS). A child sets up the chain
+# as bench/bench-sweep.R does (I = J = 1000, K = 20), makes 20 warm-up
+# sweeps, then times N sweeps of the engine's wrapper and prints the
+# milliseconds a sweep: the set-up (R's start, the data) is not timed, and
+# the many sweeps average over the machine's short swings. Reported per
+# kind: each version's median (range) ms a sweep and the median (range) over
+# pairs of the ratio B / A. Smaller differences than the floor-ratio tables
+# (bench/both-blas.R, bench/versions-blas.R) can show, since no floor
+# measured beside the sweeps enters the ratio.
+# BNMF_PAIRS_ONLY: a regular expression on the kinds' names (default all).
+
+args <- commandArgs(trailingOnly = TRUE)
+
+kinds <- list(
+  "Gibbs, complete data" = list(method = "gibbs", miss = 0, acc = FALSE, n = 1500L),
+  "Gibbs, default fit (WH moments every 4th kept draw)" =
+    list(method = "gibbs", miss = 0, acc = TRUE, wh_thin = 4L, n = 1200L),
+  "Gibbs, 20% missing" = list(method = "gibbs", miss = 0.2, acc = FALSE, n = 800L),
+  "ICM, complete data" = list(method = "icm", miss = 0, acc = FALSE, n = 1500L),
+  "VB, complete data" = list(method = "vb", miss = 0, acc = FALSE, n = 1500L),
+  "VB, 20% missing (masked)" = list(method = "vb", miss = 0.2, acc = FALSE, n = 400L)
+)
+
+if (length(args) >= 1L && args[1L] == "--child") {
+  # one timing: --child LIB KIND
+  suppressPackageStartupMessages(library(bnmf, lib.loc = args[2L]))
+  `%||%` <- function(a, b) if (is.null(a)) b else a
+  kd <- kinds[[args[3L]]]
+  set.seed(20240601)
+  I <- 1000L
+  J <- 1000L
+  K <- 20L
+  X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
+  if (kd$miss > 0) X[sample(length(X), round(kd$miss * length(X)))] <- NA
+  masked <- kd$method != "gibbs" && kd$miss > 0
+  data <- bnmf:::prepare_data(X, K)
+  mean_x <- data$sum_obs / data$n_obs
+  rate <- sqrt(K / mean_x)
+  prior <- list(lamW = matrix(rate, I, K), lamH = matrix(rate, K, J), alpha = 1, beta = 1,
+                ard = numeric())
+  init <- bnmf:::random_init(I, J, K, mean_x)
+  nmiss <- length(data$miss_pos)
+  latent <- if (nmiss && !masked) {
+    bnmf:::wh_entries(init$W, init$H, data$miss_i, data$miss_j)
+  } else {
+    numeric(nmiss)
+  }
+  vb <- if (kd$method == "vb") list(tau_rate = 1 + data$n_obs / 2) else NULL
+  state <- bnmf:::new_state(X, data, init$W, init$H, 1, latent, keep_wh = kd$acc, vb = vb)
+  sweeps <- function(n, acc) {
+    bnmf:::engine_sweeps(state, data, prior, n, rule = kd$method, masked = masked,
+                         accumulate = acc, wh_thin = kd$wh_thin %||% 1L)
+  }
+  invisible(sweeps(20L, FALSE))
+  t <- system.time(sweeps(kd$n, kd$acc))[["elapsed"]]
+  cat(sprintf("%.6f\n", 1000 * t / kd$n))
+  quit(save = "no")
+}
+
+if (length(args) < 2L) stop("usage: Rscript bench/sweep-pairs.R LIB_A LIB_B [pairs = 8]")
+libs <- normalizePath(args[1:2], mustWork = TRUE)
+pairs <- if (length(args) >= 3L) as.integer(args[3L]) else 8L
+only <- Sys.getenv("BNMF_PAIRS_ONLY", "")
+blas <- Sys.getenv("BNMF_PAIRS_BLAS", "openblas")
+if (nzchar(only)) kinds <- kinds[grepl(only, names(kinds))]
+
+me <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L]))
+rscript <- file.path(R.home("bin"), "Rscript")
+child <- function(lib, kind) {
+  cmd <- c(rscript, me, "--child", lib, shQuote(kind))
+  if (blas == "openblas") cmd <- c(file.path(dirname(me), "openblas.sh"), cmd)
+  out <- system2(cmd[1L], cmd[-1L], stdout = TRUE)
+  as.numeric(utils::tail(out, 1L))
+}
+blas_name <- if (blas == "openblas") {
+  system2(file.path(dirname(me), "openblas.sh"),
+          c(rscript, "-e", shQuote("cat(extSoftVersion()[['BLAS']])")), stdout = TRUE)
+} else {
+  extSoftVersion()[["BLAS"]]
+}
+
+fmt <- function(x, d = 2) {
+  sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
+}
+cat(sprintf("- A: %s; B: %s; %s; %s UTC\n", libs[1L], libs[2L], R.version.string,
+            format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC")))
+cat(sprintf("- BLAS: `%s` (one thread)\n", blas_name))
+cat(sprintf("- %d pairs per kind, order swapped every pair; ms a sweep and B / A: median (range)\n\n",
+            pairs))
+cat("| sweep | sweeps timed | A, ms | B, ms | B / A |\n|---|---:|---:|---:|---:|\n")
+for (nm in names(kinds)) {
+  a <- b <- numeric(pairs)
+  for (p in seq_len(pairs)) {
+    if (p %% 2L == 1L) {
+      a[p] <- child(libs[1L], nm)
+      b[p] <- child(libs[2L], nm)
+    } else {
+      b[p] <- child(libs[2L], nm)
+      a[p] <- child(libs[1L], nm)
+    }
+  }
+  cat(sprintf("| %s | %d | %s | %s | %s |\n", nm, kinds[[nm]]$n, fmt(a), fmt(b),
+              fmt(b / a, 3)))
+}
