@@ -17,19 +17,10 @@ W0 <- matrix(rexp(I * K), I, K); H0 <- matrix(rexp(K * J), K, J)
 X <- W0 %*% H0 + matrix(rnorm(I * J), I, J)
 Xm <- X
 Xm[sample(length(X), round(0.2 * length(X)))] <- NA
+source(file.path("bench", "chain-setup.R"))
 make_chain <- function(X, method) {
-  data <- bnmf:::prepare_data(X, K)
-  mean_x <- data$sum_obs / data$n_obs
-  rate <- sqrt(K / mean_x)
-  prior <- list(lamW = matrix(rate, I, K), lamH = matrix(rate, K, J), alpha = 1, beta = 1,
-                ard = numeric())
-  init <- bnmf:::random_init(I, J, K, mean_x)
-  state <- bnmf:::new_state(X, data, init$W, init$H, 1, numeric(length(data$miss_pos)),
-                            keep_wh = FALSE, lambda = NULL,
-                            vb = if (method == "vb") {
-                              list(tau_rate = 1 + data$n_obs / 2, lambda_rate = rep(1, K))
-                            })
-  run <- function(n) invisible(bnmf:::engine_sweeps(state, data, prior, n, rule = method,
+  ch <- bench_chain(X, K, method, masked = TRUE)
+  run <- function(n) invisible(bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = method,
                                                     masked = TRUE, accumulate = FALSE))
   run(3L)
   run

@@ -30,25 +30,16 @@ if (nzchar(child)) {
     cases[["GDSC IC50 707 x 139, K = 10"]] <-
       list(X = as.matrix(utils::read.table(gdsc, na.strings = "nan")), K = 10L)
   }
+  source(file.path("bench", "chain-setup.R"))
   out <- list()
   for (nm in names(cases)) {
     X <- cases[[nm]]$X
     K <- cases[[nm]]$K
-    I <- nrow(X)
-    J <- ncol(X)
-    data <- bnmf:::prepare_data(X, K)
-    mean_x <- data$sum_obs / data$n_obs
-    rate <- sqrt(K / mean_x)
-    prior <- list(lamW = matrix(rate, I, K), lamH = matrix(rate, K, J), alpha = 1, beta = 1,
-                  ard = numeric())
     for (method in c("icm", "vb")) {
       set.seed(1)
-      init <- bnmf:::random_init(I, J, K, mean_x)
-      state <- bnmf:::new_state(X, data, init$W, init$H, 1, numeric(length(data$miss_pos)),
-                                keep_wh = FALSE,
-                                vb = if (method == "vb") list(tau_rate = 1 + data$n_obs / 2))
-      bnmf:::engine_sweeps(state, data, prior, 20L, rule = method, masked = TRUE)
-      t <- system.time(bnmf:::engine_sweeps(state, data, prior, n, rule = method,
+      ch <- bench_chain(X, K, method, masked = TRUE)
+      bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, 20L, rule = method, masked = TRUE)
+      t <- system.time(bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = method,
                                             masked = TRUE))[["elapsed"]]
       out[[paste(toupper(method), nm, sep = ", ")]] <- 1000 * t / n
     }

@@ -40,22 +40,11 @@ if (length(args) >= 1L && args[1L] == "--child") {
   X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
   if (kd$miss > 0) X[sample(length(X), round(kd$miss * length(X)))] <- NA
   masked <- kd$method != "gibbs" && kd$miss > 0
-  data <- bnmf:::prepare_data(X, K)
-  mean_x <- data$sum_obs / data$n_obs
-  rate <- sqrt(K / mean_x)
-  prior <- list(lamW = matrix(rate, I, K), lamH = matrix(rate, K, J), alpha = 1, beta = 1,
-                ard = numeric())
-  init <- bnmf:::random_init(I, J, K, mean_x)
-  nmiss <- length(data$miss_pos)
-  latent <- if (nmiss && !masked) {
-    bnmf:::wh_entries(init$W, init$H, data$miss_i, data$miss_j)
-  } else {
-    numeric(nmiss)
-  }
-  vb <- if (kd$method == "vb") list(tau_rate = 1 + data$n_obs / 2) else NULL
-  state <- bnmf:::new_state(X, data, init$W, init$H, 1, latent, keep_wh = kd$acc, vb = vb)
+  me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
+  source(file.path(dirname(me), "chain-setup.R"))
+  ch <- bench_chain(X, K, kd$method, masked, keep_wh = kd$acc)
   sweeps <- function(n, acc) {
-    bnmf:::engine_sweeps(state, data, prior, n, rule = kd$method, masked = masked,
+    bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = kd$method, masked = masked,
                          accumulate = acc, wh_thin = kd$wh_thin %||% 1L)
   }
   invisible(sweeps(20L, FALSE))

@@ -1,0 +1,26 @@
+# A chain on a dense or sparse X for the engine's internal wrappers
+# (engine_sweeps()), as a fit sets it up: bnmf's automatic exponential rate,
+# a random start, the latent entries at W H when Gibbs augments missing
+# entries. Sourced by the bench scripts that time sweeps directly
+# (sweep-pairs.R, cpu-ratio.R, masked-rows.R). Returns list(state, data,
+# prior).
+bench_chain <- function(X, K, method, masked, keep_wh = FALSE) {
+  I <- nrow(X)
+  J <- ncol(X)
+  data <- bnmf:::prepare_data(X, K)
+  mean_x <- data$sum_obs / data$n_obs
+  rate <- sqrt(K / mean_x)
+  prior <- list(lamW = matrix(rate, I, K), lamH = matrix(rate, K, J), alpha = 1, beta = 1,
+                ard = numeric())
+  init <- bnmf:::random_init(I, J, K, mean_x)
+  nmiss <- length(data$miss_pos)
+  latent <- if (nmiss && !masked) {
+    bnmf:::wh_entries(init$W, init$H, data$miss_i, data$miss_j)
+  } else {
+    numeric(nmiss)
+  }
+  vb <- if (method == "vb") list(tau_rate = 1 + data$n_obs / 2, lambda_rate = rep(1, K))
+  state <- bnmf:::new_state(X, data, init$W, init$H, 1, latent, keep_wh = keep_wh,
+                            lambda = NULL, vb = vb)
+  list(state = state, data = data, prior = prior)
+}
