@@ -88,14 +88,21 @@ static inline double bnmf_std_exp(void)
     return -log(u);
 }
 
+/* The Rayleigh draw's offset z - a = 2 d / (a + z), z = sqrt(a^2 + 2 d) =
+ * sqrt(2 (c + d)) with c = a^2 / 2; when a^2 overflows (c = Inf),
+ * z - a = d / a to within a relative 2^-1000. */
+static inline double bnmf_tail_off(double a, double c, double d)
+{
+    return isfinite(c) ? 2.0 * d / (a + sqrt(2.0 * (c + d))) : d / a;
+}
+
 /*
  * The offset Z - a >= 0 of Z ~ N(0, 1) | Z >= a, for finite a > BNMF_TN_TAIL
  * (a^2 may overflow): Rayleigh rejection, truncnorm.c's branch (T) with
  * b = Inf. With c = a^2 / 2 and D ~ Exp(1), sqrt(2 (c + D)) is accepted when
  * V^2 (1 + D / c) <= 1, tested as V^2 (c + D) <= c (no division on the path
- * from the draw to the decision; c = Inf: always accepted). Then z - a =
- * 2 D / (a + z), z = sqrt(2 (c + D)); when a^2 overflows, z - a = D / a to
- * within a relative 2^-1000.
+ * from the draw to the decision; c = Inf: always accepted); the offset by
+ * bnmf_tail_off().
  */
 static inline double bnmf_tail_offset_inf(double a)
 {
@@ -106,7 +113,7 @@ static inline double bnmf_tail_offset_inf(double a)
         const double v = unif_rand();
         if (v * v * (c + d) <= c) break;
     }
-    return isfinite(c) ? 2.0 * d / (a + sqrt(2.0 * (c + d))) : d / a;
+    return bnmf_tail_off(a, c, d);
 }
 
 /**

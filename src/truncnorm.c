@@ -124,9 +124,7 @@ static double tail_offset(double a, double b)
         double v = unif_rand();
         if (v * v * (c + d) <= c) break;
     }
-    /* z - a = 2 d / (a + z), z = sqrt(a^2 + 2 d) = sqrt(2 (c + d)); when a^2
-     * overflows, z - a = d / a to within a relative 2^-1000 */
-    double off = TN_FINITE(c) ? 2.0 * d / (a + sqrt(2.0 * (c + d))) : d / a;
+    double off = bnmf_tail_off(a, c, d);
     double wmax = b - a;
     return off > wmax ? wmax : off;
 }
