@@ -661,37 +661,77 @@ static int gram_minus_missing(double *Gi, const double *Gfull, const double *oth
     return 0;
 }
 
-/* vs[k] = sum_t V[idx[t] K + k], k < K: eight (then two) coordinates at a
- * time in registers (a sum in memory waits on its own store every vector). */
-static void sub_var_sums(double *restrict vs, const double *restrict V,
-                         const int *restrict idx, int nm, int K)
-{
-    int k0 = 0;
 #if defined(__GNUC__)
-    typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    for (; k0 + 8 <= K; k0 += 8) {
-        v2u s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
-        for (int t = 0; t < nm; t++) {
-            const double *v = V + (size_t) idx[t] * K + k0;
-            s0 += *(const v2u *) v;
-            s1 += *(const v2u *) (v + 2);
-            s2 += *(const v2u *) (v + 4);
-            s3 += *(const v2u *) (v + 6);
-        }
-        vs[k0] = s0[0], vs[k0 + 1] = s0[1], vs[k0 + 2] = s1[0], vs[k0 + 3] = s1[1];
-        vs[k0 + 4] = s2[0], vs[k0 + 5] = s2[1], vs[k0 + 6] = s3[0], vs[k0 + 7] = s3[1];
-    }
-    for (; k0 + 2 <= K; k0 += 2) {
-        v2u s0 = {0.0, 0.0};
-        for (int t = 0; t < nm; t++) s0 += *(const v2u *) (V + (size_t) idx[t] * K + k0);
-        vs[k0] = s0[0], vs[k0 + 1] = s0[1];
-    }
+typedef double vs_v4 __attribute__((vector_size(32), aligned(8)));
+typedef double vs_v2 __attribute__((vector_size(16), aligned(8)));
+#if defined(__clang__)
+#define VS_UNROLL _Pragma("unroll")
+#else
+#define VS_UNROLL _Pragma("GCC unroll 8")
 #endif
-    for (int k = k0; k < K; k++) {
+
+/* vs[k0 + l] = sum_t V[idx[t] K + k0 + l] for l < 4 nc + rem (nc <= 8, a
+ * constant where it is inlined; rem < 4): every sum in one pass over t, in
+ * registers. Each coordinate's sum still adds its terms one after another
+ * in t's order (the same values as a scalar loop); what the pass gains is
+ * that all K sums are under way at once, so no addition waits on the one
+ * before it in the same sum. */
+static ALWAYS_INLINE void vs_chunk(double *restrict vs, const double *restrict V,
+                                   const int *restrict idx, int nm, int K, int k0,
+                                   int nc, int rem)
+{
+    vs_v4 s[8];
+    vs_v2 s2 = {0.0, 0.0};
+    double s1 = 0.0;
+    VS_UNROLL
+    for (int c = 0; c < nc; c++) s[c] = (vs_v4) {0.0, 0.0, 0.0, 0.0};
+    const int k2 = k0 + 4 * nc;
+    for (int t = 0; t < nm; t++) {
+        const double *v = V + (size_t) idx[t] * K + k0;
+        VS_UNROLL
+        for (int c = 0; c < nc; c++) s[c] += *(const vs_v4 *) (v + 4 * c);
+        if (rem >= 2) s2 += *(const vs_v2 *) (v + 4 * nc);
+        if (rem & 1) s1 += v[4 * nc + (rem & 2)];
+    }
+    VS_UNROLL
+    for (int c = 0; c < nc; c++)
+        for (int l = 0; l < 4; l++) vs[k0 + 4 * c + l] = s[c][l];
+    if (rem >= 2) vs[k2] = s2[0], vs[k2 + 1] = s2[1];
+    if (rem & 1) vs[k2 + (rem & 2)] = s1;
+}
+#endif
+
+/* vs[k] = sum_t V[idx[t] K + k], k < K: up to 32 coordinates a pass over
+ * the vectors (vs_chunk), the last pass taking the K mod 4 left over. One
+ * pass per sum in flight at a time was bound by the additions' latency (a
+ * sum of eight coordinates waited four cycles a vector). */
+BNMF_CLONES static void sub_var_sums(double *restrict vs, const double *restrict V,
+                                     const int *restrict idx, int nm, int K)
+{
+#if defined(__GNUC__)
+    for (int k0 = 0; k0 < K;) {
+        const int left = K - k0;
+        const int nc = left >= 36 ? 8 : left / 4, rem = left >= 36 ? 0 : left % 4;
+        switch (nc) {
+        case 0: vs_chunk(vs, V, idx, nm, K, k0, 0, rem); break;
+        case 1: vs_chunk(vs, V, idx, nm, K, k0, 1, rem); break;
+        case 2: vs_chunk(vs, V, idx, nm, K, k0, 2, rem); break;
+        case 3: vs_chunk(vs, V, idx, nm, K, k0, 3, rem); break;
+        case 4: vs_chunk(vs, V, idx, nm, K, k0, 4, rem); break;
+        case 5: vs_chunk(vs, V, idx, nm, K, k0, 5, rem); break;
+        case 6: vs_chunk(vs, V, idx, nm, K, k0, 6, rem); break;
+        case 7: vs_chunk(vs, V, idx, nm, K, k0, 7, rem); break;
+        default: vs_chunk(vs, V, idx, nm, K, k0, 8, rem); break;
+        }
+        k0 += 4 * nc + rem;
+    }
+#else
+    for (int k = 0; k < K; k++) {
         double s = 0.0;
         for (int t = 0; t < nm; t++) s += V[(size_t) idx[t] * K + k];
         vs[k] = s;
     }
+#endif
 }
 
 #define VSUM_MAX 256   /* the largest K whose variance sums are on the stack */
@@ -797,12 +837,41 @@ BNMF_CLONES static double dot_even(const double *a, const double *b, int np)
 
 /* The vectors other + idx[t] K (K contiguous values each) by coordinate
  * into O (np apart, zero padded): one store per four values. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define BNMF_HAVE_SHUF 1
+#define BNMF_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#endif
+
 BNMF_CLONES static void sub_gather(double *restrict O, int np,
                                    const double *restrict other,
                                    const int *restrict idx, int nm, int K)
 {
     int t = 0;
 #if defined(__GNUC__)
+#if defined(BNMF_HAVE_SHUF)
+    /* four vectors at a time: coordinate k of all four in one store. Two
+     * coordinates at a time are read as pairs, {o0[k], o0[k + 1], o2[k],
+     * o2[k + 1]} and the same of o1 and o3, and interleaved into the two
+     * stores (a 4 x 2 transpose: two shuffles for eight values, where
+     * building each store from four scalars took three) */
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    for (; t + 4 <= nm; t += 4) {
+        const double *o0 = other + (size_t) idx[t] * K, *o1 = other + (size_t) idx[t + 1] * K;
+        const double *o2 = other + (size_t) idx[t + 2] * K, *o3 = other + (size_t) idx[t + 3] * K;
+        double *Ot = O + t;
+        int k = 0;
+        for (; k + 2 <= K; k += 2) {
+            const v2u p0 = *(const v2u *) (o0 + k), p1 = *(const v2u *) (o1 + k);
+            const v2u p2 = *(const v2u *) (o2 + k), p3 = *(const v2u *) (o3 + k);
+            const v4u a = BNMF_SHUF(p0, p2, 0, 1, 2, 3), b = BNMF_SHUF(p1, p3, 0, 1, 2, 3);
+            *(v4u *) (Ot + (size_t) k * np) = BNMF_SHUF(a, b, 0, 4, 2, 6);
+            *(v4u *) (Ot + (size_t) (k + 1) * np) = BNMF_SHUF(a, b, 1, 5, 3, 7);
+        }
+        if (k < K)
+            *(v4u *) (Ot + (size_t) k * np) = (v4u) {o0[k], o1[k], o2[k], o3[k]};
+    }
+#else
     /* four vectors at a time: coordinate k of all four in one store */
     typedef double v4u __attribute__((vector_size(32), aligned(8)));
     for (; t + 4 <= nm; t += 4) {
@@ -811,6 +880,7 @@ BNMF_CLONES static void sub_gather(double *restrict O, int np,
         for (int k = 0; k < K; k++)
             *(v4u *) (O + t + (size_t) k * np) = (v4u) {o0[k], o1[k], o2[k], o3[k]};
     }
+#endif
 #endif
     for (; t < nm; t++) {
         const double *o = other + (size_t) idx[t] * K;

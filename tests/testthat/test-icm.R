@@ -289,7 +289,9 @@ test_that("a masked row updated without its own Gram matrix gets its exact updat
   # coordinate by coordinate, the products r = O' z with the missing
   # entries' vectors O. Reference: the row kernel on G - O O' (VB: less the
   # variances of O on the diagonal) formed here in R. Odd and even numbers
-  # of vectors (the kernel pads them to pairs), one vector, none.
+  # of vectors (the kernel pads them to pairs), one vector, none; K odd and
+  # even, below and above the 32 coordinates the variance sums take a pass
+  # and the K mod 4 they take last.
   cond <- function(G, b, z, lam, tau, rule) {
     .Call(bnmf:::C_cond_rows, G, matrix(b), matrix(z), matrix(lam), c(tau, rule, 0))
   }
@@ -297,7 +299,7 @@ test_that("a masked row updated without its own Gram matrix gets its exact updat
     .Call(bnmf:::C_cond_row_sub, G, O, V, b, z, lam, c(tau, rule))
   }
   set.seed(23)
-  for (K in c(1L, 3L, 20L)) {
+  for (K in c(1L, 2L, 3L, 6L, 20L, 33L, 41L)) {
     n <- 400L
     A <- matrix(rexp(K * n), K)
     Va <- matrix(rexp(K * n, 50), K)
