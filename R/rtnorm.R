@@ -13,9 +13,9 @@
 #' (Botev 2017) when it is finite; rejection from the normal or half-normal
 #' distribution for wide intervals near zero, inversion of the normal CDF for
 #' intervals of moderate width and rejection from the uniform distribution for
-#' narrow ones. Every
-#' branch accepts with probability at least 0.47. In the tails the draw is
-#' returned as an offset from the bound, so that, for example,
+#' narrow ones. Every branch accepts with probability at least 0.47. In the
+#' tails the draw is returned as an offset from the bound, so that, for
+#' example,
 #' `rtnorm(1, mean = -1e6)` has full relative accuracy (about `1e-6`) rather
 #' than being rounded to `0`.
 #'
