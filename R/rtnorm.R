@@ -21,9 +21,9 @@
 #'
 #' All parameters are recycled to length `n`, as in [stats::rnorm()]. The
 #' draws use R's random number generator, so [set.seed()] makes them
-#' reproducible. Only its uniform generator is used (normal variates come
-#' from an exact ziggurat built on it), so `RNGkind(normal.kind =)` does not
-#' change them.
+#' reproducible. Only its uniform generator is used (normal and exponential
+#' variates come from exact ziggurats built on it), so
+#' `RNGkind(normal.kind =)` does not change them.
 #'
 #' @param n Number of draws: a single non-negative whole number, or a vector
 #'   whose length is taken as the number of draws (as in [stats::rnorm()]).

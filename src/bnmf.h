@@ -61,6 +61,35 @@ static inline double bnmf_norm_std(void)
     return bnmf_norm_std_slow(u);
 }
 
+/* ---- exponential.c: exact Exp(1) draws from unif_rand() (ziggurat) ---- */
+
+/** Set up the exponential ziggurat's tables; called once, from R_init_bnmf(). */
+void bnmf_exp_init(void);
+
+/* Its N = BNMF_EN blocks and abscissae x_0..x_N (read only after
+ * bnmf_exp_init()), for the inline fast path below. */
+#define BNMF_EN 256
+extern attribute_hidden double bnmf_ex[BNMF_EN + 1];
+
+/** The draw of bnmf_exp_zig() whose first uniform, times N, is u, when its
+ * fast path does not return (the tail, the wedges, the rejections). */
+double bnmf_exp_zig_slow(double u);
+
+/**
+ * Draw E ~ Exp(1) exactly, using only unif_rand(): the fast path (97.8% of
+ * the draws: one uniform, a look-up, a multiplication; exponential.c,
+ * section 2) inline, the rest in bnmf_exp_zig_slow().
+ */
+static inline double bnmf_exp_zig(void)
+{
+    const double u = unif_rand() * BNMF_EN;
+    const int j0 = (int) u;
+    const int i = j0 & (BNMF_EN - 1);
+    const double x = (u - j0) * bnmf_ex[i];
+    if (x < bnmf_ex[i + 1]) return x;
+    return bnmf_exp_zig_slow(u);
+}
+
 /* ---- truncnorm.c: truncated normal distribution ------------------------ */
 
 /** Draw Z ~ N(0, 1) conditioned on a <= Z <= b (a < b; either may be infinite). */
@@ -91,22 +120,34 @@ static inline double bnmf_std_exp(void)
 /*
  * The offset Y = Z - a >= 0 of Z ~ N(0, 1) | Z >= a, for finite a >
  * BNMF_TN_TAIL (a^2 may overflow): rejection from the exponential proposal
- * a + E / lam, E ~ Exp(1), with Robert (1995)'s rate lam = (a + sqrt(a^2 +
- * 4)) / 2 (lam = a once a >= 1e8, where the two agree to 1e-16), accepting
- * with probability exp(-q), q = (a + E / lam - lam)^2 / 2. The squeezes
- * 1 - q <= exp(-q) <= 1 - q + q^2 / 2 decide most proposals without exp().
- * Acceptance probability lam sqrt(2 pi) Q(a) exp(lam a - lam^2 / 2): 0.85
- * at a = 0.66, 0.88 at a = 1, 0.93 at a = 2, against the Rayleigh
- * proposal's a R(a) (0.52, 0.66, 0.84) that truncnorm.c's branch (T) takes
- * for finite b; lam's square root and division do not wait on the
- * uniforms. truncnorm.c's tail_offset calls it for b = Inf.
+ * a + E / lam, E ~ Exp(1) (bnmf_exp_zig), accepting with probability
+ * exp(-q), q = (a + E / lam - lam)^2 / 2 (exact for any rate lam >= a;
+ * Robert 1995). The squeezes 1 - q <= exp(-q) <= 1 - q + q^2 / 2 decide
+ * most proposals without exp().
+ *   a < 64: Robert's optimal rate lam = (a + s) / 2, s = sqrt(a^2 + 4), and
+ *     1 / lam = (s - a) / 2 without a division ((s + a)(s - a) = 4; the
+ *     cancellation in s - a costs at most 2^-42 relatively below a = 64).
+ *     Acceptance lam sqrt(2 pi) Q(a) exp(lam a - lam^2 / 2): 0.85 at
+ *     a = 0.66, 0.88 at a = 1, 0.93 at a = 2, against the Rayleigh
+ *     proposal's a R(a) (0.52, 0.66, 0.84) that truncnorm.c's branch (T)
+ *     takes for finite b.
+ *   a >= 64: lam = a (acceptance a R(a) > 0.9997).
+ * truncnorm.c's tail_offset calls it for b = Inf.
  */
 static inline double bnmf_tail_offset_inf(double a)
 {
-    const double lam = a < 1e8 ? 0.5 * (a + sqrt(a * a + 4.0)) : a;
-    const double ilam = 1.0 / lam, am = a - lam;
+    double lam, ilam;
+    if (a < 64.0) {
+        const double s = sqrt(a * a + 4.0);
+        lam = 0.5 * (a + s);
+        ilam = 0.5 * (s - a);
+    } else {
+        lam = a;
+        ilam = 1.0 / a;
+    }
+    const double am = a - lam;
     for (;;) {
-        const double y = bnmf_std_exp() * ilam;
+        const double y = bnmf_exp_zig() * ilam;
         const double d = am + y, q = 0.5 * d * d;
         const double u = unif_rand();
         if (u <= 1.0 - q) return y;
@@ -115,17 +156,16 @@ static inline double bnmf_tail_offset_inf(double a)
 }
 
 /**
- * bnmf_rtnorm1(mean, sd, 0, Inf), the conditional of every Gibbs coordinate:
- * the same draws, with its two common cases inline (finite mean, finite
- * sd > 0, a = -mean / sd). For a < 0 (not -0), a is below the tail's
- * threshold and the interval [a, Inf) is wide, so bnmf_rtnorm1 draws
- * N(0, 1) until it is at least a (truncnorm.c, method (W)); for finite
- * a > BNMF_TN_TAIL it takes the tail sampler (T). Both are here; every other
- * case goes to bnmf_rtnorm1.
+ * bnmf_rtnorm1(mean, sd, 0, Inf), the conditional of every Gibbs coordinate,
+ * given a = -mean / sd (however rounded: the caller may have it from a
+ * multiplication by 1 / sd), with its two common cases inline (finite
+ * mean, finite sd > 0). For a < 0 (not -0), a is below the tail's
+ * threshold and the interval [a, Inf) is wide, so it draws N(0, 1) until
+ * it is at least a (truncnorm.c, method (W)); for finite a > BNMF_TN_TAIL
+ * it takes the tail sampler (E). Every other case goes to bnmf_rtnorm1.
  */
-static inline double bnmf_rtnorm_pos(double mean, double sd)
+static inline double bnmf_rtnorm_pos_a(double mean, double sd, double a)
 {
-    const double a = (0.0 - mean) / sd;
     if (isfinite(mean) && sd > 0.0 && isfinite(sd)) {
         if (a < 0.0) {
             double z;
@@ -136,6 +176,13 @@ static inline double bnmf_rtnorm_pos(double mean, double sd)
         if (a > BNMF_TN_TAIL && isfinite(a)) return 0.0 + sd * bnmf_tail_offset_inf(a);
     }
     return bnmf_rtnorm1(mean, sd, 0.0, R_PosInf);
+}
+
+/** bnmf_rtnorm_pos_a with a = (0 - mean) / sd: the draws of
+ * bnmf_rtnorm1(mean, sd, 0, Inf). */
+static inline double bnmf_rtnorm_pos(double mean, double sd)
+{
+    return bnmf_rtnorm_pos_a(mean, sd, (0.0 - mean) / sd);
 }
 
 /**

@@ -283,13 +283,13 @@ typedef double v2d __attribute__((vector_size(16)));
  * mean mu computed (block_step, or two rows at a time): cond_step's mode
  * (ICM), draw (Gibbs, with the block's sd) or moments (VB, with the block's
  * sd and its log). */
-static ALWAYS_INLINE void lane_step(double *zr, double mu, int k, nmf_rule rule,
+static ALWAYS_INLINE void lane_step(double *zr, double mu, double a, int k, nmf_rule rule,
                                      double sd, double *lsd, double *vr, double *er,
                                      double *change)
 {
     double znew;
     if (rule == RULE_MODE) znew = mu > 0.0 ? mu : 0.0;
-    else if (rule == RULE_DRAW) znew = bnmf_rtnorm_pos(mu, sd);
+    else if (rule == RULE_DRAW) znew = bnmf_rtnorm_pos_a(mu, sd, a);
     else tn_pos_vb(mu, sd, lsd, &znew, vr + k, er + k);
     *change += fabs(znew - zr[k]);
     zr[k] = znew;
@@ -314,7 +314,8 @@ static ALWAYS_INLINE void block_step(double *zr, const double *gk, double s, int
     s += gkk * zr[k];
     if (gkk > 0.0) {
         const double mu = (s - lamr[(size_t) k * ls] / tau) / gkk;
-        lane_step(zr, mu, k, rule, sd, lsd, vr, er, change);
+        lane_step(zr, mu, rule == RULE_DRAW ? (0.0 - mu) / sd : 0.0, k, rule, sd, lsd, vr,
+                  er, change);
         return;
     }
     const double znew = cond_step(rule, s, gkk, lamr[(size_t) k * ls], tau, zr[k], vr + k,
@@ -403,14 +404,24 @@ static ALWAYS_INLINE void cond_rows(double *z, const double *G, const double *b,
                         s23 += g2 * zk23;
                         const v2d mu01 = (s01 - l01 / t2) / g2;
                         const v2d mu23 = (s23 - l23 / t2) / g2;
-                        lane_step(z0, mu01[0], k, rule, sd, &lsd, v + (size_t) r0 * K,
-                                  ent + (size_t) r0 * K, change + r0);
-                        lane_step(z1, mu01[1], k, rule, sd, &lsd, v + (size_t) r1 * K,
-                                  ent + (size_t) r1 * K, change + r1);
-                        lane_step(z2, mu23[0], k, rule, sd, &lsd, v + (size_t) r2 * K,
-                                  ent + (size_t) r2 * K, change + r2);
-                        lane_step(z3, mu23[1], k, rule, sd, &lsd, v + (size_t) r3 * K,
-                                  ent + (size_t) r3 * K, change + r3);
+                        /* Gibbs: the draws' a = -mu / sd as -mu sqrt(tau G[k,k]),
+                         * four at once, so that no division waits in the chain
+                         * from a row's mean to its draw */
+                        v2d a01 = {0.0, 0.0}, a23 = a01;
+                        if (rule == RULE_DRAW) {
+                            const double isd = tau * gkk * sd;
+                            const v2d i2 = {isd, isd}, z2v = {0.0, 0.0};
+                            a01 = (z2v - mu01) * i2;
+                            a23 = (z2v - mu23) * i2;
+                        }
+                        lane_step(z0, mu01[0], a01[0], k, rule, sd, &lsd,
+                                  v + (size_t) r0 * K, ent + (size_t) r0 * K, change + r0);
+                        lane_step(z1, mu01[1], a01[1], k, rule, sd, &lsd,
+                                  v + (size_t) r1 * K, ent + (size_t) r1 * K, change + r1);
+                        lane_step(z2, mu23[0], a23[0], k, rule, sd, &lsd,
+                                  v + (size_t) r2 * K, ent + (size_t) r2 * K, change + r2);
+                        lane_step(z3, mu23[1], a23[1], k, rule, sd, &lsd,
+                                  v + (size_t) r3 * K, ent + (size_t) r3 * K, change + r3);
                         zt[4 * k] = z0[k];
                         zt[4 * k + 1] = z1[k];
                         zt[4 * k + 2] = z2[k];

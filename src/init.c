@@ -1,5 +1,6 @@
 /* init.c -- registration table of the .Call routines, and the set-up of the
- * normal generator's tables (normal.c) at load. */
+ * normal and exponential generators' tables (normal.c, exponential.c) at
+ * load. */
 #include "bnmf_call.h"
 #include <R_ext/Rdynload.h>
 
@@ -8,6 +9,8 @@
 static const R_CallMethodDef call_methods[] = {
     CALLDEF(norm_std, 1),
     CALLDEF(norm_table, 0),
+    CALLDEF(exp_std, 1),
+    CALLDEF(exp_table, 0),
     CALLDEF(rtnorm, 5),
     CALLDEF(tn_moments, 2),
     CALLDEF(tn_vb, 2),
@@ -40,4 +43,5 @@ void R_init_bnmf(DllInfo *dll)
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
     bnmf_norm_init();
+    bnmf_exp_init();
 }

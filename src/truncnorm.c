@@ -29,9 +29,11 @@
  *         Acceptance probability >= a R(a) >= 0.52.
  *    (E)  a > A0, b = Inf (the draw of every Gibbs coordinate whose
  *         conditional mean lies more than A0 sd below 0): rejection from the
- *         exponential proposal a + E / lam with Robert (1995)'s rate
- *         lam = (a + sqrt(a^2 + 4)) / 2, accepted with probability
- *         exp(-(a + E / lam - lam)^2 / 2) (bnmf_tail_offset_inf, bnmf.h).
+ *         exponential proposal a + E / lam, accepted with probability
+ *         exp(-(a + E / lam - lam)^2 / 2) (Robert 1995), with his optimal
+ *         rate lam = (a + sqrt(a^2 + 4)) / 2 below a = 64 and lam = a above
+ *         (bnmf_tail_offset_inf, bnmf.h).  E comes from the exponential
+ *         ziggurat (exponential.c: one uniform, no log, 97.8% of the time).
  *         Acceptance 0.85 at a = A0 and more above, where the Rayleigh
  *         proposal's a R(a) is 0.52 at A0 and 0.66 at a = 1; the offset is
  *         E / lam, without cancellation.

@@ -141,12 +141,12 @@ test_that("the one-sided tail [a, Inf) is exact for every a above 0.66", {
   # The draw of every Gibbs coordinate whose conditional mean lies more than
   # 0.66 sd below 0: rejection from an exponential proposal with Robert's
   # rate and two squeezes (bnmf.h). At a just above 0.66 all three ways to
-  # decide (lower squeeze, upper squeeze, exp()) are common; from a = 1e8
+  # decide (lower squeeze, upper squeeze, exp()) are common; from a = 64
   # the rate is a itself; at 1e200, a^2 overflows. Reference: the exact CDF
   # (ptn_ref) up to a = 1e4; beyond, x = u has P(x > u) =
   # exp(-(a u + u^2 / 2)) R(a + u) / R(a), with R(a + u) / R(a) = 1 +
   # O(u / a) = 1 + O(1 / a^2).
-  for (a in c(0.6601, 0.8, 1, 1.5, 2.5, 4, 8, 30, 1e4, 1e9, 1e200)) {
+  for (a in c(0.6601, 0.8, 1, 1.5, 2.5, 4, 8, 30, 63.9, 64, 1e4, 1e9, 1e200)) {
     set.seed(round(1000 * log1p(a)))
     x <- rtnorm(20000, mean = -a, sd = 1)
     expect_true(all(x >= 0), label = paste("a =", a))
