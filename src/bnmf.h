@@ -178,13 +178,6 @@ static inline double bnmf_rtnorm_pos_a(double mean, double sd, double a)
     return bnmf_rtnorm1(mean, sd, 0.0, R_PosInf);
 }
 
-/** bnmf_rtnorm_pos_a with a = (0 - mean) / sd: the draws of
- * bnmf_rtnorm1(mean, sd, 0, Inf). */
-static inline double bnmf_rtnorm_pos(double mean, double sd)
-{
-    return bnmf_rtnorm_pos_a(mean, sd, (0.0 - mean) / sd);
-}
-
 /**
  * log of the upper-tail Mills ratio, log( (1 - Phi(x)) / phi(x) ),
  * accurate for every finite x (including x -> +inf and x -> -inf).

@@ -154,7 +154,7 @@ static ALWAYS_INLINE double cond_step(nmf_rule rule, double s, double gkk, doubl
     if (gkk > 0.0) {
         const double mu = (s - lk / tau) / gkk;
         if (rule == RULE_DRAW) {
-            /* a call, not bnmf_rtnorm_pos: cond_step is inlined where the
+            /* a call, not bnmf_rtnorm_pos_a: cond_step is inlined where the
              * rule is a variable (ICM's and VB's masked rows), and the
              * inline draw's loops would weigh on those kernels */
             znew = bnmf_rtnorm1(mu, 1.0 / sqrt(tau * gkk), 0.0, R_PosInf);
