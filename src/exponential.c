@@ -68,42 +68,22 @@ static double er;              /* r = x_1                                 */
 static double ev;              /* v, the common area of the blocks         */
 static int eready = 0;
 
-/*
- * The abscissae for a trial r: fills x[1..N-1], f[1..N-1] and returns
- * f(x_N) as the recursion gives it, or 2 if it passes 1 before the last
- * block (r too small).  *v receives the block area.
- */
-static double exp_layers(double r, double *v, double *x, double *f)
+static double exp_f(double x)
 {
-    const double a = (r + 1.0) * exp(-r);
-    x[1] = r;
-    f[1] = exp(-r);
-    for (int i = 1; i < EN - 1; i++) {
-        f[i + 1] = f[i] + a / x[i];
-        if (!(f[i + 1] < 1.0)) return 2.0;
-        x[i + 1] = -log(f[i + 1]);
-    }
-    *v = a;
-    return f[EN - 1] + a / x[EN - 1];
+    return exp(-x);
+}
+
+static double exp_finv(double y)
+{
+    return -log(y);
 }
 
 void bnmf_exp_init(void)
 {
-    double lo = 5.0, hi = 10.0, v = 0.0;
-    /* f(x_N) decreases in r: > 1 at r = 5 and < 1 at r = 10 */
-    for (int it = 0; it < 200; it++) {
-        const double mid = 0.5 * (lo + hi);
-        if (!(mid > lo && mid < hi)) break;
-        if (exp_layers(mid, &v, bnmf_ex, ef) > 1.0) lo = mid; else hi = mid;
-    }
-    /* the larger end: f(x_N) <= 1, so every f(x_i) < 1 for i < N */
-    (void) exp_layers(hi, &v, bnmf_ex, ef);
-    er = hi;
-    ev = v;
-    bnmf_ex[0] = v / ef[1];
-    ef[0] = 0.0;
-    bnmf_ex[EN] = 0.0;
-    ef[EN] = 1.0;
+    /* the tail's area, int_r^inf exp(-x) dx, is f(r) itself */
+    const bnmf_zig_shape sh = {exp_f, exp_finv, exp_f};
+    /* f(x_N) > 1 at r = 5 and < 1 at r = 10 */
+    bnmf_zig_build(&sh, EN, 5.0, 10.0, bnmf_ex, ef, &er, &ev);
     eready = 1;
 }
 
@@ -128,46 +108,18 @@ double bnmf_exp_zig_slow(double u)
 
 /* ---- .Call entry points (tests and benchmarks) ------------------------- */
 
+static double exp_draw(void)
+{
+    return bnmf_exp_zig();
+}
+
 SEXP bnmf_exp_std_call(SEXP n_)
 {
-    if ((TYPEOF(n_) != REALSXP && TYPEOF(n_) != INTSXP) || XLENGTH(n_) != 1)
-        Rf_error("`n` must be a single non-negative whole number.");
-    const double dn = Rf_asReal(n_);
-    if (ISNAN(dn) || dn < 0.0 || dn != floor(dn) || dn > (double) R_XLEN_T_MAX)
-        Rf_error("`n` must be a single non-negative whole number.");
-    if (!eready) Rf_error("the exponential generator's tables are not set up.");
-    const R_xlen_t n = (R_xlen_t) dn;
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-    double *po = REAL(out);
-    GetRNGstate();
-    for (R_xlen_t i = 0; i < n; i++) {
-        po[i] = bnmf_exp_zig();
-        if ((i & 0xFFFFF) == 0xFFFFF) {   /* every 2^20 draws */
-            PutRNGstate();
-            R_CheckUserInterrupt();
-            GetRNGstate();
-        }
-    }
-    PutRNGstate();
-    UNPROTECT(1);
-    return out;
+    return bnmf_draws(n_, exp_draw, eready, "exponential");
 }
 
 /* list(r, v, x = x_0..x_N, f = 0, f(x_1), ..., f(x_N) = 1) */
 SEXP bnmf_exp_table_call(void)
 {
-    if (!eready) Rf_error("the exponential generator's tables are not set up.");
-    SEXP v[4];
-    v[0] = PROTECT(Rf_ScalarReal(er));
-    v[1] = PROTECT(Rf_ScalarReal(ev));
-    v[2] = PROTECT(Rf_allocVector(REALSXP, EN + 1));
-    v[3] = PROTECT(Rf_allocVector(REALSXP, EN + 1));
-    for (int i = 0; i <= EN; i++) {
-        REAL(v[2])[i] = bnmf_ex[i];
-        REAL(v[3])[i] = ef[i];
-    }
-    const char *names[] = {"r", "v", "x", "f"};
-    SEXP out = bnmf_named_list(4, names, v);
-    UNPROTECT(4);
-    return out;
+    return bnmf_zig_table(er, ev, bnmf_ex, ef, EN, eready, "exponential");
 }

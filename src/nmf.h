@@ -153,6 +153,18 @@ void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c);
 void bnmf_read_chib_ctrl(SEXP ctrl, chib_ctrl *c);
 void bnmf_read_kl_ctrl(SEXP ctrl, kl_ctrl *c);
 SEXP bnmf_named_list(int n, const char **names, SEXP *values);
+/* normal.c: a ziggurat's table (normal.c and exponential.c), and the
+ * generators' .Call helpers (tests and benchmarks) */
+typedef struct {
+    double (*f)(double);     /* the decreasing density up to a constant, f(0) = 1 */
+    double (*finv)(double);  /* its inverse on (0, 1] */
+    double (*tail)(double);  /* int_r^inf f */
+} bnmf_zig_shape;
+void bnmf_zig_build(const bnmf_zig_shape *sh, int N, double lo, double hi, double *x,
+                    double *fx, double *r, double *v);
+SEXP bnmf_draws(SEXP n_, double (*draw)(void), int ready, const char *what);
+SEXP bnmf_zig_table(double r, double v, const double *x, const double *f, int N,
+                    int ready, const char *what);
 void bnmf_check_factors(const double *W, const double *H, int I, int J, int K);
 
 /* nmf_sweep.c: the half sweeps and moves of Gaussian NMF */

@@ -99,42 +99,71 @@ static double zv;              /* v, the common area of the blocks         */
 static int zready = 0;
 
 /*
- * The abscissae for a trial r: fills x[1..N-1], f[1..N-1] and returns
- * f(x_N) as the recursion gives it, or 2 if it passes 1 before the last
- * block (r too small).  *v receives the block area.
+ * The abscissae of a ziggurat of N blocks under a decreasing f with
+ * f(0) = 1, for a trial r: fills x[1..N-1], fx[1..N-1] and returns f(x_N)
+ * as the recursion gives it, or 2 if it passes 1 before the last block (r
+ * too small).  *v receives the block area r f(r) + tail(r).
  */
-static double norm_layers(double r, double *v, double *x, double *f)
+static double zig_layers(const bnmf_zig_shape *sh, int N, double r, double *v, double *x,
+                         double *fx)
 {
-    const double tail = sqrt(2.0 * M_PI) * pnorm(r, 0.0, 1.0, 0, 0);
-    const double a = r * exp(-0.5 * r * r) + tail;
+    const double tail = sh->tail(r);
+    const double a = r * sh->f(r) + tail;
     x[1] = r;
-    f[1] = exp(-0.5 * r * r);
-    for (int i = 1; i < ZN - 1; i++) {
-        f[i + 1] = f[i] + a / x[i];
-        if (!(f[i + 1] < 1.0)) return 2.0;
-        x[i + 1] = sqrt(-2.0 * log(f[i + 1]));
+    fx[1] = sh->f(r);
+    for (int i = 1; i < N - 1; i++) {
+        fx[i + 1] = fx[i] + a / x[i];
+        if (!(fx[i + 1] < 1.0)) return 2.0;
+        x[i + 1] = sh->finv(fx[i + 1]);
     }
     *v = a;
-    return f[ZN - 1] + a / x[ZN - 1];
+    return fx[N - 1] + a / x[N - 1];
+}
+
+/*
+ * The table of a ziggurat of N blocks (section 1, for the shape sh): r by
+ * bisection on [lo, hi] (f(x_N) > 1 at lo, < 1 at hi) to the last bit,
+ * x[0..N], fx[0..N] with x_0 = v / f(r), fx[0] = 0, x_N = 0, fx[N] = 1.
+ */
+void bnmf_zig_build(const bnmf_zig_shape *sh, int N, double lo, double hi, double *x,
+                    double *fx, double *r, double *v)
+{
+    double a = 0.0;
+    for (int it = 0; it < 200; it++) {
+        const double mid = 0.5 * (lo + hi);
+        if (!(mid > lo && mid < hi)) break;
+        if (zig_layers(sh, N, mid, &a, x, fx) > 1.0) lo = mid; else hi = mid;
+    }
+    /* the larger end: f(x_N) <= 1, so every f(x_i) < 1 for i < N */
+    (void) zig_layers(sh, N, hi, &a, x, fx);
+    *r = hi;
+    *v = a;
+    x[0] = a / fx[1];
+    fx[0] = 0.0;
+    x[N] = 0.0;
+    fx[N] = 1.0;
+}
+
+static double norm_f(double x)
+{
+    return exp(-0.5 * x * x);
+}
+
+static double norm_finv(double y)
+{
+    return sqrt(-2.0 * log(y));
+}
+
+static double norm_tail(double r)
+{
+    return sqrt(2.0 * M_PI) * pnorm(r, 0.0, 1.0, 0, 0);
 }
 
 void bnmf_norm_init(void)
 {
-    double lo = 2.0, hi = 5.0, v = 0.0;
-    /* f(x_N) decreases in r: > 1 at r = 2 and < 1 at r = 5 */
-    for (int it = 0; it < 200; it++) {
-        const double mid = 0.5 * (lo + hi);
-        if (!(mid > lo && mid < hi)) break;
-        if (norm_layers(mid, &v, bnmf_zx, zf) > 1.0) lo = mid; else hi = mid;
-    }
-    /* the larger end: f(x_N) <= 1, so every f(x_i) < 1 for i < N */
-    (void) norm_layers(hi, &v, bnmf_zx, zf);
-    zr = hi;
-    zv = v;
-    bnmf_zx[0] = v / zf[1];
-    zf[0] = 0.0;
-    bnmf_zx[ZN] = 0.0;
-    zf[ZN] = 1.0;
+    const bnmf_zig_shape sh = {norm_f, norm_finv, norm_tail};
+    /* f(x_N) > 1 at r = 2 and < 1 at r = 5 */
+    bnmf_zig_build(&sh, ZN, 2.0, 5.0, bnmf_zx, zf, &zr, &zv);
     zready = 1;
 }
 
@@ -166,20 +195,24 @@ double bnmf_norm_std_slow(double u)
 
 /* ---- .Call entry points (tests and benchmarks) ------------------------- */
 
-SEXP bnmf_norm_std_call(SEXP n_)
+/* n draws of `draw` into a new double vector, the RNG state read and
+ * written back around them and an interrupt check every 2^20 draws: the
+ * .Call entries of the generators (tests and benchmarks). `ready`: whether
+ * the generator's tables are set up. */
+SEXP bnmf_draws(SEXP n_, double (*draw)(void), int ready, const char *what)
 {
     if ((TYPEOF(n_) != REALSXP && TYPEOF(n_) != INTSXP) || XLENGTH(n_) != 1)
         Rf_error("`n` must be a single non-negative whole number.");
     const double dn = Rf_asReal(n_);
     if (ISNAN(dn) || dn < 0.0 || dn != floor(dn) || dn > (double) R_XLEN_T_MAX)
         Rf_error("`n` must be a single non-negative whole number.");
-    if (!zready) Rf_error("the normal generator's tables are not set up.");
+    if (!ready) Rf_error("the %s generator's tables are not set up.", what);
     const R_xlen_t n = (R_xlen_t) dn;
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     double *po = REAL(out);
     GetRNGstate();
     for (R_xlen_t i = 0; i < n; i++) {
-        po[i] = bnmf_norm_std();
+        po[i] = draw();
         if ((i & 0xFFFFF) == 0xFFFFF) {   /* every 2^20 draws */
             PutRNGstate();
             R_CheckUserInterrupt();
@@ -191,21 +224,38 @@ SEXP bnmf_norm_std_call(SEXP n_)
     return out;
 }
 
+/* A ziggurat's table for the tests: list(r, v, x = x_0..x_N, f = f_0..f_N) */
+SEXP bnmf_zig_table(double r, double v, const double *x, const double *f, int N,
+                    int ready, const char *what)
+{
+    if (!ready) Rf_error("the %s generator's tables are not set up.", what);
+    SEXP e[4];
+    e[0] = PROTECT(Rf_ScalarReal(r));
+    e[1] = PROTECT(Rf_ScalarReal(v));
+    e[2] = PROTECT(Rf_allocVector(REALSXP, N + 1));
+    e[3] = PROTECT(Rf_allocVector(REALSXP, N + 1));
+    for (int i = 0; i <= N; i++) {
+        REAL(e[2])[i] = x[i];
+        REAL(e[3])[i] = f[i];
+    }
+    const char *names[] = {"r", "v", "x", "f"};
+    SEXP out = bnmf_named_list(4, names, e);
+    UNPROTECT(4);
+    return out;
+}
+
+static double norm_draw(void)
+{
+    return bnmf_norm_std();
+}
+
+SEXP bnmf_norm_std_call(SEXP n_)
+{
+    return bnmf_draws(n_, norm_draw, zready, "normal");
+}
+
 /* list(r, v, x = x_0..x_N, f = 0, f(x_1), ..., f(x_N) = 1) */
 SEXP bnmf_norm_table_call(void)
 {
-    if (!zready) Rf_error("the normal generator's tables are not set up.");
-    SEXP v[4];
-    v[0] = PROTECT(Rf_ScalarReal(zr));
-    v[1] = PROTECT(Rf_ScalarReal(zv));
-    v[2] = PROTECT(Rf_allocVector(REALSXP, ZN + 1));
-    v[3] = PROTECT(Rf_allocVector(REALSXP, ZN + 1));
-    for (int i = 0; i <= ZN; i++) {
-        REAL(v[2])[i] = bnmf_zx[i];
-        REAL(v[3])[i] = zf[i];
-    }
-    const char *names[] = {"r", "v", "x", "f"};
-    SEXP out = bnmf_named_list(4, names, v);
-    UNPROTECT(4);
-    return out;
+    return bnmf_zig_table(zr, zv, bnmf_zx, zf, ZN, zready, "normal");
 }

@@ -8,22 +8,6 @@
 
 exp_std <- function(n) .Call(C_exp_std, n)
 
-local_rng_kinds <- function(env = parent.frame()) {
-  k <- RNGkind()
-  withr::defer(RNGkind(k[1], k[2], k[3]), envir = env)
-}
-
-# KS p-value; ties are expected (the fast path has 2^32 distinct values) and
-# harmless.
-ks_exp_p <- function(x, cdf = stats::pexp) {
-  withCallingHandlers(
-    stats::ks.test(x, cdf)$p.value,
-    warning = function(w) {
-      if (grepl("ties", conditionMessage(w))) invokeRestart("muffleWarning")
-    }
-  )
-}
-
 # The abscissae r = x_1 > ... > x_255 > x_256 = 0 of the 256-block
 # exponential ziggurat, from the published r (Marsaglia and Tsang 2000) by
 # the recursion f(x_{i+1}) = f(x_i) + v / x_i, independently of the C code.
@@ -40,26 +24,10 @@ exp_zig_ref <- function(r = 7.69711747013104972, N = 256L) {
 }
 
 test_that("the exponential ziggurat's table solves its defining equations", {
-  tb <- .Call(C_exp_table)
-  N <- length(tb$x) - 1L
-  expect_identical(N, 256L)
   # Marsaglia and Tsang (2000), 256 blocks
-  expect_lt(abs(tb$r - 7.69711747013104972), 1e-9)
-  expect_lt(abs(tb$v / 3.949659822581572e-3 - 1), 1e-9)
-  x <- tb$x
-  f <- tb$f
-  expect_identical(x[2], tb$r)
-  expect_identical(x[N + 1], 0)
-  expect_identical(f[c(1, N + 1)], c(0, 1))
-  expect_true(all(diff(x) < 0))
-  expect_equal(f[2:N], exp(-x[2:N]), tolerance = 1e-14)
-  # every block has area v: the base (rectangle and tail), then rectangles
-  base <- tb$r * f[2] + exp(-tb$r)
-  rect <- x[2:N] * (f[3:(N + 1)] - f[2:N])
-  expect_lt(max(abs(c(base, rect) / tb$v - 1)), 1e-12)
-  expect_equal(x[1], tb$v / f[2], tolerance = 1e-15)
-  # the same abscissae as the recursion from the published r
-  expect_lt(max(abs(x[-1] - exp_zig_ref()$x)), 1e-8)
+  expect_zig_table(.Call(C_exp_table), 256L, r = 7.69711747013104972,
+                   v = 3.949659822581572e-3, f = function(x) exp(-x),
+                   tail = function(r) exp(-r), x_ref = exp_zig_ref()$x)
 })
 
 test_that("exponential draws pass a KS test against pexp", {
@@ -68,7 +36,7 @@ test_that("exponential draws pass a KS test against pexp", {
     withr::local_seed(401, .rng_kind = kind)
     e <- exp_std(2e5)
     expect_true(all(e >= 0 & is.finite(e)))
-    expect_gt(ks_exp_p(e), 1e-3, label = paste("KS p-value under", kind))
+    expect_gt(ks_p(e, stats::pexp), 1e-3, label = paste("KS p-value under", kind))
   }
 })
 
@@ -106,7 +74,7 @@ test_that("every layer and the tail of 1e7 exponential draws carry their probabi
     expect_lt(abs(z_score), 4, label = sprintf("z-score of the count beyond %.4g", b))
   }
   # beyond r the draws are r + Exp(1)
-  expect_gt(ks_exp_p(tail - r), 1e-3)
+  expect_gt(ks_p(tail - r, stats::pexp), 1e-3)
 })
 
 test_that("exponential moments agree within Monte Carlo error", {

@@ -11,24 +11,6 @@
 norm_std <- function(n) .Call(C_norm_std, n)
 kinds_at_start <- RNGkind()
 
-# withr restores .Random.seed, but not the RNG kinds when there was no
-# .Random.seed to restore: put the kinds back explicitly as well.
-local_rng_kinds <- function(env = parent.frame()) {
-  k <- RNGkind()
-  withr::defer(RNGkind(k[1], k[2], k[3]), envir = env)
-}
-
-# KS p-value; a few ties are expected (the fast path has 2^32 distinct
-# values, so n draws hold about n^2 / 2^33 tied pairs) and are harmless.
-ks_norm_p <- function(x, cdf = stats::pnorm) {
-  withCallingHandlers(
-    stats::ks.test(x, cdf)$p.value,
-    warning = function(w) {
-      if (grepl("ties", conditionMessage(w))) invokeRestart("muffleWarning")
-    }
-  )
-}
-
 # The abscissae r = x_1 > ... > x_127 > x_128 = 0 of the 128-block ziggurat,
 # computed here from the published r (Marsaglia and Tsang 2000) by the
 # recursion f(x_{i+1}) = f(x_i) + v / x_i, independently of the C code.
@@ -45,26 +27,11 @@ zig_ref <- function(r = 3.442619855899, N = 128L) {
 }
 
 test_that("the ziggurat's table solves its defining equations", {
-  tb <- .Call(C_norm_table)
-  N <- length(tb$x) - 1L
-  expect_identical(N, 128L)
   # Marsaglia and Tsang (2000), 128 blocks
-  expect_lt(abs(tb$r - 3.442619855899), 1e-9)
-  expect_lt(abs(tb$v / 9.91256303526217e-3 - 1), 1e-9)
-  x <- tb$x
-  f <- tb$f
-  expect_identical(x[2], tb$r)
-  expect_identical(x[N + 1], 0)
-  expect_identical(f[c(1, N + 1)], c(0, 1))
-  expect_true(all(diff(x) < 0))
-  expect_equal(f[2:N], exp(-x[2:N]^2 / 2), tolerance = 1e-14)
-  # every block has area v: the base (rectangle and tail), then rectangles
-  base <- tb$r * f[2] + sqrt(2 * pi) * stats::pnorm(tb$r, lower.tail = FALSE)
-  rect <- x[2:N] * (f[3:(N + 1)] - f[2:N])
-  expect_lt(max(abs(c(base, rect) / tb$v - 1)), 1e-12)
-  expect_equal(x[1], tb$v / f[2], tolerance = 1e-15)
-  # the same abscissae as the recursion from the published r
-  expect_lt(max(abs(x[-1] - zig_ref()$x)), 1e-8)
+  expect_zig_table(.Call(C_norm_table), 128L, r = 3.442619855899, v = 9.91256303526217e-3,
+                   f = function(x) exp(-x^2 / 2),
+                   tail = function(r) sqrt(2 * pi) * stats::pnorm(r, lower.tail = FALSE),
+                   x_ref = zig_ref()$x)
 })
 
 test_that("draws pass a KS test against pnorm", {
@@ -72,7 +39,7 @@ test_that("draws pass a KS test against pnorm", {
   for (kind in c("Mersenne-Twister", "L'Ecuyer-CMRG")) {
     withr::local_seed(301, .rng_kind = kind)
     z <- norm_std(2e5)
-    expect_gt(ks_norm_p(z), 1e-3, label = paste("KS p-value under", kind))
+    expect_gt(ks_p(z, stats::pnorm), 1e-3, label = paste("KS p-value under", kind))
   }
 })
 
@@ -115,7 +82,7 @@ test_that("the tail and every layer of 1e7 draws carry their exact probability",
   }
   # the tail values against P(|Z| <= t | |Z| > r), computed on the log scale
   lq <- function(t) stats::pnorm(t, lower.tail = FALSE, log.p = TRUE)
-  expect_gt(ks_norm_p(tail, function(t) -expm1(lq(t) - lq(r))), 1e-3)
+  expect_gt(ks_p(tail, function(t) -expm1(lq(t) - lq(r))), 1e-3)
   expect_true(all(is.finite(tail)))
 })
 

@@ -62,16 +62,6 @@ tn_moments_quad <- function(a) {
   c(mean = e, var = v)
 }
 
-# KS p-value (ties from very narrow intervals are harmless and muffled).
-ks_p <- function(x, cdf) {
-  withCallingHandlers(
-    stats::ks.test(x, cdf)$p.value,
-    warning = function(w) {
-      if (grepl("ties", conditionMessage(w))) invokeRestart("muffleWarning")
-    }
-  )
-}
-
 ks_cases <- list(
   list(mean = -1000, sd = 1, lower = 0, upper = Inf),
   list(mean = 1000, sd = 1, lower = 0, upper = Inf),
