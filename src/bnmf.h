@@ -98,8 +98,8 @@ double bnmf_rtnorm_std(double a, double b);
 /** Draw X ~ N(mean, sd^2) conditioned on lower <= X <= upper (sd > 0). */
 double bnmf_rtnorm1(double mean, double sd, double lower, double upper);
 
-/* The threshold above which a = (lower - mean) / sd takes the tail sampler
- * (truncnorm.c, branch (T)). */
+/* The threshold above which a = (lower - mean) / sd takes a tail sampler
+ * (truncnorm.c, branches (T) and (E)). */
 #define BNMF_TN_TAIL 0.66
 
 /*
