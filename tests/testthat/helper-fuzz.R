@@ -79,6 +79,7 @@ fuzz_templates <- function(name, nargs) {
   switch(name,
     rtnorm = list(list(3, 0, 1, 0, Inf)),
     norm_std = list(list(10)),
+    exp_std = list(list(10)),
     tn_moments = list(list(c(0, 1), 1)),
     tn_vb = list(list(c(-1, 0, 2), 1)),
     tn_logdens = list(list(c(0.5, 1), 0, 1)),
@@ -129,6 +130,10 @@ fuzz_component_values <- function(nm, v) {
   out
 }
 
+# The routines whose first argument is a number of draws: 2^31 of them is a
+# legitimate request (16 GiB of doubles), not a bad value to fuzz with.
+fuzz_counted <- c("rtnorm", "norm_std", "exp_std")
+
 # All the calls: a list of list(label, name, args).
 fuzz_cases <- function(routines = getDLLRegisteredRoutines("bnmf")$.Call) {
   cases <- list()
@@ -148,7 +153,7 @@ fuzz_cases <- function(routines = getDLLRegisteredRoutines("bnmf")$.Call) {
       add(sprintf("%s[%d] valid", nm, t), nm, base)
       for (a in seq_along(base)) {
         for (b in names(bad)) {
-          if (nm %in% c("rtnorm", "norm_std") && a == 1L && b %in% c("huge_int", "over_int")) next
+          if (nm %in% fuzz_counted && a == 1L && b %in% c("huge_int", "over_int")) next
           args <- base
           args[a] <- list(bad[[b]])
           add(sprintf("%s[%d] arg %d = %s", nm, t, a, b), nm, args,
@@ -182,9 +187,9 @@ fuzz_cases <- function(routines = getDLLRegisteredRoutines("bnmf")$.Call) {
             vals <- c("NA_real", "nan", "inf", "minus_Inf", "neg_dbl", "huge_int",
                       "over_int", "huge_dbl")
             # rtnorm(2^31) is a legitimate (if long) request for 2^31 draws
-            # (so is norm_std's); 1e15 draws cannot be allocated and must
-            # give an error.
-            if (nm %in% c("rtnorm", "norm_std") && a == 1L)
+            # (so are norm_std's and exp_std's); 1e15 draws cannot be
+            # allocated and must give an error.
+            if (nm %in% fuzz_counted && a == 1L)
               vals <- c(setdiff(vals, c("huge_int", "over_int")), "not_allocatable")
             for (b in vals) {
               args <- base
