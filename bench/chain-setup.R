@@ -2,8 +2,8 @@
 # (engine_sweeps()), as a fit sets it up: bnmf's automatic exponential rate,
 # a random start, the latent entries at W H when Gibbs augments missing
 # entries. Sourced by the bench scripts that time sweeps directly
-# (sweep-pairs.R, cpu-ratio.R, masked-rows.R). Returns list(state, data,
-# prior).
+# (sweep-pairs.R, cpu-ratio.R, masked-rows.R, sparse-sweep.R,
+# sparse-fixed.R). Returns list(state, data, prior).
 bench_chain <- function(X, K, method, masked, keep_wh = FALSE) {
   I <- nrow(X)
   J <- ncol(X)
@@ -23,4 +23,18 @@ bench_chain <- function(X, K, method, masked, keep_wh = FALSE) {
   state <- bnmf:::new_state(X, data, init$W, init$H, 1, latent, keep_wh = keep_wh,
                             lambda = NULL, vb = vb)
   list(state = state, data = data, prior = prior)
+}
+
+# A sparse I x J dgCMatrix (Matrix) with a share `density` of stored values
+# at random positions: W0 H0 there plus |N(0, 1)| noise (sparse-sweep.R,
+# sparse-fixed.R).
+bench_sparse_x <- function(W0, H0, density) {
+  I <- nrow(W0)
+  J <- ncol(H0)
+  n <- round(density * I * J)
+  pos <- sort(sample.int(I * J, n)) - 1 # 0-based linear positions
+  i <- pos %% I + 1
+  j <- pos %/% I + 1
+  v <- rowSums(W0[i, , drop = FALSE] * t(H0[, j, drop = FALSE])) + abs(rnorm(n))
+  Matrix::sparseMatrix(i = i, j = j, x = v, dims = c(I, J))
 }

@@ -20,10 +20,7 @@ args <- commandArgs(trailingOnly = TRUE)
 
 if (length(args) >= 1L && args[1L] == "--child") {
   # one timing: --child LIB DENSITY SWEEPS
-  suppressPackageStartupMessages({
-    library(bnmf, lib.loc = args[2L])
-    library(Matrix)
-  })
+  suppressPackageStartupMessages(library(bnmf, lib.loc = args[2L]))
   dens <- as.numeric(args[3L])
   ns <- as.integer(args[4L])
   I <- 100000L
@@ -32,14 +29,9 @@ if (length(args) >= 1L && args[1L] == "--child") {
   set.seed(1)
   W0 <- matrix(rexp(I * K), I, K)
   H0 <- matrix(rexp(K * J), K, J)
-  n <- round(dens * I * J)
-  pos <- sort(sample.int(I * J, n)) - 1
-  i <- pos %% I + 1
-  j <- pos %/% I + 1
-  v <- rowSums(W0[i, , drop = FALSE] * t(H0[, j, drop = FALSE])) + abs(rnorm(n))
-  X <- sparseMatrix(i = i, j = j, x = v, dims = c(I, J))
   me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
   source(file.path(dirname(me), "chain-setup.R"))
+  X <- bench_sparse_x(W0, H0, dens)
   ch <- bench_chain(X, K, "gibbs", masked = FALSE)
   run <- function(m) {
     invisible(bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, m, rule = "gibbs",

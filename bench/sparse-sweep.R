@@ -34,25 +34,14 @@ cpu <- function(expr) {
 set.seed(1)
 W0 <- matrix(rexp(I * K), I, K)
 H0 <- matrix(rexp(K * J), K, J)
-make_x <- function(density) {
-  n <- round(density * I * J)
-  pos <- sort(sample.int(I * J, n)) - 1 # 0-based linear positions
-  i <- pos %% I + 1
-  j <- pos %/% I + 1
-  v <- rowSums(W0[i, , drop = FALSE] * t(H0[, j, drop = FALSE])) + abs(rnorm(n))
-  sparseMatrix(i = i, j = j, x = v, dims = c(I, J))
-}
+me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
+source(file.path(dirname(me), "chain-setup.R"))
 make_chain <- function(X) {
-  data <- bnmf:::prepare_data(X, K)
-  mean_x <- data$sum_obs / data$n_obs
-  rate <- sqrt(K / mean_x)
-  prior <- list(lamW = matrix(rate, I, K), lamH = matrix(rate, K, J),
-                alpha = 1, beta = 1, ard = numeric())
-  init <- bnmf:::random_init(I, J, K, mean_x)
-  state <- bnmf:::new_state(X, data, init$W, init$H, 1, numeric(0), keep_wh = FALSE,
-                            lambda = NULL, vb = NULL)
-  run <- function(n) invisible(bnmf:::engine_sweeps(state, data, prior, n, rule = "gibbs",
-                                                    masked = FALSE, accumulate = FALSE))
+  ch <- bench_chain(X, K, "gibbs", masked = FALSE)
+  run <- function(n) {
+    invisible(bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = "gibbs",
+                                   masked = FALSE, accumulate = FALSE))
+  }
   run(2L)
   run
 }
@@ -60,7 +49,7 @@ Wf <- matrix(rexp(I * K), I, K)
 Hf <- matrix(rexp(K * J), K, J)
 res <- list()
 for (dens in densities) {
-  X <- make_x(dens)
+  X <- bench_sparse_x(W0, H0, dens)
   run <- make_chain(X)
   floor_once <- function() cpu({
     a <- X %*% t(Hf)
