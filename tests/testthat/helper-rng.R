@@ -45,3 +45,18 @@ expect_zig_table <- function(tb, N, r, v, f, tail, x_ref) {
   expect_equal(x[1], tb$v / fx[2], tolerance = 1e-15)
   expect_lt(max(abs(x[-1] - x_ref)), 1e-8)
 }
+
+# 10 chunks of 1e6 draws of draw(n) (a ziggurat's values, folded to |z| for
+# the normal), counted in the intervals between the increasing abscissae
+# `edges` (0 = x_N < ... < x_1 = r, the last interval (r, Inf)), and the
+# values beyond r: list(n, counts, tail).
+zig_layer_counts <- function(draw, edges, r, n_chunk = 1e6, chunks = 10L) {
+  counts <- numeric(length(edges))
+  tail <- vector("list", chunks)
+  for (k in seq_len(chunks)) {
+    z <- draw(n_chunk)
+    counts <- counts + tabulate(findInterval(z, edges), nbins = length(edges))
+    tail[[k]] <- z[z > r]
+  }
+  list(n = chunks * n_chunk, counts = counts, tail = unlist(tail))
+}

@@ -47,16 +47,10 @@ test_that("every layer and the tail of 1e7 exponential draws carry their probabi
   withr::local_seed(402, .rng_kind = "Mersenne-Twister")
   r <- 7.69711747013104972
   edges <- rev(exp_zig_ref(r)$x)              # 0 = x_256 < x_255 < ... < x_1 = r
-  n_chunk <- 1e6
-  n <- 10 * n_chunk
-  counts <- numeric(length(edges))
-  tail <- vector("list", 10)
-  for (k in 1:10) {
-    e <- exp_std(n_chunk)
-    counts <- counts + tabulate(findInterval(e, edges), nbins = length(edges))
-    tail[[k]] <- e[e > r]
-  }
-  tail <- unlist(tail)
+  lc <- zig_layer_counts(exp_std, edges, r)
+  n <- lc$n
+  counts <- lc$counts
+  tail <- lc$tail
   # Pearson's statistic over the 256 intervals (the last one is the tail):
   # chi-squared with 255 degrees of freedom.
   p_cell <- diff(stats::pexp(c(edges, Inf)))

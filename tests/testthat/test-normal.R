@@ -50,16 +50,10 @@ test_that("the tail and every layer of 1e7 draws carry their exact probability",
   withr::local_seed(302, .rng_kind = "Mersenne-Twister")
   r <- 3.442619855899
   edges <- rev(zig_ref(r)$x)                  # 0 = x_128 < x_127 < ... < x_1 = r
-  n_chunk <- 1e6
-  n <- 10 * n_chunk
-  counts <- numeric(length(edges))
-  tail <- vector("list", 10)
-  for (k in 1:10) {
-    z <- abs(norm_std(n_chunk))
-    counts <- counts + tabulate(findInterval(z, edges), nbins = length(edges))
-    tail[[k]] <- z[z > r]
-  }
-  tail <- unlist(tail)
+  lc <- zig_layer_counts(function(m) abs(norm_std(m)), edges, r)
+  n <- lc$n
+  counts <- lc$counts
+  tail <- lc$tail
   # Pearson's statistic over the 128 intervals (the last one is the tail):
   # chi-squared with 127 degrees of freedom.  A block boundary 20% off makes
   # its rectangle miss (or wrongly include) a few 1e-4 of the mass, which
