@@ -63,11 +63,14 @@ typedef struct {
                     * nm rounded up to even (zero padded) */
     double *r;     /* nm + 1: r[t] = z' o_t (t < nm), kept current by the
                     * passes */
-    double *osq;   /* K: sum_t o_tk^2 */
-    double *gkk;   /* K: the row's Gram diagonal (VB: with the variances) */
+    double *osq;   /* K: sum_t o_tk^2 (from the first pass of
+                    * bnmf_cond_row_sub) */
+    double *gkk;   /* K: the row's Gram diagonal (VB: with the variances);
+                    * after the gather only the variance sums (VB, else 0),
+                    * the diagonal from the first pass on */
 } cond_sub;
-void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other,
-                          const double *V, const int *idx, int nm, int K);
+void bnmf_cond_sub_gather(cond_sub *cs, const double *other, const double *V,
+                          const int *idx, int nm, int K, const double *z);
 void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
                        int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
                        cond_sub *cs);

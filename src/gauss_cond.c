@@ -819,139 +819,25 @@ static inline int sub_stride(int nm)
     return (nm + 1) & ~1;
 }
 
-/* sum_t a[t] b[t] over np (even) values in eight partial sums, the lanes of
- * two four-value vectors (an addition's latency would otherwise bound the
- * loop), then two at a time. */
-BNMF_CLONES static double dot_even(const double *a, const double *b, int np)
+/* r += a o over np (even) values when a != 0 (o NULL: a must be 0), then
+ * c = o2' r (o2 NULL: 0), in eight partial sums (the lanes of two four-value
+ * vectors: an addition's latency would otherwise bound the loop), then two
+ * at a time, folded as ((s0 + s1) + (s2 + s3)). With sq (a constant where
+ * inlined), *osq = o2' o2 from the same loads in the same partial sums. r is
+ * only read when a = 0. */
+static ALWAYS_INLINE double axpy_dot_loop(double *r, const double *o, double a,
+                                          const double *o2, int np, double *osq,
+                                          const int sq, const int upd)
 {
 #if defined(__GNUC__)
     typedef double v2u __attribute__((vector_size(16), aligned(8)));
     typedef double v4u __attribute__((vector_size(32), aligned(8)));
-    v4u S0 = {0.0, 0.0, 0.0, 0.0}, S1 = S0;
-    int t = 0;
-    for (; t + 8 <= np; t += 8) {
-        S0 += *(const v4u *) (a + t) * *(const v4u *) (b + t);
-        S1 += *(const v4u *) (a + t + 4) * *(const v4u *) (b + t + 4);
-    }
-    v2u s0 = {S0[0], S0[1]}, s1 = {S0[2], S0[3]}, s2 = {S1[0], S1[1]}, s3 = {S1[2], S1[3]};
-    for (; t < np; t += 2) s0 += *(const v2u *) (a + t) * *(const v2u *) (b + t);
-    s0 += s1;
-    s2 += s3;
-    s0 += s2;
-    return s0[0] + s0[1];
-#else
-    double s = 0.0;
-    for (int t = 0; t < np; t++) s += a[t] * b[t];
-    return s;
-#endif
-}
-
-/* The vectors other + idx[t] K (K contiguous values each) by coordinate
- * into O (np apart, zero padded): one store per four values. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
-#define BNMF_HAVE_SHUF 1
-#define BNMF_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#endif
-
-BNMF_CLONES static void sub_gather(double *restrict O, int np,
-                                   const double *restrict other,
-                                   const int *restrict idx, int nm, int K)
-{
-    int t = 0;
-#if defined(__GNUC__)
-#if defined(BNMF_HAVE_SHUF)
-    /* four vectors at a time: coordinate k of all four in one store. Two
-     * coordinates at a time are read as pairs, {o0[k], o0[k + 1], o2[k],
-     * o2[k + 1]} and the same of o1 and o3, and interleaved into the two
-     * stores (a 4 x 2 transpose: two shuffles for eight values, where
-     * building each store from four scalars took three) */
-    typedef double v4u __attribute__((vector_size(32), aligned(8)));
-    typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    for (; t + 4 <= nm; t += 4) {
-        const double *o0 = other + (size_t) idx[t] * K, *o1 = other + (size_t) idx[t + 1] * K;
-        const double *o2 = other + (size_t) idx[t + 2] * K, *o3 = other + (size_t) idx[t + 3] * K;
-        double *Ot = O + t;
-        int k = 0;
-        for (; k + 2 <= K; k += 2) {
-            const v2u p0 = *(const v2u *) (o0 + k), p1 = *(const v2u *) (o1 + k);
-            const v2u p2 = *(const v2u *) (o2 + k), p3 = *(const v2u *) (o3 + k);
-            const v4u a = BNMF_SHUF(p0, p2, 0, 1, 2, 3), b = BNMF_SHUF(p1, p3, 0, 1, 2, 3);
-            *(v4u *) (Ot + (size_t) k * np) = BNMF_SHUF(a, b, 0, 4, 2, 6);
-            *(v4u *) (Ot + (size_t) (k + 1) * np) = BNMF_SHUF(a, b, 1, 5, 3, 7);
-        }
-        if (k < K)
-            *(v4u *) (Ot + (size_t) k * np) = (v4u) {o0[k], o1[k], o2[k], o3[k]};
-    }
-#else
-    /* four vectors at a time: coordinate k of all four in one store */
-    typedef double v4u __attribute__((vector_size(32), aligned(8)));
-    for (; t + 4 <= nm; t += 4) {
-        const double *o0 = other + (size_t) idx[t] * K, *o1 = other + (size_t) idx[t + 1] * K;
-        const double *o2 = other + (size_t) idx[t + 2] * K, *o3 = other + (size_t) idx[t + 3] * K;
-        for (int k = 0; k < K; k++)
-            *(v4u *) (O + t + (size_t) k * np) = (v4u) {o0[k], o1[k], o2[k], o3[k]};
-    }
-#endif
-#endif
-    for (; t < nm; t++) {
-        const double *o = other + (size_t) idx[t] * K;
-        for (int k = 0; k < K; k++) O[t + (size_t) k * np] = o[k];
-    }
-    if (np > nm)
-        for (int k = 0; k < K; k++) O[nm + (size_t) k * np] = 0.0;
-}
-
-/**
- * Gather the terms a row's Gram matrix lacks (bnmf_cond_row_sub): the nm
- * vectors other + idx[t] K (K contiguous values each) by coordinate into
- * cs->O, their sums of squares, and the row's Gram diagonal
- * G_kk - sum_t o_tk^2, VB less the vectors' variances too (laid out as the
- * vectors in V, NULL otherwise; only their sums are needed); clamped at 0
- * like masked_var_diag. cs->O holds K (nm + 1) values.
- */
-void bnmf_cond_sub_gather(cond_sub *cs, const double *G, const double *other,
-                          const double *V, const int *idx, int nm, int K)
-{
-    const int np = sub_stride(nm);
-    cs->nm = nm;
-    sub_gather(cs->O, np, other, idx, nm, K);
-    double *vs = cs->gkk;
-    if (V) sub_var_sums(vs, V, idx, nm, K);
-    else for (int k = 0; k < K; k++) vs[k] = 0.0;
-    for (int k = 0; k < K; k++) {
-        const double *ok = cs->O + (size_t) k * np;
-        cs->osq[k] = dot_even(ok, ok, np);
-        const double d = G[k + (size_t) k * K] - cs->osq[k] - vs[k];
-        cs->gkk[k] = d > 0.0 ? d : 0.0;
-    }
-}
-
-/* r += a o (a != 0), then o2' r (o2 NULL: 0); np even. Eight partial sums,
- * the lanes of two four-value vectors: an addition's latency would
- * otherwise bound the loop. */
-BNMF_CLONES static double sub_axpy_dot(double *r, const double *o, double a,
-                                       const double *o2, int np)
-{
-#if defined(__GNUC__)
-    typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    typedef double v4u __attribute__((vector_size(32), aligned(8)));
-    v4u S0 = {0.0, 0.0, 0.0, 0.0}, S1 = S0;
+    v4u S0 = {0.0, 0.0, 0.0, 0.0}, S1 = S0, Q0 = S0, Q1 = S0;
     const v4u av4 = {a, a, a, a};
     const v2u av = {a, a};
     int t = 0;
-    if (a != 0.0 && o2) {
-        for (; t + 8 <= np; t += 8) {
-            v4u r0 = *(v4u *) (r + t), r1 = *(v4u *) (r + t + 4);
-            r0 += av4 * *(const v4u *) (o + t);
-            r1 += av4 * *(const v4u *) (o + t + 4);
-            *(v4u *) (r + t) = r0;
-            *(v4u *) (r + t + 4) = r1;
-            S0 += *(const v4u *) (o2 + t) * r0;
-            S1 += *(const v4u *) (o2 + t + 4) * r1;
-        }
-    } else if (o2) {
-        return dot_even(o2, r, np);
-    } else if (a != 0.0) {
+    if (!o2) {
+        if (!upd) return 0.0;
         for (; t + 4 <= np; t += 4) {
             v4u r0 = *(v4u *) (r + t);
             r0 += av4 * *(const v4u *) (o + t);
@@ -964,27 +850,184 @@ BNMF_CLONES static double sub_axpy_dot(double *r, const double *o, double a,
         }
         return 0.0;
     }
+    for (; t + 8 <= np; t += 8) {
+        v4u r0 = *(v4u *) (r + t), r1 = *(v4u *) (r + t + 4);
+        if (upd) {
+            r0 += av4 * *(const v4u *) (o + t);
+            r1 += av4 * *(const v4u *) (o + t + 4);
+            *(v4u *) (r + t) = r0;
+            *(v4u *) (r + t + 4) = r1;
+        }
+        const v4u p0 = *(const v4u *) (o2 + t), p1 = *(const v4u *) (o2 + t + 4);
+        S0 += p0 * r0;
+        S1 += p1 * r1;
+        if (sq) {
+            Q0 += p0 * p0;
+            Q1 += p1 * p1;
+        }
+    }
     v2u s0 = {S0[0], S0[1]}, s1 = {S0[2], S0[3]}, s2 = {S1[0], S1[1]}, s3 = {S1[2], S1[3]};
-    if (a != 0.0 && o2) {
-        for (; t < np; t += 2) {
-            v2u r0 = *(v2u *) (r + t);
+    v2u q0 = {Q0[0], Q0[1]}, q1 = {Q0[2], Q0[3]}, q2 = {Q1[0], Q1[1]}, q3 = {Q1[2], Q1[3]};
+    for (; t < np; t += 2) {
+        v2u r0 = *(v2u *) (r + t);
+        if (upd) {
             r0 += av * *(const v2u *) (o + t);
             *(v2u *) (r + t) = r0;
-            s0 += *(const v2u *) (o2 + t) * r0;
         }
+        const v2u p0 = *(const v2u *) (o2 + t);
+        s0 += p0 * r0;
+        if (sq) q0 += p0 * p0;
     }
     s0 += s1;
     s2 += s3;
     s0 += s2;
+    if (sq) {
+        q0 += q1;
+        q2 += q3;
+        q0 += q2;
+        *osq = q0[0] + q0[1];
+    }
     return s0[0] + s0[1];
 #else
-    double c = 0.0;
+    double c = 0.0, q = 0.0;
     for (int t = 0; t < np; t++) {
-        if (a != 0.0) r[t] += a * o[t];
+        if (upd) r[t] += a * o[t];
         if (o2) c += o2[t] * r[t];
+        if (sq && o2) q += o2[t] * o2[t];
     }
+    if (sq) *osq = q;
     return c;
 #endif
+}
+
+/* axpy_dot_loop with the update's test (a != 0) out of its loops */
+static ALWAYS_INLINE double axpy_dot_body(double *r, const double *o, double a,
+                                          const double *o2, int np, double *osq,
+                                          const int sq)
+{
+    return a != 0.0 ? axpy_dot_loop(r, o, a, o2, np, osq, sq, 1)
+                    : axpy_dot_loop(r, o, a, o2, np, osq, sq, 0);
+}
+
+/* sum_t a[t] b[t] over np (even) values, in axpy_dot_body's partial sums */
+BNMF_CLONES static double dot_even(const double *a, const double *b, int np)
+{
+    return axpy_dot_body((double *) b, NULL, 0.0, a, np, NULL, 0);
+}
+
+/* r += a o (a = 0: r unchanged), then o2' r (o2 NULL: 0); np even */
+BNMF_CLONES static double sub_axpy_dot(double *r, const double *o, double a,
+                                       const double *o2, int np)
+{
+    return axpy_dot_body(r, o, a, o2, np, NULL, 0);
+}
+
+/* sub_axpy_dot, and *osq = o2' o2 (o2 not NULL), the value dot_even(o2, o2,
+ * np) gives */
+BNMF_CLONES static double sub_axpy_dot_sq(double *r, const double *o, double a,
+                                          const double *o2, int np, double *osq)
+{
+    return axpy_dot_body(r, o, a, o2, np, osq, 1);
+}
+
+/* The vectors other + idx[t] K (K contiguous values each) by coordinate
+ * into O (np apart, zero padded): one store per four values; and r[t] =
+ * z' o_t, summed over k in order as it is stored (the values of r = 0 and
+ * then r += z_k o_k for k = 0, 1, ...: zero terms add nothing, as the
+ * values are finite), r[nm] = 0 when np > nm. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define BNMF_HAVE_SHUF 1
+#define BNMF_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#endif
+
+BNMF_CLONES static void sub_gather(double *restrict O, int np,
+                                   const double *restrict other,
+                                   const int *restrict idx, int nm, int K,
+                                   const double *restrict z, double *restrict r)
+{
+    int t = 0;
+#if defined(__GNUC__)
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+#if defined(BNMF_HAVE_SHUF)
+    /* four vectors at a time: coordinate k of all four in one store. Two
+     * coordinates at a time are read as pairs, {o0[k], o0[k + 1], o2[k],
+     * o2[k + 1]} and the same of o1 and o3, and interleaved into the two
+     * stores (a 4 x 2 transpose: two shuffles for eight values, where
+     * building each store from four scalars took three) */
+    typedef double v2u __attribute__((vector_size(16), aligned(8)));
+    for (; t + 4 <= nm; t += 4) {
+        const double *o0 = other + (size_t) idx[t] * K, *o1 = other + (size_t) idx[t + 1] * K;
+        const double *o2 = other + (size_t) idx[t + 2] * K, *o3 = other + (size_t) idx[t + 3] * K;
+        double *Ot = O + t;
+        v4u R = {0.0, 0.0, 0.0, 0.0};
+        int k = 0;
+        for (; k + 2 <= K; k += 2) {
+            const v2u p0 = *(const v2u *) (o0 + k), p1 = *(const v2u *) (o1 + k);
+            const v2u p2 = *(const v2u *) (o2 + k), p3 = *(const v2u *) (o3 + k);
+            const v4u a = BNMF_SHUF(p0, p2, 0, 1, 2, 3), b = BNMF_SHUF(p1, p3, 0, 1, 2, 3);
+            const v4u c0 = BNMF_SHUF(a, b, 0, 4, 2, 6), c1 = BNMF_SHUF(a, b, 1, 5, 3, 7);
+            const v4u z0 = {z[k], z[k], z[k], z[k]}, z1 = {z[k + 1], z[k + 1], z[k + 1], z[k + 1]};
+            *(v4u *) (Ot + (size_t) k * np) = c0;
+            *(v4u *) (Ot + (size_t) (k + 1) * np) = c1;
+            R += z0 * c0;
+            R += z1 * c1;
+        }
+        if (k < K) {
+            const v4u c0 = {o0[k], o1[k], o2[k], o3[k]}, z0 = {z[k], z[k], z[k], z[k]};
+            *(v4u *) (Ot + (size_t) k * np) = c0;
+            R += z0 * c0;
+        }
+        *(v4u *) (r + t) = R;
+    }
+#else
+    /* four vectors at a time: coordinate k of all four in one store */
+    for (; t + 4 <= nm; t += 4) {
+        const double *o0 = other + (size_t) idx[t] * K, *o1 = other + (size_t) idx[t + 1] * K;
+        const double *o2 = other + (size_t) idx[t + 2] * K, *o3 = other + (size_t) idx[t + 3] * K;
+        v4u R = {0.0, 0.0, 0.0, 0.0};
+        for (int k = 0; k < K; k++) {
+            const v4u c0 = {o0[k], o1[k], o2[k], o3[k]}, z0 = {z[k], z[k], z[k], z[k]};
+            *(v4u *) (O + t + (size_t) k * np) = c0;
+            R += z0 * c0;
+        }
+        *(v4u *) (r + t) = R;
+    }
+#endif
+#endif
+    for (; t < nm; t++) {
+        const double *o = other + (size_t) idx[t] * K;
+        double s = 0.0;
+        for (int k = 0; k < K; k++) {
+            O[t + (size_t) k * np] = o[k];
+            s += z[k] * o[k];
+        }
+        r[t] = s;
+    }
+    if (np > nm) {
+        for (int k = 0; k < K; k++) O[nm + (size_t) k * np] = 0.0;
+        r[nm] = 0.0;
+    }
+}
+
+/**
+ * Gather the terms a row's Gram matrix lacks (bnmf_cond_row_sub): the nm
+ * vectors other + idx[t] K (K contiguous values each) by coordinate into
+ * cs->O, r_t = z' o_t into cs->r for the row's current values z, and VB
+ * the sums of the vectors' variances (laid out as the vectors in V, NULL
+ * otherwise) into cs->gkk. The first pass of bnmf_cond_row_sub completes
+ * cs->osq (the vectors' sums of squares) and cs->gkk (the row's Gram
+ * diagonal G_kk - sum_t o_tk^2, VB less the variances; clamped at 0 like
+ * masked_var_diag) as it reaches each coordinate. cs->O holds K (nm + 1)
+ * values.
+ */
+void bnmf_cond_sub_gather(cond_sub *cs, const double *other, const double *V,
+                          const int *idx, int nm, int K, const double *z)
+{
+    const int np = sub_stride(nm);
+    cs->nm = nm;
+    sub_gather(cs->O, np, other, idx, nm, K, z, cs->r);
+    if (V) sub_var_sums(cs->gkk, V, idx, nm, K);
+    else for (int k = 0; k < K; k++) cs->gkk[k] = 0.0;
 }
 
 /* sum_l g[l] z[l] over K values in four partial sums, sum l = 0, 1, 2, 3
@@ -1010,19 +1053,37 @@ static inline double gz_four(const double *g, const double *z, int K)
     return (g0 + g1) + (g2 + g3);
 }
 
+/* cs->osq[k] = q, and cs->gkk[k] (holding the variance sum) the row's Gram
+ * diagonal G_kk - q - the variance sum, clamped at 0 */
+static inline void sub_diag(cond_sub *cs, const double *G, int k, int K, double q)
+{
+    cs->osq[k] = q;
+    const double d = G[k + (size_t) k * K] - q - cs->gkk[k];
+    cs->gkk[k] = d > 0.0 ? d : 0.0;
+}
+
 /* One pass of bnmf_cond_row_sub: bnmf_cond_row_pass on the full G, each
  * coordinate's sum corrected by the gathered vectors,
  *   s_k = b_k - sum_{l != k} G_kl z_l + sum_t o_tk (r_t - o_tk z_k),
  * and r_t = z' o_t moved along with z_k (in the same loop as the next
- * coordinate's sum). */
+ * coordinate's sum). The first pass (first = 1) also sums each
+ * coordinate's squares, from the loads of its sum, just before it needs
+ * them (sub_diag). */
 BNMF_CLONES static double cond_row_sub_pass(double *z, const double *G, const double *b,
                                 const double *lam, int ls, double tau, int K,
-                                nmf_rule rule, double *v, double *ent, cond_sub *cs)
+                                nmf_rule rule, double *v, double *ent, cond_sub *cs,
+                                int first)
 {
     const int np = sub_stride(cs->nm);
     double *r = cs->r;
-    double change = 0.0;
-    double c = sub_axpy_dot(r, cs->O, 0.0, cs->O, np);
+    double change = 0.0, q = 0.0;
+    double c;
+    if (first) {
+        c = sub_axpy_dot_sq(r, NULL, 0.0, cs->O, np, &q);
+        sub_diag(cs, G, 0, K, q);
+    } else {
+        c = dot_even(cs->O, r, np);
+    }
     for (int k = 0; k < K; k++) {
         const double *gk = G + (size_t) k * K, *ok = cs->O + (size_t) k * np;
         /* (G z)_k in four partial sums (one chain of K would wait on each
@@ -1033,7 +1094,12 @@ BNMF_CLONES static double cond_row_sub_pass(double *z, const double *G, const do
         const double znew = cond_step(rule, s, cs->gkk[k], lam[(size_t) k * ls], tau, z[k],
                                       v + k, ent + k);
         const double dz = znew - z[k];
-        c = sub_axpy_dot(r, ok, dz, k + 1 < K ? ok + np : NULL, np);
+        if (first && k + 1 < K) {
+            c = sub_axpy_dot_sq(r, ok, dz, ok + np, np, &q);
+            sub_diag(cs, G, k + 1, K, q);
+        } else {
+            c = sub_axpy_dot(r, ok, dz, k + 1 < K ? ok + np : NULL, np);
+        }
         change += fabs(dz);
         z[k] = znew;
     }
@@ -1042,24 +1108,22 @@ BNMF_CLONES static double cond_row_sub_pass(double *z, const double *G, const do
 
 /**
  * bnmf_cond_row() for ICM or VB (all K coordinates) on a row whose Gram
- * matrix is G less the terms gathered in cs (bnmf_cond_sub_gather), without
- * forming that matrix: a pass costs about 2 K multiply-adds per gathered
- * vector where forming the matrix costs K (K + 1) / 2. The same passes as
- * bnmf_cond_row (ICM: until the row stops moving, at most ICM_MAX_PASSES);
- * the same values up to rounding. On return cs->r holds z' o_t.
+ * matrix is G less the terms gathered in cs (bnmf_cond_sub_gather, for the
+ * row's current z), without forming that matrix: a pass costs about 2 K
+ * multiply-adds per gathered vector where forming the matrix costs
+ * K (K + 1) / 2. The same passes as bnmf_cond_row (ICM: until the row stops
+ * moving, at most ICM_MAX_PASSES); the same values up to rounding. On
+ * return cs->r holds z' o_t, cs->osq and cs->gkk the row's sums of squares
+ * and Gram diagonal.
  */
 void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double *lam,
                        int ls, double tau, int K, nmf_rule rule, double *v, double *ent,
                        cond_sub *cs)
 {
-    const int np = sub_stride(cs->nm);
-    for (int t = 0; t < np; t++) cs->r[t] = 0.0;
-    for (int k = 0; k < K; k++)
-        sub_axpy_dot(cs->r, cs->O + (size_t) k * np, z[k], NULL, np);
-    double change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
+    double change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs, 1);
     if (rule != RULE_MODE) return;
     for (int pass = 1; pass < ICM_MAX_PASSES && icm_row_moves(z, K, change); pass++)
-        change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs);
+        change = cond_row_sub_pass(z, G, b, lam, ls, tau, K, rule, v, ent, cs, 0);
 }
 
 /**
@@ -1231,10 +1295,10 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
     SET_VECTOR_ELT(out, 3, rr);
     SET_VECTOR_ELT(out, 4, gkk);
     for (int k = 0; k < K; k++) REAL(v)[k] = REAL(ent)[k] = 0.0;
-    bnmf_cond_sub_gather(&cs, REAL(G), REAL(O), has_v ? REAL(V) : NULL, idx, nm, K);
-    memcpy(REAL(gkk), cs.gkk, sizeof(double) * K);
+    bnmf_cond_sub_gather(&cs, REAL(O), has_v ? REAL(V) : NULL, idx, nm, K, REAL(z));
     bnmf_cond_row_sub(REAL(z), REAL(G), REAL(B), REAL(L), 1, tau, K, (nmf_rule) r, REAL(v),
                       REAL(ent), &cs);
+    memcpy(REAL(gkk), cs.gkk, sizeof(double) * K);
     if (nm > 0) memcpy(REAL(rr), cs.r, sizeof(double) * nm);
     UNPROTECT(6);
     return out;

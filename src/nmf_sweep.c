@@ -272,7 +272,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
             ws->brow[k] = rows ? ws->Wt[k + (size_t) i * K] : ws->D[i + (size_t) k * I];
         }
         if (sub) {
-            bnmf_cond_sub_gather(&ws->sub, ws->G, H, vb ? vb->Hvar : NULL, mi, nmi, K);
+            bnmf_cond_sub_gather(&ws->sub, H, vb ? vb->Hvar : NULL, mi, nmi, K, ws->zrow);
             bnmf_cond_row_sub(ws->zrow, ws->G, ws->brow, pr->lamW + i, I, tau, K, rule,
                               ws->vrow, ws->erow, &ws->sub);
         } else {
@@ -348,7 +348,7 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
             /* without the column's own Gram matrix: its terms of the SSE
              * from the full one, less sum_i (w_i' h_j)^2 over the missing i
              * (the passes leave w_i' h_j in ws->sub.r) */
-            bnmf_cond_sub_gather(&ws->sub, ws->G, ws->Wt, Wv, mj, nmj, K);
+            bnmf_cond_sub_gather(&ws->sub, ws->Wt, Wv, mj, nmj, K, hj);
             bnmf_cond_row_sub(hj, ws->G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
                               vb ? vb->Hvar + (size_t) j * K : ws->vrow,
                               vb ? vb->Hent + (size_t) j * K : ws->erow, &ws->sub);
