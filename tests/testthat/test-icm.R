@@ -289,7 +289,8 @@ test_that("a masked row updated without its own Gram matrix gets its exact updat
   # coordinate by coordinate, the products r = O' z with the missing
   # entries' vectors O. Reference: the row kernel on G - O O' (VB: less the
   # variances of O on the diagonal) formed here in R. Odd and even numbers
-  # of vectors (the kernel pads them to pairs), one vector, none; K odd and
+  # of vectors (the kernel pads them to pairs), one vector, none, and 13
+  # (the gather takes eight, then four, then one at a time); K odd and
   # even, below and above the 32 coordinates the variance sums take a pass
   # and the K mod 4 they take last.
   cond <- function(G, b, z, lam, tau, rule) {
@@ -303,7 +304,7 @@ test_that("a masked row updated without its own Gram matrix gets its exact updat
     n <- 400L
     A <- matrix(rexp(K * n), K)
     Va <- matrix(rexp(K * n, 50), K)
-    for (nm in c(0L, 1L, 2L, 7L, 200L)) {
+    for (nm in c(0L, 1L, 2L, 7L, 13L, 200L)) {
       miss <- sort(sample(n, nm))
       O <- A[, miss, drop = FALSE]
       Vm <- Va[, miss, drop = FALSE]
