@@ -24,6 +24,7 @@ kinds <- list(
     list(method = "gibbs", miss = 0, acc = TRUE, wh_thin = 4L, n = 1200L),
   "Gibbs, 20% missing" = list(method = "gibbs", miss = 0.2, acc = FALSE, n = 800L),
   "ICM, complete data" = list(method = "icm", miss = 0, acc = FALSE, n = 1500L),
+  "ICM, 20% missing (masked)" = list(method = "icm", miss = 0.2, acc = FALSE, n = 400L),
   "VB, complete data" = list(method = "vb", miss = 0, acc = FALSE, n = 1500L),
   "VB, 20% missing (masked)" = list(method = "vb", miss = 0.2, acc = FALSE, n = 400L)
 )
