@@ -944,22 +944,16 @@ BNMF_CLONES static double sub_axpy_dot_sq(double *r, const double *o, double a,
 typedef double gat_v4 __attribute__((vector_size(32), aligned(8)));
 typedef double gat_v2 __attribute__((vector_size(16), aligned(8)));
 
-/* The four vectors other + idx[0..3] K that a group of the gather stores */
-typedef struct {
-    const double *o0, *o1, *o2, *o3;
-} gat_four;
-
-static ALWAYS_INLINE gat_four gather_four(const double *other, const int *idx, int K)
-{
-    return (gat_four) {other + (size_t) idx[0] * K, other + (size_t) idx[1] * K,
-                       other + (size_t) idx[2] * K, other + (size_t) idx[3] * K};
-}
-
-/* Coordinate k of the four vectors into Ot[k np], and *R += z_k times it */
-static ALWAYS_INLINE void gather_one(double *restrict Ot, int np, gat_four f, int k,
+/* Coordinate k of the four vectors other + idx[0..3] K into Ot[k np], and
+ * *R += z_k times it */
+static ALWAYS_INLINE void gather_one(double *restrict Ot, int np,
+                                     const double *restrict other,
+                                     const int *restrict idx, int K, int k,
                                      const double *restrict z, gat_v4 *R)
 {
-    const gat_v4 c0 = {f.o0[k], f.o1[k], f.o2[k], f.o3[k]}, z0 = {z[k], z[k], z[k], z[k]};
+    const double *o0 = other + (size_t) idx[0] * K, *o1 = other + (size_t) idx[1] * K;
+    const double *o2 = other + (size_t) idx[2] * K, *o3 = other + (size_t) idx[3] * K;
+    const gat_v4 c0 = {o0[k], o1[k], o2[k], o3[k]}, z0 = {z[k], z[k], z[k], z[k]};
     *(gat_v4 *) (Ot + (size_t) k * np) = c0;
     *R += z0 * c0;
 }
@@ -969,11 +963,15 @@ static ALWAYS_INLINE void gather_one(double *restrict Ot, int np, gat_four f, in
  * o2[k], o2[k + 1]} and the same of o1 and o3, and interleaved into the two
  * stores (a 4 x 2 transpose: two shuffles for eight values, where building
  * each store from four scalars took three) */
-static ALWAYS_INLINE void gather_pair(double *restrict Ot, int np, gat_four f, int k,
+static ALWAYS_INLINE void gather_pair(double *restrict Ot, int np,
+                                      const double *restrict other,
+                                      const int *restrict idx, int K, int k,
                                       const double *restrict z, gat_v4 *R)
 {
-    const gat_v2 p0 = *(const gat_v2 *) (f.o0 + k), p1 = *(const gat_v2 *) (f.o1 + k);
-    const gat_v2 p2 = *(const gat_v2 *) (f.o2 + k), p3 = *(const gat_v2 *) (f.o3 + k);
+    const double *o0 = other + (size_t) idx[0] * K, *o1 = other + (size_t) idx[1] * K;
+    const double *o2 = other + (size_t) idx[2] * K, *o3 = other + (size_t) idx[3] * K;
+    const gat_v2 p0 = *(const gat_v2 *) (o0 + k), p1 = *(const gat_v2 *) (o1 + k);
+    const gat_v2 p2 = *(const gat_v2 *) (o2 + k), p3 = *(const gat_v2 *) (o3 + k);
     const gat_v4 a = BNMF_SHUF(p0, p2, 0, 1, 2, 3), b = BNMF_SHUF(p1, p3, 0, 1, 2, 3);
     const gat_v4 c0 = BNMF_SHUF(a, b, 0, 4, 2, 6), c1 = BNMF_SHUF(a, b, 1, 5, 3, 7);
     const gat_v4 z0 = {z[k], z[k], z[k], z[k]}, z1 = {z[k + 1], z[k + 1], z[k + 1], z[k + 1]};
@@ -999,35 +997,31 @@ BNMF_CLONES static void sub_gather(double *restrict O, int np,
     for (; t + 8 <= nm; t += 8) {
         /* two groups of four side by side: the sums of r, k after k, are
          * two chains instead of one */
-        const gat_four fa = gather_four(other, idx + t, K);
-        const gat_four fb = gather_four(other, idx + t + 4, K);
         v4u RA = {0.0, 0.0, 0.0, 0.0}, RB = RA;
         int k = 0;
         for (; k + 2 <= K; k += 2) {
-            gather_pair(O + t, np, fa, k, z, &RA);
-            gather_pair(O + t + 4, np, fb, k, z, &RB);
+            gather_pair(O + t, np, other, idx + t, K, k, z, &RA);
+            gather_pair(O + t + 4, np, other, idx + t + 4, K, k, z, &RB);
         }
         if (k < K) {
-            gather_one(O + t, np, fa, k, z, &RA);
-            gather_one(O + t + 4, np, fb, k, z, &RB);
+            gather_one(O + t, np, other, idx + t, K, k, z, &RA);
+            gather_one(O + t + 4, np, other, idx + t + 4, K, k, z, &RB);
         }
         *(v4u *) (r + t) = RA;
         *(v4u *) (r + t + 4) = RB;
     }
     for (; t + 4 <= nm; t += 4) {
-        const gat_four f = gather_four(other, idx + t, K);
         v4u R = {0.0, 0.0, 0.0, 0.0};
         int k = 0;
-        for (; k + 2 <= K; k += 2) gather_pair(O + t, np, f, k, z, &R);
-        if (k < K) gather_one(O + t, np, f, k, z, &R);
+        for (; k + 2 <= K; k += 2) gather_pair(O + t, np, other, idx + t, K, k, z, &R);
+        if (k < K) gather_one(O + t, np, other, idx + t, K, k, z, &R);
         *(v4u *) (r + t) = R;
     }
 #else
     /* four vectors at a time: coordinate k of all four in one store */
     for (; t + 4 <= nm; t += 4) {
-        const gat_four f = gather_four(other, idx + t, K);
         v4u R = {0.0, 0.0, 0.0, 0.0};
-        for (int k = 0; k < K; k++) gather_one(O + t, np, f, k, z, &R);
+        for (int k = 0; k < K; k++) gather_one(O + t, np, other, idx + t, K, k, z, &R);
         *(v4u *) (r + t) = R;
     }
 #endif
