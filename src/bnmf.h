@@ -211,6 +211,14 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd);
  * (no FMA contraction), so both clones give the same bits
  * (tools/check-clones.sh compares them with a build without the clone,
  * -DBNMF_NO_CLONES). */
+/* A helper inlined into each clone of its caller (so compiled for the
+ * clone's target) */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) && \
     defined(__linux__) && defined(__GLIBC__) && !defined(BNMF_NO_CLONES)
 #define BNMF_CLONES __attribute__((target_clones("avx2", "default")))

@@ -51,11 +51,6 @@
  * @param mu, sd  location and scale of the untruncated normal (sd > 0)
  * @param m1, var, ent  receive the mean, variance and entropy
  */
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
 
 /* log(sd), from the cache *lsd when there is one (filled on first use) */
 static ALWAYS_INLINE double log_sd(double sd, double *lsd)

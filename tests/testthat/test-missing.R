@@ -90,3 +90,25 @@ test_that("the masked Gram kernel equals crossprod() for every shape it blocks d
   }
   expect_error(gram_update(diag(2), matrix(1, 2, 3), 4L, 1), "outside")
 })
+
+test_that("the Gram kernel of a factor's columns equals crossprod() for every shape", {
+  # bnmf_gram_cols() (W'W for the H update of every sweep) runs blocks of
+  # two by four columns down chunks of 256 rows, then adds the last I mod 4
+  # rows one at a time: no rows, fewer than four, every remainder mod 4,
+  # one chunk and several; K odd and even, below and above the block sizes.
+  gram_cols <- function(W) .Call(bnmf:::C_gram_cols, W)
+  set.seed(37)
+  for (K in c(0L, 1L, 2L, 3L, 5L, 8L, 11L, 20L, 33L)) {
+    for (I in c(0L, 1L, 3L, 4L, 6L, 257L, 1023L, 1026L)) {
+      W <- matrix(rexp(I * K), I, K)
+      W[sample(length(W), length(W) %/% 3)] <- 0
+      ref <- crossprod(W)
+      got <- gram_cols(W)
+      lab <- sprintf("I = %d, K = %d", I, K)
+      expect_identical(dim(got), c(K, K), label = lab)
+      expect_lt(max(abs(got - ref), 0), 1e-13 * max(abs(ref), 1), label = lab)
+      expect_identical(got, t(got), label = lab)
+    }
+  }
+  expect_error(gram_cols(1:3), "`W` must be a double matrix")
+})
