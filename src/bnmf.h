@@ -202,15 +202,6 @@ void bnmf_logq_hazard(double a, double *lq, double *lam);
 /** log density at x >= 0 of N(mean, sd^2) truncated to [0, inf). */
 double bnmf_tn_pos_logdens(double x, double mean, double sd);
 
-/* The loops over missing entries (bnmf_cond_row_sub, bnmf_gram_update in
- * gauss_cond.c) run on four-value vectors (GCC's vector extension): pairs
- * of SSE2 operations in the default build, one AVX2 operation each in the
- * AVX2 clone that BNMF_CLONES adds on x86-64 Linux with glibc (chosen once,
- * at load, by the processor; no -march flag). Every lane computes the same
- * sums in the same order either way and the clone's target is "avx2" alone
- * (no FMA contraction), so both clones give the same bits
- * (tools/check-clones.sh compares them with a build without the clone,
- * -DBNMF_NO_CLONES). */
 /* A helper inlined into each clone of its caller (so compiled for the
  * clone's target) */
 #if defined(__GNUC__)
@@ -219,6 +210,16 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd);
 #define ALWAYS_INLINE inline
 #endif
 
+/* The loops over missing entries (bnmf_cond_row_sub, bnmf_gram_update in
+ * gauss_cond.c) and W'W (bnmf_gram_cols, linalg.c) run on four-value
+ * vectors (GCC's vector extension): pairs of SSE2 operations in the default
+ * build, one AVX2 operation each in the AVX2 clone that BNMF_CLONES adds on
+ * x86-64 Linux with glibc (chosen once, at load, by the processor; no -march
+ * flag). Every lane computes the same
+ * sums in the same order either way and the clone's target is "avx2" alone
+ * (no FMA contraction), so both clones give the same bits
+ * (tools/check-clones.sh compares them with a build without the clone,
+ * -DBNMF_NO_CLONES). */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) && \
     defined(__linux__) && defined(__GLIBC__) && !defined(BNMF_NO_CLONES)
 #define BNMF_CLONES __attribute__((target_clones("avx2", "default")))
