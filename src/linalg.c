@@ -23,23 +23,16 @@ void bnmf_symmetrise(double *G, int K)
             G[a + (size_t) b * K] = G[b + (size_t) a * K];
 }
 
-/* G = Z Z' (trans "N", Z is K x n) or Z' Z (trans "T", Z is n x K). */
-static void gram(const double *Z, int K, int n, const char *trans, double *G)
+/** G = H H' for H of size K x J (column-major), by dsyrk. */
+void bnmf_gram_rows(const double *H, int K, int J, double *G)
 {
     const double one = 1.0, zero = 0.0;
-    const int ld = (*trans == 'N') ? K : n;
-    if (n == 0) {
+    if (J == 0) {
         for (int i = 0; i < K * K; i++) G[i] = 0.0;
         return;
     }
-    F77_CALL(dsyrk)("U", trans, &K, &n, &one, Z, &ld, &zero, G, &K FCONE FCONE);
+    F77_CALL(dsyrk)("U", "N", &K, &J, &one, H, &K, &zero, G, &K FCONE FCONE);
     bnmf_symmetrise(G, K);
-}
-
-/** G = H H' for H of size K x J (column-major). */
-void bnmf_gram_rows(const double *H, int K, int J, double *G)
-{
-    gram(H, K, J, "N", G);
 }
 
 #define GRAM_CHUNK 256 /* rows of W a pass of gram_cols_blocks takes (a multiple of 4) */
