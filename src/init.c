@@ -19,6 +19,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(wh_entries, 4),
     CALLDEF(gram_update, 4),
     CALLDEF(gram_cols, 1),
+    CALLDEF(sparse_products, 4),
     CALLDEF(cond_rows, 5),
     CALLDEF(cond_row_sub, 7),
     CALLDEF(nmf_kl, 3),

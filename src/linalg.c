@@ -159,33 +159,97 @@ void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
     }
 }
 
+/*
+ * The sparse products below visit the stored values column by column, each
+ * reading or updating K contiguous values of an I-row array (the product
+ * X H', or W') at the value's row: at random rows of an array of I K
+ * doubles, 8 MB at I = 100,000, K = 10, where each stored value missed the
+ * L2 cache. They take the rows in blocks of SPARSE_BLOCK_BYTES of that
+ * array (a cursor per column keeps where each column's values reached:
+ * their row indices ascend), so that one block's rows stay in the L2 cache
+ * while every column adds its values there. Each entry of the result still
+ * gets its terms in the same order (by column, then by row), so the numbers
+ * do not depend on the blocks.
+ */
+#define SPARSE_BLOCK_BYTES (128 * 1024)
+
+/* The rows per block for an I-row array of K doubles a row: I (one block)
+ * when the array fits a block, or when the blocks' visits to all J columns
+ * would cost more than a quarter of the nnz stored values' work */
+static int sparse_block_rows(int I, int J, int K, R_xlen_t nnz)
+{
+    const double bytes = (double) I * K * sizeof(double);
+    double nb = ceil(bytes / SPARSE_BLOCK_BYTES);
+    const double cap = floor((double) nnz / (4.0 * (J > 0 ? J : 1)));
+    if (nb > cap) nb = cap;
+    if (nb <= 1.0) return I;
+    return (int) ceil(I / nb);
+}
+
+/* One block of rows [.., r1) for bnmf_x_ht_rows: every column's values in
+ * the block, from cur[j] on, into Dt; cur[j] moves past them */
+static void x_ht_block(const nmf_data *d, const double *x, const double *H, double *Dt,
+                       int *cur, int r1)
+{
+    const int J = d->J, K = d->K;
+    for (int j = 0; j < J; j++) {
+        const double *hj = H + (size_t) j * K;
+        const int end = d->xp[j + 1];
+        int p = cur[j];
+        for (; p < end && d->xi[p] < r1; p++) {
+            const double v = x[p];
+            double *di = Dt + (size_t) d->xi[p] * K;
+            for (int k = 0; k < K; k++) di[k] += v * hj[k];
+        }
+        cur[j] = p;
+    }
+}
+
 /**
  * Dt = (X H')' = H X' (K x I, row i of X H' in K contiguous values) for
  * sparse CSC X, H K x J. Each stored value adds v h_j to one row of K
  * contiguous values: writing X H' column-major instead puts the K terms of a
  * stored value I doubles apart, one cache line each, and for large I these
- * misses were most of the product's time.
+ * misses were most of the product's time. The rows go in blocks
+ * (sparse_block_rows); `cur` is J ints of scratch.
  */
-void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt)
+void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt,
+                    int *cur)
 {
     const int I = d->I, J = d->J, K = d->K;
     for (size_t n = 0; n < (size_t) I * K; n++) Dt[n] = 0.0;
+    const int B = sparse_block_rows(I, J, K, d->nx);
+    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
+    for (int r0 = 0; r0 < I; r0 += B) x_ht_block(d, x, H, Dt, cur, I - r0 > B ? r0 + B : I);
+}
+
+/* One block of rows [.., r1) for bnmf_wt_x's sparse case: as x_ht_block,
+ * every column's values in the block, f_j += v w_i */
+static void wt_x_block(const nmf_data *d, const double *x, const double *Wt, double *F,
+                       int *cur, int r1)
+{
+    const int J = d->J, K = d->K;
     for (int j = 0; j < J; j++) {
-        const double *hj = H + (size_t) j * K;
-        for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
+        double *fj = F + (size_t) j * K;
+        const int end = d->xp[j + 1];
+        int p = cur[j];
+        for (; p < end && d->xi[p] < r1; p++) {
             const double v = x[p];
-            double *di = Dt + (size_t) d->xi[p] * K;
-            for (int k = 0; k < K; k++) di[k] += v * hj[k];
+            const double *wi = Wt + (size_t) d->xi[p] * K;
+            for (int k = 0; k < K; k++) fj[k] += v * wi[k];
         }
+        cur[j] = p;
     }
 }
 
 /**
  * F = W' X (K x J), X dense I x J or sparse CSC, W I x K. On return `Wt`
- * (K x I) holds W' (the sweep reuses it for masked Gram matrices).
+ * (K x I) holds W' (the sweep reuses it for masked Gram matrices). Sparse:
+ * the rows of Wt in blocks (sparse_block_rows), f_j summed over its stored
+ * values in order; `cur` is J ints of scratch (unused for dense X).
  */
 void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
-               double *Wt)
+               double *Wt, int *cur)
 {
     const int I = d->I, J = d->J, K = d->K;
     bnmf_transpose(W, I, K, Wt);
@@ -195,15 +259,42 @@ void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
                         FCONE FCONE);
         return;
     }
-    for (int j = 0; j < J; j++) {
-        double *fj = F + (size_t) j * K;
-        for (int k = 0; k < K; k++) fj[k] = 0.0;
-        for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
-            const double v = x[p];
-            const double *wi = Wt + (size_t) d->xi[p] * K;
-            for (int k = 0; k < K; k++) fj[k] += v * wi[k];
-        }
-    }
+    for (size_t n = 0; n < (size_t) K * J; n++) F[n] = 0.0;
+    const int B = sparse_block_rows(I, J, K, d->nx);
+    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
+    for (int r0 = 0; r0 < I; r0 += B) wt_x_block(d, x, Wt, F, cur, I - r0 > B ? r0 + B : I);
+}
+
+/* .Call entry (tests): the sparse products of a sweep, for data (a list
+ * from prepare_data() of a sparse X), its stored values x, W (I x K) and H
+ * (K x J): list(D = X H' from bnmf_x_ht_rows, transposed back to I x K;
+ * F = W' X from bnmf_wt_x). */
+SEXP bnmf_sparse_products_call(SEXP data, SEXP x, SEXP W, SEXP H)
+{
+    nmf_data d;
+    bnmf_read_data(data, 1, &d);
+    if (!d.sparse) Rf_error("`data` must describe a sparse X");
+    const int I = d.I, J = d.J, K = d.K;
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
+        Rf_error("`x` must hold the %lld stored values", (long long) d.nx);
+    if (TYPEOF(W) != REALSXP || !Rf_isMatrix(W) || Rf_nrows(W) != I || Rf_ncols(W) != K)
+        Rf_error("`W` must be a double I x K matrix");
+    if (TYPEOF(H) != REALSXP || !Rf_isMatrix(H) || Rf_nrows(H) != K || Rf_ncols(H) != J)
+        Rf_error("`H` must be a double K x J matrix");
+    int *cur = (int *) R_alloc(J, sizeof(int));
+    double *Dt = (double *) R_alloc((size_t) K * I, sizeof(double));
+    double *Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
+    const char *nms[] = {"D", "F", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
+    SEXP D = PROTECT(Rf_allocMatrix(REALSXP, I, K));
+    SEXP F = PROTECT(Rf_allocMatrix(REALSXP, K, J));
+    SET_VECTOR_ELT(out, 0, D);
+    SET_VECTOR_ELT(out, 1, F);
+    bnmf_x_ht_rows(&d, REAL(x), REAL(H), Dt, cur);
+    bnmf_transpose(Dt, K, I, REAL(D));
+    bnmf_wt_x(&d, REAL(x), REAL(W), REAL(F), Wt, cur);
+    UNPROTECT(3);
+    return out;
 }
 
 /** (WH)_ij = sum_k W_ik H_kj. */

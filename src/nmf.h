@@ -219,9 +219,10 @@ void bnmf_gram_rows(const double *H, int K, int J, double *G);
 void bnmf_gram_cols(const double *W, int I, int K, double *G);
 void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
                double *Ht);
-void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt);
+void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt,
+                    int *cur);
 void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
-               double *Wt);
+               double *Wt, int *cur);
 double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int j);
 double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
                       const int *mj, R_xlen_t n, double *Wt, double *v);

@@ -226,7 +226,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
     /* b_i = row i of X H': from D (I x K) for dense X; for sparse X from
      * its transpose, built in ws->Wt (which bnmf_update_H refills) */
     const int rows = d->sparse;
-    if (rows) bnmf_x_ht_rows(d, x, H, ws->Wt);
+    if (rows) bnmf_x_ht_rows(d, x, H, ws->Wt, ws->obs);
     else bnmf_x_ht(d, x, H, ws->D, ws->Ht);
     bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, J, GRAM_ROWS, ws->G);
     const int blocks = block_rule(rule, hk, first);
@@ -306,7 +306,7 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *quad)
 {
     const int I = d->I, J = d->J, K = d->K;
-    bnmf_wt_x(d, x, W, ws->F, ws->Wt);
+    bnmf_wt_x(d, x, W, ws->F, ws->Wt, ws->obs);
     bnmf_expected_gram(W, vb ? vb->Wvar : NULL, K, I, GRAM_COLS, ws->G);
     /* VB, masked: the variances of W read by rows (K contiguous values per
      * row, like Wt), in ws->D, which only bnmf_update_W uses: read by

@@ -305,7 +305,7 @@ static void update_F(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
 /* P = F' X and A = E[F'F]: what the G and S half sweeps see of F. */
 static void f_side(const nmf_data *d, nmtf_state *st, int vb, nmtf_work *w)
 {
-    bnmf_wt_x(&w->dK, st->x, st->F, w->P, w->Ft);
+    bnmf_wt_x(&w->dK, st->x, st->F, w->P, w->Ft, w->obs);
     bnmf_expected_gram(st->F, vb ? st->F_var : NULL, st->K, d->I, GRAM_COLS, w->A);
 }
 
@@ -644,7 +644,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
     }
     if (c->update_G) {
         kl_ratio(d, st, w);  /* also w->W = F S */
-        bnmf_wt_x(&w->dL, w->Z, w->W, w->E, w->Wt);           /* E = (F S)' Z, L x J */
+        bnmf_wt_x(&w->dL, w->Z, w->W, w->E, w->Wt, w->obs);           /* E = (F S)' Z, L x J */
         for (int l = 0; l < L; l++) {
             double ws = 0.0;
             for (int i = 0; i < I; i++) ws += w->W[i + (size_t) l * I];
@@ -658,7 +658,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
     }
     if (c->update_S) {
         kl_ratio(d, st, w);
-        bnmf_wt_x(&w->dK, w->Z, F, w->P, w->Ft);
+        bnmf_wt_x(&w->dK, w->Z, F, w->P, w->Ft, w->obs);
         mat_mult("N", "N", K, L, J, w->P, K, G, J, w->Bd);     /* F' Z G */
         for (int l = 0; l < L; l++) {
             double gs = 0.0;

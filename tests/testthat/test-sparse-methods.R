@@ -65,6 +65,47 @@ test_that("sparse fits give the dense answers: logLik, RMSE, R^2, entries", {
   }
 })
 
+test_that("the sparse products of a sweep are X H' and W' X, in one row block and many", {
+  # bnmf_x_ht_rows() and bnmf_wt_x() take the rows of X in blocks of about
+  # 128 KB of the I x K arrays they touch (a cursor per column), when there
+  # are enough stored values per column: I = 20,000 at K = 10 makes 13
+  # blocks, 3,000 at K = 1 one. Reference: the dense products in R. Empty
+  # rows and columns, a column full to its last row, rows in the last
+  # (shorter) block.
+  prods <- function(X, W, H) {
+    d <- bnmf:::prepare_data(X, ncol(W))
+    .Call(bnmf:::C_sparse_products, d, X@x, W, H)
+  }
+  set.seed(41)
+  for (case in list(c(20000, 60, 10, 0.02), c(20011, 7, 3, 0.05), c(3000, 40, 1, 0.05),
+                    c(50, 30, 4, 0.3))) {
+    I <- case[1]; J <- case[2]; K <- case[3]
+    X <- Matrix::rsparsematrix(I, J, case[4], rand.x = function(n) rexp(n))
+    X[, 2] <- 0
+    X[I, 3] <- 1.5
+    X[c(1, I), ] <- 0
+    X <- Matrix::drop0(X)
+    W <- matrix(rexp(I * K), I, K)
+    H <- matrix(rexp(K * J), K, J)
+    got <- prods(X, W, H)
+    Xd <- as.matrix(X)
+    lab <- sprintf("I = %d, J = %d, K = %d", I, J, K)
+    refD <- Xd %*% t(H)
+    refF <- crossprod(W, Xd)
+    expect_lt(max(abs(got$D - refD)), 1e-13 * max(refD), label = paste(lab, "X H'"))
+    expect_lt(max(abs(got$F - refF)), 1e-13 * max(refF), label = paste(lab, "W' X"))
+    expect_true(all(got$D[c(1, I), ] == 0) && all(got$F[, 2] == 0), label = lab)
+  }
+  # the blocks do not change a fit: every stored value of a tall sparse X
+  # counts once (ICM to the dense fit's values)
+  X <- Matrix::rsparsematrix(20000, 30, 0.05, rand.x = function(n) rexp(n))
+  set.seed(9)
+  fs <- bnmf(X, rank = 10, method = "icm", iter = 3, tol = 0)
+  set.seed(9)
+  fd <- bnmf(as.matrix(X), rank = 10, method = "icm", iter = 3, tol = 0)
+  expect_lt(max(abs(fs$W %*% fs$H - fd$W %*% fd$H)), 1e-9 * max(fd$W %*% fd$H))
+})
+
 test_that("entries by name and by recycling; bad entries are refused by name", {
   S <- sparse_data()
   dimnames(S) <- list(paste0("g", 1:30), paste0("s", 1:20))
