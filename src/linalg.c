@@ -186,9 +186,23 @@ static int sparse_block_rows(int I, int J, int K, R_xlen_t nnz)
     return (int) ceil(I / nb);
 }
 
+/* y[k] += a x[k], k < K: four at a time where the compiler has vectors
+ * (each lane its own product and sum: the numbers of the one-at-a-time
+ * loop) */
+static ALWAYS_INLINE void axpy_k(double *restrict y, double a, const double *restrict x,
+                                 int K)
+{
+    int k = 0;
+#if defined(__GNUC__)
+    const gc_v4 av = {a, a, a, a};
+    for (; k + 4 <= K; k += 4) *(gc_v4 *) (y + k) += av * *(const gc_v4 *) (x + k);
+#endif
+    for (; k < K; k++) y[k] += a * x[k];
+}
+
 /* One block of rows [.., r1) for bnmf_x_ht_rows: every column's values in
  * the block, from cur[j] on, into Dt; cur[j] moves past them */
-static void x_ht_block(const nmf_data *d, const double *x, const double *H, double *Dt,
+BNMF_CLONES static void x_ht_block(const nmf_data *d, const double *x, const double *H, double *Dt,
                        int *cur, int r1)
 {
     const int J = d->J, K = d->K;
@@ -197,9 +211,7 @@ static void x_ht_block(const nmf_data *d, const double *x, const double *H, doub
         const int end = d->xp[j + 1];
         int p = cur[j];
         for (; p < end && d->xi[p] < r1; p++) {
-            const double v = x[p];
-            double *di = Dt + (size_t) d->xi[p] * K;
-            for (int k = 0; k < K; k++) di[k] += v * hj[k];
+            axpy_k(Dt + (size_t) d->xi[p] * K, x[p], hj, K);
         }
         cur[j] = p;
     }
@@ -225,7 +237,7 @@ void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double 
 
 /* One block of rows [.., r1) for bnmf_wt_x's sparse case: as x_ht_block,
  * every column's values in the block, f_j += v w_i */
-static void wt_x_block(const nmf_data *d, const double *x, const double *Wt, double *F,
+BNMF_CLONES static void wt_x_block(const nmf_data *d, const double *x, const double *Wt, double *F,
                        int *cur, int r1)
 {
     const int J = d->J, K = d->K;
@@ -234,9 +246,7 @@ static void wt_x_block(const nmf_data *d, const double *x, const double *Wt, dou
         const int end = d->xp[j + 1];
         int p = cur[j];
         for (; p < end && d->xi[p] < r1; p++) {
-            const double v = x[p];
-            const double *wi = Wt + (size_t) d->xi[p] * K;
-            for (int k = 0; k < K; k++) fj[k] += v * wi[k];
+            axpy_k(fj, x[p], Wt + (size_t) d->xi[p] * K, K);
         }
         cur[j] = p;
     }
