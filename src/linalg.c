@@ -132,13 +132,18 @@ void bnmf_transpose(const double *B, int r, int c, double *Bt)
         for (int i = 0; i < r; i++) Bt[j + (size_t) i * c] = B[i + (size_t) j * r];
 }
 
+static void x_ht_sparse(const nmf_data *d, const double *x, const double *H, double *D,
+                        int *cur);
+
 /**
  * D = X H' (I x K), X dense I x J or sparse CSC, H K x J. `Ht` (J x K) is
  * scratch: H is transposed first so that dgemm runs in its "N", "N" form,
- * the fastest one of the reference BLAS.
+ * the fastest one of the reference BLAS. Sparse: the rows in blocks
+ * (sparse_block_rows below); `cur` is J ints of scratch (unused for dense
+ * X).
  */
 void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
-               double *Ht)
+               double *Ht, int *cur)
 {
     const int I = d->I, J = d->J, K = d->K;
     if (!d->sparse) {
@@ -148,15 +153,7 @@ void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
                         FCONE FCONE);
         return;
     }
-    for (size_t n = 0; n < (size_t) I * K; n++) D[n] = 0.0;
-    for (int j = 0; j < J; j++) {
-        const double *hj = H + (size_t) j * K;
-        for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
-            const double v = x[p];
-            double *Di = D + d->xi[p];
-            for (int k = 0; k < K; k++) Di[(size_t) k * I] += v * hj[k];
-        }
-    }
+    x_ht_sparse(d, x, H, D, cur);
 }
 
 /*
@@ -215,6 +212,36 @@ BNMF_CLONES static void x_ht_block(const nmf_data *d, const double *x, const dou
         }
         cur[j] = p;
     }
+}
+
+/* One block of rows [.., r1) for bnmf_x_ht's sparse case: as x_ht_block,
+ * into the column-major I x K product (a stored value's K terms I apart;
+ * the block's rows of all K columns together fit the block's size) */
+static void x_ht_cols_block(const nmf_data *d, const double *x, const double *H, double *D,
+                            int *cur, int r1)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (int j = 0; j < J; j++) {
+        const double *hj = H + (size_t) j * K;
+        const int end = d->xp[j + 1];
+        int p = cur[j];
+        for (; p < end && d->xi[p] < r1; p++) {
+            const double v = x[p];
+            double *Di = D + d->xi[p];
+            for (int k = 0; k < K; k++) Di[(size_t) k * I] += v * hj[k];
+        }
+        cur[j] = p;
+    }
+}
+
+static void x_ht_sparse(const nmf_data *d, const double *x, const double *H, double *D,
+                        int *cur)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (size_t n = 0; n < (size_t) I * K; n++) D[n] = 0.0;
+    const int B = sparse_block_rows(I, J, K, d->nx);
+    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
+    for (int r0 = 0; r0 < I; r0 += B) x_ht_cols_block(d, x, H, D, cur, I - r0 > B ? r0 + B : I);
 }
 
 /**
@@ -278,7 +305,7 @@ void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
 /* .Call entry (tests): the sparse products of a sweep, for data (a list
  * from prepare_data() of a sparse X), its stored values x, W (I x K) and H
  * (K x J): list(D = X H' from bnmf_x_ht_rows, transposed back to I x K;
- * F = W' X from bnmf_wt_x). */
+ * Dc = X H' from bnmf_x_ht (column-major); F = W' X from bnmf_wt_x). */
 SEXP bnmf_sparse_products_call(SEXP data, SEXP x, SEXP W, SEXP H)
 {
     nmf_data d;
@@ -294,16 +321,19 @@ SEXP bnmf_sparse_products_call(SEXP data, SEXP x, SEXP W, SEXP H)
     int *cur = (int *) R_alloc(J, sizeof(int));
     double *Dt = (double *) R_alloc((size_t) K * I, sizeof(double));
     double *Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
-    const char *nms[] = {"D", "F", ""};
+    const char *nms[] = {"D", "Dc", "F", ""};
     SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
     SEXP D = PROTECT(Rf_allocMatrix(REALSXP, I, K));
+    SEXP Dc = PROTECT(Rf_allocMatrix(REALSXP, I, K));
     SEXP F = PROTECT(Rf_allocMatrix(REALSXP, K, J));
     SET_VECTOR_ELT(out, 0, D);
-    SET_VECTOR_ELT(out, 1, F);
+    SET_VECTOR_ELT(out, 1, Dc);
+    SET_VECTOR_ELT(out, 2, F);
     bnmf_x_ht_rows(&d, REAL(x), REAL(H), Dt, cur);
     bnmf_transpose(Dt, K, I, REAL(D));
+    bnmf_x_ht(&d, REAL(x), REAL(H), REAL(Dc), Wt, cur);
     bnmf_wt_x(&d, REAL(x), REAL(W), REAL(F), Wt, cur);
-    UNPROTECT(3);
+    UNPROTECT(4);
     return out;
 }
 

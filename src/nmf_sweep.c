@@ -227,7 +227,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
      * its transpose, built in ws->Wt (which bnmf_update_H refills) */
     const int rows = d->sparse;
     if (rows) bnmf_x_ht_rows(d, x, H, ws->Wt, ws->obs);
-    else bnmf_x_ht(d, x, H, ws->D, ws->Ht);
+    else bnmf_x_ht(d, x, H, ws->D, ws->Ht, ws->obs);
     bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, J, GRAM_ROWS, ws->G);
     const int blocks = block_rule(rule, hk, first);
     for (int i = 0; i < I; i++) {

@@ -66,12 +66,13 @@ test_that("sparse fits give the dense answers: logLik, RMSE, R^2, entries", {
 })
 
 test_that("the sparse products of a sweep are X H' and W' X, in one row block and many", {
-  # bnmf_x_ht_rows() and bnmf_wt_x() take the rows of X in blocks of about
-  # 128 KB of the I x K arrays they touch (a cursor per column), when there
-  # are enough stored values per column: I = 20,000 at K = 10 makes 13
-  # blocks, 3,000 at K = 1 one. Reference: the dense products in R. Empty
-  # rows and columns, a column full to its last row, rows in the last
-  # (shorter) block.
+  # bnmf_x_ht_rows(), bnmf_x_ht() and bnmf_wt_x() take the rows of X in
+  # blocks of about 128 KB of the I x K arrays they touch (a cursor per
+  # column), when there are enough stored values per column: I = 20,000 at
+  # K = 10 makes 13 blocks, 3,000 at K = 1 one. Reference: the dense
+  # products in R; the column-major X H' (NMTF's) the same bits as the
+  # transposed one. Empty rows and columns, a column full to its last row,
+  # rows in the last (shorter) block.
   prods <- function(X, W, H) {
     d <- bnmf:::prepare_data(X, ncol(W))
     .Call(bnmf:::C_sparse_products, d, X@x, W, H)
@@ -93,6 +94,7 @@ test_that("the sparse products of a sweep are X H' and W' X, in one row block an
     refD <- Xd %*% t(H)
     refF <- crossprod(W, Xd)
     expect_lt(max(abs(got$D - refD)), 1e-13 * max(refD), label = paste(lab, "X H'"))
+    expect_identical(got$Dc, got$D, label = paste(lab, "X H', column-major"))
     expect_lt(max(abs(got$F - refF)), 1e-13 * max(refF), label = paste(lab, "W' X"))
     expect_true(all(got$D[c(1, I), ] == 0) && all(got$F[, 2] == 0), label = lab)
   }
