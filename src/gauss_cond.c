@@ -554,6 +554,58 @@ static void gram_update_rank4(double *G, const double *base, int stride, const i
 
 #define GRAM_BUF 4096   /* doubles of stack buffer for gathered vectors (32 KB) */
 
+#if defined(__GNUC__)
+typedef double v4g __attribute__((vector_size(32)));
+
+/* Columns b0..b0+3 of rows a0..a0+4nr-1 (nr = 1 or 2 four-row blocks, a
+ * constant where inlined) summed over the nc gathered vectors of buf (Kp
+ * apart): C[r][bb] lane aa = sum_t x_{a0+4r+aa} y_{b0+bb}, t in order, then
+ * G = F + sign C on and above the diagonal. The 4 nr sums stay in
+ * registers: per vector, nr loads and 4 broadcasts for 4 nr four-value
+ * multiply-adds. (Twelve rows would need 12 sums, 4 broadcasts, the vector
+ * and a product, more than the 16 AVX2 registers: the clone has no fused
+ * multiply-add, so that its bits are the default build's; GCC spilled two
+ * sums.) Each entry's sum is the same, term for term, as a four-row
+ * block's alone. */
+static ALWAYS_INLINE void gram_tile(double *G, const double *F, const double *buf,
+                                    int nc, int Kp, int K, int a0, int b0, int nr,
+                                    double sign)
+{
+    const v4g zero = {0.0, 0.0, 0.0, 0.0};
+    v4g A0 = zero, A1 = zero, A2 = zero, A3 = zero;
+    v4g B0 = zero, B1 = zero, B2 = zero, B3 = zero;
+    const double *p = buf;
+    for (int t = 0; t < nc; t++, p += Kp) {
+        const double y0 = p[b0], y1 = p[b0 + 1], y2 = p[b0 + 2], y3 = p[b0 + 3];
+        const v4g Y0 = {y0, y0, y0, y0}, Y1 = {y1, y1, y1, y1};
+        const v4g Y2 = {y2, y2, y2, y2}, Y3 = {y3, y3, y3, y3};
+        v4g x;
+        memcpy(&x, p + a0, sizeof x);
+        A0 += x * Y0;
+        A1 += x * Y1;
+        A2 += x * Y2;
+        A3 += x * Y3;
+        if (nr > 1) {
+            memcpy(&x, p + a0 + 4, sizeof x);
+            B0 += x * Y0;
+            B1 += x * Y1;
+            B2 += x * Y2;
+            B3 += x * Y3;
+        }
+    }
+    const v4g C[2][4] = {{A0, A1, A2, A3}, {B0, B1, B2, B3}};
+    for (int r = 0; r < nr; r++) {
+        const int ar = a0 + 4 * r;
+        for (int bb = 0; bb < 4 && b0 + bb < K; bb++) {
+            double *Gb = G + (size_t) (b0 + bb) * K;
+            const double *Fb = F + (size_t) (b0 + bb) * K;
+            for (int aa = 0; aa < 4 && ar + aa <= b0 + bb; aa++)
+                Gb[ar + aa] = Fb[ar + aa] + sign * C[r][bb][aa];
+        }
+    }
+}
+#endif
+
 /**
  * G = G0 + sign * sum_m v_m v_m' (upper triangle) over the vectors v_m =
  * base + idx[m] * stride (K contiguous values each); G0 NULL: G += the
@@ -561,22 +613,23 @@ static void gram_update_rank4(double *G, const double *base, int stride, const i
  * row: at K = 10 the copy was 5% of a masked VB sweep.)
  *
  * The vectors are gathered, a chunk at a time, into a buffer of Kp = K
- * rounded up to 4 values each (zero padded), and each 4 x 4 block of the
- * upper triangle is accumulated over the whole chunk in 16 sums, the lanes of
- * four four-value vectors (BNMF_CLONES: one AVX2 register each in the AVX2
- * clone), which stay in registers: 8 loads per 16 multiply-adds, where a
- * rank-one (or rank-four) update of G in memory costs a load and a store of
- * G per 4 multiply-adds. This is the masked Gram matrix of every row with
- * missing entries, most of a sweep's work when entries are missing (about
- * 1.3x faster at K = 20).
+ * rounded up to 4 values each (zero padded; four values per copy: a loop
+ * of K copies became a call to memmove), and each four columns of the upper
+ * triangle are accumulated over the whole chunk in tiles of 8 rows (4 at
+ * the diagonal's end; gram_tile), whose sums stay in registers
+ * (BNMF_CLONES: one AVX2 register per four values in the AVX2 clone): per
+ * vector and tile of 8 x 4, 2 loads and 4 broadcasts for 8 four-value
+ * multiply-adds, where 4 x 4 blocks took 5 for 4, and a rank-one (or
+ * rank-four) update of G in memory a load and a store of G per 4
+ * multiply-adds. Each entry is summed as by 4 x 4 blocks: the same bits.
+ * This is the masked Gram matrix of every row with missing entries (and
+ * for ICM below SUB_MIN_K_ICM and VB below SUB_MIN_K_VB in nmf_sweep.c,
+ * most of a sweep's work when entries are missing).
  */
 BNMF_CLONES void bnmf_gram_update(double *G, const double *G0, const double *base,
                                   int stride, const int *idx, int n, int K,
                                   double sign)
 {
-#if defined(__GNUC__)
-    typedef double v4g __attribute__((vector_size(32)));
-#endif
     const int Kp = (K + 3) & ~3;
     const int chunk = GRAM_BUF / (Kp > 0 ? Kp : 4);
     if (G0 && (chunk < 16 || n == 0)) {
@@ -595,32 +648,32 @@ BNMF_CLONES void bnmf_gram_update(double *G, const double *G0, const double *bas
         for (int t = 0; t < nc; t++) {
             const double *v = base + (size_t) idx[m0 + t] * stride;
             double *bt = buf + (size_t) t * Kp;
-            for (int k = 0; k < K; k++) bt[k] = v[k];
-            for (int k = K; k < Kp; k++) bt[k] = 0.0;
+            int k = 0;
+            /* fixed-size copies, inlined (a loop of K became a call) */
+            for (; k + 4 <= K; k += 4) {
+#if defined(__GNUC__)
+                v4g c;
+                memcpy(&c, v + k, sizeof c);
+                memcpy(bt + k, &c, sizeof c);
+#else
+                memcpy(bt + k, v + k, 4 * sizeof(double));
+#endif
+            }
+            for (; k < K; k++) bt[k] = v[k];
+            for (; k < Kp; k++) bt[k] = 0.0;
         }
         for (int b0 = 0; b0 < Kp; b0 += 4) {
-            for (int a0 = 0; a0 <= b0; a0 += 4) {
-                /* c[a][b] = sum_t x_a y_b: column b of the block in the
-                 * lanes of one four-value vector, C_b += x y_b */
-                const double *p = buf;
 #if defined(__GNUC__)
-                v4g C0 = {0.0, 0.0, 0.0, 0.0}, C1 = C0, C2 = C0, C3 = C0;
-                for (int t = 0; t < nc; t++, p += Kp) {
-                    v4g x;
-                    memcpy(&x, p + a0, sizeof x);
-                    const double y0 = p[b0], y1 = p[b0 + 1], y2 = p[b0 + 2], y3 = p[b0 + 3];
-                    C0 += x * (v4g) {y0, y0, y0, y0};
-                    C1 += x * (v4g) {y1, y1, y1, y1};
-                    C2 += x * (v4g) {y2, y2, y2, y2};
-                    C3 += x * (v4g) {y3, y3, y3, y3};
-                }
-                const double c[4][4] = {{C0[0], C1[0], C2[0], C3[0]},
-                                        {C0[1], C1[1], C2[1], C3[1]},
-                                        {C0[2], C1[2], C2[2], C3[2]},
-                                        {C0[3], C1[3], C2[3], C3[3]}};
+            /* rows 0..b0+3 of the four columns, eight at a time */
+            int a0 = 0;
+            for (; a0 + 4 <= b0; a0 += 8)
+                gram_tile(G, from, buf, nc, Kp, K, a0, b0, 2, sign);
+            if (a0 <= b0) gram_tile(G, from, buf, nc, Kp, K, a0, b0, 1, sign);
 #else
+            for (int a0 = 0; a0 <= b0; a0 += 4) {
                 double c00 = 0, c10 = 0, c20 = 0, c30 = 0, c01 = 0, c11 = 0, c21 = 0, c31 = 0;
                 double c02 = 0, c12 = 0, c22 = 0, c32 = 0, c03 = 0, c13 = 0, c23 = 0, c33 = 0;
+                const double *p = buf;
                 for (int t = 0; t < nc; t++, p += Kp) {
                     const double x0 = p[a0], x1 = p[a0 + 1], x2 = p[a0 + 2], x3 = p[a0 + 3];
                     const double y0 = p[b0], y1 = p[b0 + 1], y2 = p[b0 + 2], y3 = p[b0 + 3];
@@ -631,7 +684,6 @@ BNMF_CLONES void bnmf_gram_update(double *G, const double *G0, const double *bas
                 }
                 const double c[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
                                         {c20, c21, c22, c23}, {c30, c31, c32, c33}};
-#endif
                 for (int bb = 0; bb < 4 && b0 + bb < K; bb++) {
                     double *Gb = G + (size_t) (b0 + bb) * K;
                     const double *Fb = from + (size_t) (b0 + bb) * K;
@@ -639,6 +691,7 @@ BNMF_CLONES void bnmf_gram_update(double *G, const double *G0, const double *bas
                         Gb[a0 + aa] = Fb[a0 + aa] + sign * c[aa][bb];
                 }
             }
+#endif
         }
     }
 }

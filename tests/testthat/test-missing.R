@@ -70,12 +70,13 @@ test_that("missing entries of a sparse matrix are its stored NAs", {
 
 test_that("the masked Gram kernel equals crossprod() for every shape it blocks differently", {
   # bnmf_gram_update() gathers the vectors into chunks of 4096 / K' (K' = K
-  # rounded up to 4) and works in 4 x 4 blocks, or falls back to rank-four
-  # updates when K' > 256: K below, at and above multiples of 4, one chunk
+  # rounded up to 4) and works in tiles of 8 x 4 (4 x 4 at the diagonal's
+  # end), or falls back to rank-four updates when K' > 256: K below, at and
+  # above multiples of 4 (9 and 13: an 8 x 4 tile over padding), one chunk
   # and several, and both kernels.
   gram_update <- function(G, Z, idx, sign) .Call(bnmf:::C_gram_update, G, Z, idx - 1L, sign)
   set.seed(31)
-  for (K in c(1L, 3L, 4L, 5L, 20L, 257L, 300L)) {
+  for (K in c(1L, 3L, 4L, 5L, 9L, 13L, 20L, 257L, 300L)) {
     for (n in c(0L, 1L, 7L, 230L, 1000L)) {
       Z <- matrix(runif(K * 1200L), K, 1200L)
       idx <- sort(sample(1200L, n))
