@@ -197,51 +197,82 @@ static ALWAYS_INLINE void axpy_k(double *restrict y, double a, const double *res
     for (; k < K; k++) y[k] += a * x[k];
 }
 
-/* One block of rows [.., r1) for bnmf_x_ht_rows: every column's values in
- * the block, from cur[j] on, into Dt; cur[j] moves past them */
-BNMF_CLONES static void x_ht_block(const nmf_data *d, const double *x, const double *H, double *Dt,
-                       int *cur, int r1)
+/* What a block of stored values adds to (sparse_block): SP_ROWS, X H' with
+ * its rows as K contiguous values (Dt, K x I: v h_j into row i); SP_COLS,
+ * X H' column-major (I x K: the K terms I apart); SP_WTX, W' X (F, K x J:
+ * v w_i into column j, A = Wt) */
+enum { SP_ROWS, SP_COLS, SP_WTX };
+
+/* One block of rows [.., r1) of a sparse product (mode a constant where
+ * inlined): every column's stored values in the block, from cur[j] on,
+ * added to Out as the mode says; cur[j] moves past them. A is H (K x J)
+ * or, for SP_WTX, Wt (K x I). */
+static ALWAYS_INLINE void sparse_block(const nmf_data *d, const double *x, const double *A,
+                                       double *Out, int *cur, int r1, const int mode)
 {
-    const int J = d->J, K = d->K;
+    const int I = d->I, J = d->J, K = d->K;
     for (int j = 0; j < J; j++) {
-        const double *hj = H + (size_t) j * K;
+        /* column j of H (SP_ROWS, SP_COLS) or of F (SP_WTX) */
+        const double *aj = mode == SP_WTX ? NULL : A + (size_t) j * K;
+        double *oj = mode == SP_WTX ? Out + (size_t) j * K : NULL;
         const int end = d->xp[j + 1];
         int p = cur[j];
         for (; p < end && d->xi[p] < r1; p++) {
-            axpy_k(Dt + (size_t) d->xi[p] * K, x[p], hj, K);
+            const int i = d->xi[p];
+            if (mode == SP_ROWS) {
+                axpy_k(Out + (size_t) i * K, x[p], aj, K);
+            } else if (mode == SP_WTX) {
+                axpy_k(oj, x[p], A + (size_t) i * K, K);
+            } else {
+                const double v = x[p];
+                for (int k = 0; k < K; k++) Out[i + (size_t) k * I] += v * aj[k];
+            }
         }
         cur[j] = p;
     }
 }
 
-/* One block of rows [.., r1) for bnmf_x_ht's sparse case: as x_ht_block,
- * into the column-major I x K product (a stored value's K terms I apart;
- * the block's rows of all K columns together fit the block's size) */
-static void x_ht_cols_block(const nmf_data *d, const double *x, const double *H, double *D,
-                            int *cur, int r1)
+/* sparse_block by mode, SP_ROWS and SP_WTX with AVX2 clones (axpy_k's
+ * four-value vectors); SP_COLS's terms are I apart */
+BNMF_CLONES static void block_rows(const nmf_data *d, const double *x, const double *A,
+                                   double *Out, int *cur, int r1)
+{
+    sparse_block(d, x, A, Out, cur, r1, SP_ROWS);
+}
+
+BNMF_CLONES static void block_wtx(const nmf_data *d, const double *x, const double *A,
+                                  double *Out, int *cur, int r1)
+{
+    sparse_block(d, x, A, Out, cur, r1, SP_WTX);
+}
+
+static void block_cols(const nmf_data *d, const double *x, const double *A, double *Out,
+                       int *cur, int r1)
+{
+    sparse_block(d, x, A, Out, cur, r1, SP_COLS);
+}
+
+/* A sparse product by blocks of rows: Out (nout doubles) zeroed, then
+ * every block's values added in turn (sparse_block_rows); cur is J ints */
+static void sparse_blocked(const nmf_data *d, const double *x, const double *A, double *Out,
+                           size_t nout, int *cur, int mode)
 {
     const int I = d->I, J = d->J, K = d->K;
-    for (int j = 0; j < J; j++) {
-        const double *hj = H + (size_t) j * K;
-        const int end = d->xp[j + 1];
-        int p = cur[j];
-        for (; p < end && d->xi[p] < r1; p++) {
-            const double v = x[p];
-            double *Di = D + d->xi[p];
-            for (int k = 0; k < K; k++) Di[(size_t) k * I] += v * hj[k];
-        }
-        cur[j] = p;
+    for (size_t n = 0; n < nout; n++) Out[n] = 0.0;
+    const int B = sparse_block_rows(I, J, K, d->nx);
+    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
+    for (int r0 = 0; r0 < I; r0 += B) {
+        const int r1 = I - r0 > B ? r0 + B : I;
+        if (mode == SP_ROWS) block_rows(d, x, A, Out, cur, r1);
+        else if (mode == SP_WTX) block_wtx(d, x, A, Out, cur, r1);
+        else block_cols(d, x, A, Out, cur, r1);
     }
 }
 
 static void x_ht_sparse(const nmf_data *d, const double *x, const double *H, double *D,
                         int *cur)
 {
-    const int I = d->I, J = d->J, K = d->K;
-    for (size_t n = 0; n < (size_t) I * K; n++) D[n] = 0.0;
-    const int B = sparse_block_rows(I, J, K, d->nx);
-    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
-    for (int r0 = 0; r0 < I; r0 += B) x_ht_cols_block(d, x, H, D, cur, I - r0 > B ? r0 + B : I);
+    sparse_blocked(d, x, H, D, (size_t) d->I * d->K, cur, SP_COLS);
 }
 
 /**
@@ -255,28 +286,7 @@ static void x_ht_sparse(const nmf_data *d, const double *x, const double *H, dou
 void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt,
                     int *cur)
 {
-    const int I = d->I, J = d->J, K = d->K;
-    for (size_t n = 0; n < (size_t) I * K; n++) Dt[n] = 0.0;
-    const int B = sparse_block_rows(I, J, K, d->nx);
-    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
-    for (int r0 = 0; r0 < I; r0 += B) x_ht_block(d, x, H, Dt, cur, I - r0 > B ? r0 + B : I);
-}
-
-/* One block of rows [.., r1) for bnmf_wt_x's sparse case: as x_ht_block,
- * every column's values in the block, f_j += v w_i */
-BNMF_CLONES static void wt_x_block(const nmf_data *d, const double *x, const double *Wt, double *F,
-                       int *cur, int r1)
-{
-    const int J = d->J, K = d->K;
-    for (int j = 0; j < J; j++) {
-        double *fj = F + (size_t) j * K;
-        const int end = d->xp[j + 1];
-        int p = cur[j];
-        for (; p < end && d->xi[p] < r1; p++) {
-            axpy_k(fj, x[p], Wt + (size_t) d->xi[p] * K, K);
-        }
-        cur[j] = p;
-    }
+    sparse_blocked(d, x, H, Dt, (size_t) d->I * d->K, cur, SP_ROWS);
 }
 
 /**
@@ -296,10 +306,7 @@ void bnmf_wt_x(const nmf_data *d, const double *x, const double *W, double *F,
                         FCONE FCONE);
         return;
     }
-    for (size_t n = 0; n < (size_t) K * J; n++) F[n] = 0.0;
-    const int B = sparse_block_rows(I, J, K, d->nx);
-    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
-    for (int r0 = 0; r0 < I; r0 += B) wt_x_block(d, x, Wt, F, cur, I - r0 > B ? r0 + B : I);
+    sparse_blocked(d, x, Wt, F, (size_t) K * J, cur, SP_WTX);
 }
 
 /* .Call entry (tests): the sparse products of a sweep, for data (a list
