@@ -613,10 +613,10 @@ static ALWAYS_INLINE void gram_tile(double *G, const double *F, const double *bu
  * row: at K = 10 the copy was 5% of a masked VB sweep.)
  *
  * The vectors are gathered, a chunk at a time, into a buffer of Kp = K
- * rounded up to 4 values each (zero padded; four values per copy: a loop
- * of K copies became a call to memmove), and each four columns of the upper
- * triangle are accumulated over the whole chunk in tiles of 8 rows (4 at
- * the diagonal's end; gram_tile), whose sums stay in registers
+ * rounded up to 4 values each (zero padded; four values per copy, inline),
+ * and each four columns of the upper triangle are accumulated over the
+ * whole chunk in tiles of 8 rows (4 at the diagonal's end; gram_tile),
+ * whose sums stay in registers
  * (BNMF_CLONES: one AVX2 register per four values in the AVX2 clone): per
  * vector and tile of 8 x 4, 2 loads and 4 broadcasts for 8 four-value
  * multiply-adds, where 4 x 4 blocks took 5 for 4, and a rank-one (or
@@ -649,18 +649,25 @@ BNMF_CLONES void bnmf_gram_update(double *G, const double *G0, const double *bas
             const double *v = base + (size_t) idx[m0 + t] * stride;
             double *bt = buf + (size_t) t * Kp;
             int k = 0;
-            /* fixed-size copies, inlined (a loop of K became a call) */
-            for (; k + 4 <= K; k += 4) {
 #if defined(__GNUC__)
+            /* four values per copy, and the last one to three with the
+             * padding in one store: a loop of K copies, and the loops of
+             * the tail and the padding, each became a call (memmove,
+             * memset) per vector */
+            for (; k + 4 <= K; k += 4) {
                 v4g c;
                 memcpy(&c, v + k, sizeof c);
                 memcpy(bt + k, &c, sizeof c);
-#else
-                memcpy(bt + k, v + k, 4 * sizeof(double));
-#endif
             }
+            if (k < K) {
+                const int rem = K - k;
+                const v4g c = {v[k], rem > 1 ? v[k + 1] : 0.0, rem > 2 ? v[k + 2] : 0.0, 0.0};
+                memcpy(bt + k, &c, sizeof c);
+            }
+#else
             for (; k < K; k++) bt[k] = v[k];
             for (; k < Kp; k++) bt[k] = 0.0;
+#endif
         }
         for (int b0 = 0; b0 < Kp; b0 += 4) {
 #if defined(__GNUC__)
