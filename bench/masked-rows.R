@@ -9,9 +9,14 @@
 # (BNMF_BENCH_SWEEPS, default 20) of a chain after 20 warm-up sweeps, through
 # the engine's internal wrappers as bench/bench-sweep.R does. Cases: X = W0 H0
 # + N(0, 1), 1000 x 1000, K = 20 with 5% and 20% missing at random, K = 50
-# with 20%; GDSC IC50 (707 x 139, 19.3% missing), K = 10, when
+# with 20%, K = 10 and K = 8 with 20% (below K = 16 ICM, below K = 10 VB, the
+# rows' masked Gram matrices; above, the gathered terms); GDSC IC50 (707 x
+# 139, 19.3% missing), K = 10, when
 # ../shared/data/gdsc is beside the repository. Prints ms per sweep, median
-# (min-max) over rounds, and B's median time over A's.
+# (min-max) over rounds, and B's median time over A's. BNMF_MASKED_ONLY: a
+# regular expression on the cases' names (default all). With 20 sweeps a
+# case, runs on a shared machine can differ by half: for small differences
+# raise BNMF_BENCH_SWEEPS and select the cases.
 child <- Sys.getenv("BNMF_MASKED_CHILD", "")
 if (nzchar(child)) {
   suppressPackageStartupMessages(library(bnmf))
@@ -24,12 +29,16 @@ if (nzchar(child)) {
   }
   cases <- list("1000 x 1000, K = 20, 5% missing" = sim(0.05, 20L),
                 "1000 x 1000, K = 20, 20% missing" = sim(0.2, 20L),
-                "1000 x 1000, K = 50, 20% missing" = sim(0.2, 50L))
+                "1000 x 1000, K = 50, 20% missing" = sim(0.2, 50L),
+                "1000 x 1000, K = 10, 20% missing" = sim(0.2, 10L),
+                "1000 x 1000, K = 8, 20% missing" = sim(0.2, 8L))
   gdsc <- file.path("..", "shared", "data", "gdsc", "ic50.txt")
   if (file.exists(gdsc)) {
     cases[["GDSC IC50 707 x 139, K = 10"]] <-
       list(X = as.matrix(utils::read.table(gdsc, na.strings = "nan")), K = 10L)
   }
+  only <- Sys.getenv("BNMF_MASKED_ONLY", "")
+  if (nzchar(only)) cases <- cases[grepl(only, names(cases))]
   source(file.path("bench", "chain-setup.R"))
   out <- list()
   for (nm in names(cases)) {
