@@ -132,30 +132,6 @@ void bnmf_transpose(const double *B, int r, int c, double *Bt)
         for (int i = 0; i < r; i++) Bt[j + (size_t) i * c] = B[i + (size_t) j * r];
 }
 
-static void x_ht_sparse(const nmf_data *d, const double *x, const double *H, double *D,
-                        int *cur);
-
-/**
- * D = X H' (I x K), X dense I x J or sparse CSC, H K x J. `Ht` (J x K) is
- * scratch: H is transposed first so that dgemm runs in its "N", "N" form,
- * the fastest one of the reference BLAS. Sparse: the rows in blocks
- * (sparse_block_rows below); `cur` is J ints of scratch (unused for dense
- * X).
- */
-void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
-               double *Ht, int *cur)
-{
-    const int I = d->I, J = d->J, K = d->K;
-    if (!d->sparse) {
-        const double one = 1.0, zero = 0.0;
-        bnmf_transpose(H, K, J, Ht);
-        F77_CALL(dgemm)("N", "N", &I, &K, &J, &one, x, &I, Ht, &J, &zero, D, &I
-                        FCONE FCONE);
-        return;
-    }
-    x_ht_sparse(d, x, H, D, cur);
-}
-
 /*
  * The sparse products below visit the stored values column by column, each
  * reading or updating K contiguous values of an I-row array (the product
@@ -269,10 +245,25 @@ static void sparse_blocked(const nmf_data *d, const double *x, const double *A, 
     }
 }
 
-static void x_ht_sparse(const nmf_data *d, const double *x, const double *H, double *D,
-                        int *cur)
+/**
+ * D = X H' (I x K), X dense I x J or sparse CSC, H K x J. `Ht` (J x K) is
+ * scratch: H is transposed first so that dgemm runs in its "N", "N" form,
+ * the fastest one of the reference BLAS. Sparse: the rows in blocks
+ * (sparse_blocked); `cur` is J ints of scratch (unused for dense
+ * X).
+ */
+void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
+               double *Ht, int *cur)
 {
-    sparse_blocked(d, x, H, D, (size_t) d->I * d->K, cur, SP_COLS);
+    const int I = d->I, J = d->J, K = d->K;
+    if (!d->sparse) {
+        const double one = 1.0, zero = 0.0;
+        bnmf_transpose(H, K, J, Ht);
+        F77_CALL(dgemm)("N", "N", &I, &K, &J, &one, x, &I, Ht, &J, &zero, D, &I
+                        FCONE FCONE);
+        return;
+    }
+    sparse_blocked(d, x, H, D, (size_t) I * K, cur, SP_COLS);
 }
 
 /**
