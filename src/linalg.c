@@ -246,24 +246,33 @@ static void sparse_blocked(const nmf_data *d, const double *x, const double *A, 
 }
 
 /**
- * D = X H' (I x K), X dense I x J or sparse CSC, H K x J. `Ht` (J x K) is
- * scratch: H is transposed first so that dgemm runs in its "N", "N" form,
- * the fastest one of the reference BLAS. Sparse: the rows in blocks
- * (sparse_blocked); `cur` is J ints of scratch (unused for dense
- * X).
+ * D = X G (I x K), X dense I x J or sparse CSC, G J x K given also as
+ * Gt = G' (K x J): dense X by dgemm in its "N", "N" form (the fastest one of
+ * the reference BLAS) on G; sparse X from Gt, the rows in blocks
+ * (sparse_blocked). `cur` is J ints of scratch (unused for dense X).
  */
-void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
-               double *Ht, int *cur)
+void bnmf_x_g(const nmf_data *d, const double *x, const double *G, const double *Gt,
+              double *D, int *cur)
 {
     const int I = d->I, J = d->J, K = d->K;
     if (!d->sparse) {
         const double one = 1.0, zero = 0.0;
-        bnmf_transpose(H, K, J, Ht);
-        F77_CALL(dgemm)("N", "N", &I, &K, &J, &one, x, &I, Ht, &J, &zero, D, &I
+        F77_CALL(dgemm)("N", "N", &I, &K, &J, &one, x, &I, G, &J, &zero, D, &I
                         FCONE FCONE);
         return;
     }
-    sparse_blocked(d, x, H, D, (size_t) I * K, cur, SP_COLS);
+    sparse_blocked(d, x, Gt, D, (size_t) I * K, cur, SP_COLS);
+}
+
+/**
+ * D = X H' (I x K), X dense I x J or sparse CSC, H K x J: bnmf_x_g, for
+ * dense X with H transposed into `Ht` (J x K, scratch) first.
+ */
+void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
+               double *Ht, int *cur)
+{
+    if (!d->sparse) bnmf_transpose(H, d->K, d->J, Ht);
+    bnmf_x_g(d, x, Ht, H, D, cur);
 }
 
 /**

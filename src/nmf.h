@@ -217,6 +217,8 @@ void bnmf_symmetrise(double *G, int K);
 void bnmf_transpose(const double *B, int r, int c, double *Bt);
 void bnmf_gram_rows(const double *H, int K, int J, double *G);
 void bnmf_gram_cols(const double *W, int I, int K, double *G);
+void bnmf_x_g(const nmf_data *d, const double *x, const double *G, const double *Gt,
+              double *D, int *cur);
 void bnmf_x_ht(const nmf_data *d, const double *x, const double *H, double *D,
                double *Ht, int *cur);
 void bnmf_x_ht_rows(const nmf_data *d, const double *x, const double *H, double *Dt,

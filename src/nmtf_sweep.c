@@ -294,7 +294,7 @@ static void update_F(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
     bnmf_transpose(st->G, J, L, w->Gt);
-    bnmf_x_ht(&w->dL, st->x, w->Gt, w->Q, w->Ht, w->obs);            /* Q = X G */
+    bnmf_x_g(&w->dL, st->x, st->G, w->Gt, w->Q, w->obs);              /* Q = X G */
     mat_mult("N", "T", I, K, L, w->Q, I, st->S, K, w->D);   /* D = X G S' */
     bnmf_expected_gram(st->G, vb ? st->G_var : NULL, L, J, GRAM_COLS, w->B);
     const row_side rs = {st->F, st->F_var, st->F_ent, I, K, 1, w->B, w->Gt, st->G_var, J, L,
@@ -623,7 +623,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
     if (c->update_F) {
         kl_ratio(d, st, w);
         bnmf_transpose(G, J, L, w->Gt);
-        bnmf_x_ht(&w->dL, w->Z, w->Gt, w->Q, w->Ht, w->obs);
+        bnmf_x_g(&w->dL, w->Z, G, w->Gt, w->Q, w->obs);
         mat_mult("N", "T", I, K, L, w->Q, I, S, K, w->D);
         /* sum_j (S G')_kj, less the missing j of each row */
         for (int k = 0; k < K; k++) {
