@@ -622,7 +622,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
     double *den = w->den;
     if (c->update_F) {
         kl_ratio(d, st, w);
-        bnmf_transpose(G, J, L, w->Gt);
+        if (w->dL.sparse) bnmf_transpose(G, J, L, w->Gt); /* bnmf_x_g reads it */
         bnmf_x_g(&w->dL, w->Z, G, w->Gt, w->Q, w->obs);
         mat_mult("N", "T", I, K, L, w->Q, I, S, K, w->D);
         /* sum_j (S G')_kj, less the missing j of each row */
