@@ -19,12 +19,7 @@
 # seconds to first reach the target, the log posterior at which build A's
 # fit of the same round stops at tol = 1e-6. Medians (ranges) over rounds.
 child <- Sys.getenv("BNMF_ICMB_CHILD", "")
-sim <- function(frac, seed = 1, I = 1000, J = 1000, K = 20) {
-  set.seed(seed)
-  X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * J), K) + matrix(rnorm(I * J), I)
-  X[sample(length(X), frac * length(X))] <- NA
-  X
-}
+source(file.path("bench", "icm-fits.R"))
 case_names <- c("1000 x 1000, K = 20, 20% missing", "1000 x 1000, K = 20, 40% missing")
 gdsc <- file.path("..", "shared", "data", "gdsc", "ic50.txt")
 if (file.exists(gdsc)) case_names <- c(case_names, "GDSC IC50, K = 10", "GDSC IC50, K = 20")
@@ -32,8 +27,8 @@ if (nzchar(child)) {
   suppressPackageStartupMessages(library(bnmf))
   cs <- Sys.getenv("BNMF_ICMB_CASE")
   X <- switch(cs,
-    "1000 x 1000, K = 20, 20% missing" = sim(0.2),
-    "1000 x 1000, K = 20, 40% missing" = sim(0.4),
+    "1000 x 1000, K = 20, 20% missing" = sim_missing(0.2),
+    "1000 x 1000, K = 20, 40% missing" = sim_missing(0.4),
     as.matrix(utils::read.table(gdsc, na.strings = "nan")))
   K <- if (grepl("K = 10", cs)) 10L else 20L
   set.seed(100 + as.integer(Sys.getenv("BNMF_ICMB_ROUND")))
@@ -56,15 +51,6 @@ libs <- normalizePath(args)
 names(libs) <- LETTERS[seq_along(libs)]
 openblas <- Sys.getenv("BNMF_BENCH_BLAS", "openblas") != "reference"
 self <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)))
-at_tol <- function(lp, tol = 1e-6) {
-  rel <- abs(diff(lp)) / abs(lp[-1])
-  k <- which(rel <= tol)[1]
-  if (is.na(k)) length(lp) else k + 1L
-}
-fmt <- function(x, d = 1) {
-  if (anyNA(x)) return(sprintf("not reached in %d of %d", sum(is.na(x)), length(x)))
-  sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
-}
 res <- list()
 blas <- NA_character_
 for (cs in case_names) {
@@ -98,7 +84,7 @@ for (cs in case_names) {
       k <- which(z[[r]]$lp >= target[r])[1]
       if (is.na(k)) NA_real_ else k
     }, 0)
-    cat(sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", cs, v, fmt(ms), fmt(n6, 0),
-                fmt(lp6), fmt(reach, 0), fmt(reach * ms / 1000, 2)))
+    cat(sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", cs, v, fmt_range(ms, 1), fmt_range(n6, 0),
+                fmt_range(lp6, 1), fmt_range(reach, 0), fmt_range(reach * ms / 1000, 2)))
   }
 }

@@ -19,15 +19,10 @@ rounds <- if (length(args)) as.integer(args[1]) else 3L
 cat("BLAS:", extSoftVersion()[["BLAS"]], "\n")
 cat("bnmf", format(packageVersion("bnmf")), "\n\n")
 
-sim <- function(frac, seed = 1, I = 1000, J = 1000, K = 20) {
-  set.seed(seed)
-  X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * J), K) + matrix(rnorm(I * J), I)
-  X[sample(length(X), frac * length(X))] <- NA
-  X
-}
+source(file.path("bench", "icm-fits.R"))
 cases <- list(
-  list(name = "1000 x 1000, K = 20, 20% missing", X = sim(0.2), K = 20),
-  list(name = "1000 x 1000, K = 20, 40% missing", X = sim(0.4), K = 20)
+  list(name = "1000 x 1000, K = 20, 20% missing", X = sim_missing(0.2), K = 20),
+  list(name = "1000 x 1000, K = 20, 40% missing", X = sim_missing(0.4), K = 20)
 )
 gdsc <- file.path("..", "shared", "data", "gdsc", "ic50.txt")
 if (file.exists(gdsc)) {
@@ -36,14 +31,7 @@ if (file.exists(gdsc)) {
                                     nrow(G), ncol(G), 100 * mean(is.na(G))), X = G, K = 10)
 }
 
-fmt <- function(x, d = 2) sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"),
-                                  stats::median(x), min(x), max(x))
 max_iter <- as.integer(Sys.getenv("BNMF_BENCH_ITER", "3000"))
-at_tol <- function(lp, tol = 1e-6) {
-  rel <- abs(diff(lp)) / abs(lp[-1])
-  k <- which(rel <= tol)[1]
-  if (is.na(k)) length(lp) else k + 1L
-}
 cat("| case | setting | ms / sweep | at tol = 1e-6: sweeps | seconds | log posterior | seconds to reach `target` | final log posterior (tol = 1e-9) |\n")
 cat("|---|---|---:|---:|---:|---:|---:|---:|\n")
 for (cs in cases) {
@@ -69,10 +57,10 @@ for (cs in cases) {
       if (is.na(k)) NA else k * z[[r]]$ms / 1000
     }, 0)
     fin <- vapply(z, function(a) utils::tail(a$lp, 1), 0)
-    cat(sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", cs$name, m, fmt(ms, 1),
-                fmt(n6, 0), fmt(n6 * ms / 1000), fmt(lp6, 1),
+    cat(sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", cs$name, m, fmt_range(ms, 1),
+                fmt_range(n6, 0), fmt_range(n6 * ms / 1000), fmt_range(lp6, 1),
                 if (anyNA(reach)) sprintf("not within %d sweeps in %d of %d rounds", max_iter,
-                                          sum(is.na(reach)), rounds) else fmt(reach),
-                fmt(fin, 1)))
+                                          sum(is.na(reach)), rounds) else fmt_range(reach),
+                fmt_range(fin, 1)))
   }
 }

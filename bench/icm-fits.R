@@ -1,0 +1,26 @@
+# Pieces shared by the bench scripts that compare whole ICM fits with missing
+# entries (icm-missing.R, icm-builds.R). Sourced from the package root.
+
+# X = W0 H0 + N(0, 1), I x J, rank K, with a share `frac` of the entries
+# missing at random (the same X for the same arguments).
+sim_missing <- function(frac, seed = 1, I = 1000, J = 1000, K = 20) {
+  set.seed(seed)
+  X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * J), K) + matrix(rnorm(I * J), I)
+  X[sample(length(X), frac * length(X))] <- NA
+  X
+}
+
+# The sweep at which a fit with log posterior trace `lp` stops at relative
+# change `tol` (bnmf's rule), or its last sweep.
+at_tol <- function(lp, tol = 1e-6) {
+  rel <- abs(diff(lp)) / abs(lp[-1])
+  k <- which(rel <= tol)[1]
+  if (is.na(k)) length(lp) else k + 1L
+}
+
+# "median (min-max)" with d decimals; for a target some rounds did not
+# reach (NA), how many.
+fmt_range <- function(x, d = 2) {
+  if (anyNA(x)) return(sprintf("not reached in %d of %d", sum(is.na(x)), length(x)))
+  sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
+}
