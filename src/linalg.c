@@ -248,8 +248,8 @@ static void sparse_blocked(const nmf_data *d, const double *x, const double *A, 
 /**
  * D = X G (I x K), X dense I x J or sparse CSC, G J x K given also as
  * Gt = G' (K x J): dense X by dgemm in its "N", "N" form (the fastest one of
- * the reference BLAS) on G; sparse X from Gt, the rows in blocks
- * (sparse_blocked). `cur` is J ints of scratch (unused for dense X).
+ * the reference BLAS) on G; sparse X from Gt (read only then), the rows in
+ * blocks (sparse_blocked). `cur` is J ints of scratch (unused for dense X).
  */
 void bnmf_x_g(const nmf_data *d, const double *x, const double *G, const double *Gt,
               double *D, int *cur)
