@@ -27,9 +27,10 @@
 #'   be the higher one), which the random start (improved by least squares)
 #'   keeps ICM away from; use several `chains` to compare local modes. With
 #'   missing data the conditionals use the observed entries only (masked Gram
-#'   matrices), or, with `control = icm_control(missing = "impute")`, the
-#'   sweeps fill the missing entries with `W H` of the previous sweep (an ECM
-#'   step: the same modes, the cost of complete data per sweep, more sweeps).
+#'   matrices), or the sweeps fill the missing entries with `W H` of the
+#'   previous sweep (an ECM step: the same modes, the cost of complete data
+#'   per sweep, more sweeps); by default the latter when no row or column
+#'   misses more than a third of its entries ([icm_control()]).
 #'   A flat prior
 #'   (`exponential(rate = 0)`) turns ICM into exact coordinate-descent
 #'   non-negative least squares.
@@ -388,7 +389,6 @@ gaussian_check <- function(job) {
   if (method == "gibbs") job$settings$wh_thin <- check_count(job$wh_thin, "wh_thin", min = 1)
   if (method == "icm") {
     job$control <- check_control(job$control, "icm_control")
-    job$settings$missing <- job$control$missing
   }
   s <- job$settings
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
@@ -396,6 +396,7 @@ gaussian_check <- function(job) {
                  copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
                  nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
+  if (method == "icm") job$settings$missing <- icm_missing(job$control$missing, job$data)
   check_signs(job$X, method)
   job
 }

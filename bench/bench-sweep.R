@@ -33,6 +33,8 @@ H0 <- matrix(rexp(K * J), K, J)
 X <- W0 %*% H0 + matrix(rnorm(I * J), I, J)
 Xm <- X
 Xm[sample(length(Xm), round(0.2 * length(Xm)))] <- NA
+# no row or column of Xm misses more than a third, so ICM's default imputes
+stopifnot(bnmf:::icm_missing("auto", bnmf:::prepare_data(Xm, K)) == "impute")
 
 elapsed <- function(expr) {
   t0 <- proc.time()[["elapsed"]]
@@ -94,9 +96,9 @@ configs <- list(
        accumulate = 0, target = 1.3),
   list(name = "Gibbs, 20% missing (latent entries)", Xd = Xm, method = "gibbs",
        masked = 0, accumulate = 0, target = 2),
-  list(name = "ICM, 20% missing (default: masked)", Xd = Xm, method = "icm",
+  list(name = "ICM, 20% missing, masked (icm_control(missing = \"mask\"))", Xd = Xm, method = "icm",
        masked = 1, accumulate = 0, target = 2),
-  list(name = "ICM, 20% missing, icm_control(missing = \"impute\") (ECM)", Xd = Xm,
+  list(name = "ICM, 20% missing, imputed (ECM; the default, \"auto\", takes it on this X)", Xd = Xm,
        method = "icm", masked = 0, accumulate = 0, target = 2),
   list(name = "VB, complete data", Xd = X, method = "vb", masked = 1,
        accumulate = 0, target = 1.3),

@@ -96,24 +96,77 @@ test_that("an imputing ICM sweep is the complete-data sweep on X filled with W H
   }
 })
 
-test_that("icm_control(): \"mask\" by default, kept by update(), checked", {
+test_that("icm_control(): \"auto\" by default, resolved on the data, kept by update(), checked", {
   dat <- make_nmf_data(I = 20, J = 10, K = 2, sd = 0.3, seed = 3)
   Y <- dat$X
   set.seed(4)
   Y[sample(length(Y), 40)] <- NA
-  expect_identical(icm_control()$missing, "mask")
+  expect_identical(icm_control()$missing, "auto")
+  # this Y: a row misses 4 of its 10 entries (more than a third)
+  expect_gt(max(rowMeans(is.na(Y))), 1 / 3)
   f1 <- bnmf(Y, rank = 2, method = "icm", progress = FALSE)
   expect_identical(f1$settings$missing, "mask")
   f2 <- bnmf(Y, rank = 2, method = "icm", progress = FALSE,
              control = icm_control("impute"))
   expect_identical(f2$settings$missing, "impute")
   expect_identical(suppressWarnings(update(f2, iter = 5))$settings$missing, "impute")
-  expect_error(icm_control("none"), class = "bnmf_error_input")
+  expect_error(icm_control("none"), "missing", class = "bnmf_error_input")
   expect_error(icm_control(1), class = "bnmf_error_input")
   expect_error(bnmf(Y, rank = 2, method = "icm", control = hmc_control()),
                "icm_control", class = "bnmf_error_input")
   expect_error(bnmf(Y, rank = 2, method = "vb", control = icm_control()),
                "control", class = "bnmf_error_input")
+})
+
+test_that("icm_control(\"auto\") imputes when no row or column misses more than a third", {
+  dat <- make_nmf_data(I = 12, J = 9, K = 2, sd = 0.3, seed = 5)
+  X <- abs(dat$X)
+  # exactly a third of every row (3 of 9) and of every column (4 of 12)
+  # missing: a cyclic pattern
+  miss <- outer(seq_len(12), seq_len(9), function(i, j) (i + j) %% 3 == 0)
+  expect_equal(max(rowMeans(miss)), 1 / 3)
+  expect_equal(max(colMeans(miss)), 1 / 3)
+  Xa <- X
+  Xa[miss] <- NA
+  auto <- function(Y, ...) {
+    set.seed(9)
+    bnmf(Y, rank = 2, method = "icm", iter = 50, tol = 0, progress = FALSE, ...)
+  }
+  fa <- auto(Xa)
+  expect_identical(fa$settings$missing, "impute")
+  fi <- auto(Xa, control = icm_control("impute"))
+  expect_identical(fa$W, fi$W)
+  expect_identical(fa$H, fi$H)
+  expect_identical(fa$trace, fi$trace)
+  # rows: three of them miss a third (3 of 9), every column one entry (1 of
+  # 12), so "impute"; a fourth entry in the first row: "mask" on the row alone
+  Xr <- X
+  Xr[cbind(rep(1:3, each = 3), 1:9)] <- NA
+  expect_identical(auto(Xr)$settings$missing, "impute")
+  Xr[1, 4] <- NA
+  expect_gt(max(rowMeans(is.na(Xr))), 1 / 3)
+  expect_lt(max(colMeans(is.na(Xr))), 1 / 3)
+  expect_identical(auto(Xr)$settings$missing, "mask")
+  # columns: three of them miss a third (4 of 12), every row one entry (1 of
+  # 9), so "impute"; a fifth entry in the first column: "mask" on the column
+  # alone (no row misses more than 2 of 9)
+  Xc <- X
+  Xc[cbind(1:12, rep(1:3, each = 4))] <- NA
+  expect_identical(auto(Xc)$settings$missing, "impute")
+  Xc[5, 1] <- NA
+  expect_lt(max(rowMeans(is.na(Xc))), 1 / 3)
+  expect_gt(max(colMeans(is.na(Xc))), 1 / 3)
+  fc <- auto(Xc)
+  expect_identical(fc$settings$missing, "mask")
+  fm <- auto(Xc, control = icm_control("mask"))
+  expect_identical(fc$W, fm$W)
+  expect_identical(fc$trace, fm$trace)
+  # complete data: one sweep for both, recorded as "mask"
+  expect_identical(auto(X)$settings$missing, "mask")
+  # a sparse X: the shares count every entry, stored or not
+  skip_if_not_installed("Matrix")
+  Xs <- Matrix::Matrix(Xa, sparse = TRUE)
+  expect_identical(auto(Xs)$settings$missing, "impute")
 })
 
 test_that("ICM stops at a KKT point when masked rows skip their own Gram matrix (K >= 16)", {
