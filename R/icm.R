@@ -30,9 +30,9 @@
 #'   with complete data, where both are the same sweep). Measured at K = 20
 #'   (1000 x 1000) and K = 10, with 10-20% of all entries missing, at random
 #'   or in blocks, and up to a third of some or all rows and columns,
-#'   imputing reached the log posterior at which the masked fit stops 1.5 to
-#'   1.9 times as fast under OpenBLAS and 1.0 to 1.3 times as fast under R's
-#'   reference BLAS. On a drug screen whose worst cell line misses 99% of
+#'   imputing reached the log posterior at which the masked fit stops 1.4 to
+#'   1.9 times as fast under OpenBLAS and 1.0 to 1.5 times as fast under R's
+#'   reference BLAS (medians of two runs; `bench/icm-auto.R`). On a drug screen whose worst cell line misses 99% of
 #'   its entries masking was faster and reached a higher mode. See
 #'   `bench/README.md` in the package's repository.
 #'
