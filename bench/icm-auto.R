@@ -6,7 +6,7 @@
 #   R_LIBS=<lib> Rscript bench/icm-auto.R [rounds]
 #   R_LIBS=<lib> bench/openblas.sh Rscript bench/icm-auto.R [rounds]
 #
-# BNMF_BENCH_CASES: a comma-separated subset of the case names below.
+# BNMF_BENCH_CASES: a subset of the case names below, separated by ";".
 # BNMF_BENCH_ITER: the most sweeps of a fit (default 800). Each fit runs to
 # tol = 1e-9; the "target" is the log posterior at which the masked fit of
 # the same round stops at bnmf's default tol = 1e-6, and each setting's time
@@ -54,7 +54,7 @@ if (file.exists(gdsc)) {
 }
 only <- Sys.getenv("BNMF_BENCH_CASES", "")
 if (nzchar(only)) {
-  pick <- trimws(strsplit(only, ",")[[1]])
+  pick <- trimws(strsplit(only, ";")[[1]])
   if (!all(pick %in% names(cases))) stop("unknown case: ", setdiff(pick, names(cases))[1])
   cases <- cases[pick]
 }
@@ -66,22 +66,10 @@ for (nm in names(cases)) {
   cs <- cases[[nm]]
   m <- is.na(cs$X)
   worst <- c(max(rowMeans(m)), max(colMeans(m)))
-  auto <- if (max(worst) <= 1 / 3) "impute" else "mask"
-  res <- list(impute = list(), mask = list())
-  for (r in seq_len(rounds)) {
-    for (s in if (r %% 2) c("impute", "mask") else c("mask", "impute")) {
-      set.seed(100 + r)
-      t <- system.time(fit <- suppressWarnings(
-        bnmf(cs$X, cs$K, method = "icm", iter = max_iter, tol = 1e-9, progress = FALSE,
-             control = icm_control(s))))[["elapsed"]]
-      res[[s]][[r]] <- list(ms = 1000 * t / fit$iterations, lp = fit$trace$logpost)
-    }
-  }
+  auto <- bnmf:::icm_missing("auto", bnmf:::prepare_data(cs$X, cs$K)) # the package's rule
+  res <- fit_both(cs$X, cs$K, rounds, max_iter)
   target <- vapply(res$mask, function(z) z$lp[at_tol(z$lp)], 0)
-  reach <- lapply(res, function(z) vapply(seq_along(z), function(r) {
-    k <- which(z[[r]]$lp >= target[r])[1]
-    if (is.na(k)) NA else k * z[[r]]$ms / 1000
-  }, 0))
+  reach <- lapply(res, time_to, target)
   ms <- lapply(res, function(z) vapply(z, `[[`, 0, "ms"))
   cat(sprintf("| %s | %.3f, %.3f | %s | %s | %s | %s | %s | %s |\n", nm, worst[1], worst[2],
               auto, fmt_range(ms$impute, 1), fmt_range(reach$impute),

@@ -1,5 +1,5 @@
 # Pieces shared by the bench scripts that compare whole ICM fits with missing
-# entries (icm-missing.R, icm-builds.R). Sourced from the package root.
+# entries (icm-missing.R, icm-builds.R, icm-auto.R). Sourced from the package root.
 
 # X = W0 H0 + N(0, 1), I x J, rank K, with a share `frac` of the entries
 # missing at random (the same X for the same arguments).
@@ -23,4 +23,31 @@ at_tol <- function(lp, tol = 1e-6) {
 fmt_range <- function(x, d = 2) {
   if (anyNA(x)) return(sprintf("not reached in %d of %d", sum(is.na(x)), length(x)))
   sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
+}
+
+# Fits of X (rank K) with icm_control(missing = "impute") and "mask", the
+# same start per round (seed 100 + round), the order alternating by round,
+# each to tol = 1e-9 or max_iter sweeps. Returns list(impute, mask), each a
+# list over rounds of list(ms = mean ms a sweep, lp = log posterior trace).
+fit_both <- function(X, K, rounds, max_iter) {
+  res <- list(impute = list(), mask = list())
+  for (r in seq_len(rounds)) {
+    for (s in if (r %% 2) c("impute", "mask") else c("mask", "impute")) {
+      set.seed(100 + r)
+      t <- system.time(fit <- suppressWarnings(
+        bnmf(X, K, method = "icm", iter = max_iter, tol = 1e-9, progress = FALSE,
+             control = icm_control(s))))[["elapsed"]]
+      res[[s]][[r]] <- list(ms = 1000 * t / fit$iterations, lp = fit$trace$logpost)
+    }
+  }
+  res
+}
+
+# Seconds each round of `z` (one setting of fit_both()) took to first reach
+# target[round] (NA if it never did), from its trace and mean time a sweep.
+time_to <- function(z, target) {
+  vapply(seq_along(z), function(r) {
+    k <- which(z[[r]]$lp >= target[r])[1]
+    if (is.na(k)) NA else k * z[[r]]$ms / 1000
+  }, 0)
 }

@@ -35,27 +35,14 @@ max_iter <- as.integer(Sys.getenv("BNMF_BENCH_ITER", "3000"))
 cat("| case | setting | ms / sweep | at tol = 1e-6: sweeps | seconds | log posterior | seconds to reach `target` | final log posterior (tol = 1e-9) |\n")
 cat("|---|---|---:|---:|---:|---:|---:|---:|\n")
 for (cs in cases) {
-  res <- list(impute = list(), mask = list())
-  for (r in seq_len(rounds)) {
-    order <- if (r %% 2) c("impute", "mask") else c("mask", "impute")
-    for (m in order) {
-      set.seed(100 + r)
-      t <- system.time(fit <- suppressWarnings(
-        bnmf(cs$X, cs$K, method = "icm", iter = max_iter, tol = 1e-9, progress = FALSE,
-             control = icm_control(m))))[["elapsed"]]
-      res[[m]][[r]] <- list(ms = 1000 * t / fit$iterations, lp = fit$trace$logpost)
-    }
-  }
+  res <- fit_both(cs$X, cs$K, rounds, max_iter)
   target <- vapply(res$mask, function(z) z$lp[at_tol(z$lp)], 0)
   for (m in c("impute", "mask")) {
     z <- res[[m]]
     ms <- vapply(z, `[[`, 0, "ms")
     n6 <- vapply(z, function(a) at_tol(a$lp), 0)
     lp6 <- vapply(z, function(a) a$lp[at_tol(a$lp)], 0)
-    reach <- vapply(seq_along(z), function(r) {
-      k <- which(z[[r]]$lp >= target[r])[1]
-      if (is.na(k)) NA else k * z[[r]]$ms / 1000
-    }, 0)
+    reach <- time_to(z, target)
     fin <- vapply(z, function(a) utils::tail(a$lp, 1), 0)
     cat(sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", cs$name, m, fmt_range(ms, 1),
                 fmt_range(n6, 0), fmt_range(n6 * ms / 1000), fmt_range(lp6, 1),
