@@ -32,9 +32,10 @@
 #'   or in blocks, and up to a third of some or all rows and columns,
 #'   imputing reached the log posterior at which the masked fit stops 1.4 to
 #'   1.9 times as fast under OpenBLAS and 1.0 to 1.5 times as fast under R's
-#'   reference BLAS (medians of two runs; `bench/icm-auto.R`). On a drug screen whose worst cell line misses 99% of
-#'   its entries masking was faster and reached a higher mode. See
-#'   `bench/README.md` in the package's repository.
+#'   reference BLAS (medians of two runs). On a drug screen whose worst cell
+#'   line misses 99% of its entries masking was faster and reached a higher
+#'   mode. See `bench/icm-auto.R` and `bench/README.md` in the package's
+#'   repository.
 #'
 #' The setting used (`"mask"` or `"impute"`, after `"auto"` has chosen) is in
 #' `fit$settings$missing`; [update.bnmf()] continues a fit with it.

@@ -102,7 +102,7 @@ test_that("icm_control(): \"auto\" by default, resolved on the data, kept by upd
   set.seed(4)
   Y[sample(length(Y), 40)] <- NA
   expect_identical(icm_control()$missing, "auto")
-  # this Y: a row misses 4 of its 10 entries (more than a third)
+  # this Y: a row misses more than a third of its 10 entries
   expect_gt(max(rowMeans(is.na(Y))), 1 / 3)
   f1 <- bnmf(Y, rank = 2, method = "icm", progress = FALSE)
   expect_identical(f1$settings$missing, "mask")
