@@ -42,6 +42,14 @@ print.bnmf_icm <- function(x, ...) {
   cat_optimiser(x, sprintf("log posterior %s", format(signif(x$logpost, 8))))
   cat(sprintf("  tau: %s; sigma = %s\n", format(signif(x$tau, 4)),
               format(signif(sigma(x), 4))))
+  if (x$n_missing > 0 && !is.null(x$settings$missing)) {
+    cat(sprintf("  missing entries: %s\n",
+                if (identical(x$settings$missing, "impute")) {
+                  "filled with W H of the previous sweep (ECM; icm_control(missing = \"impute\"))"
+                } else {
+                  "left out of every conditional (icm_control(missing = \"mask\"))"
+                }))
+  }
   invisible(x)
 }
 

@@ -161,8 +161,13 @@ test_that("icm_control(\"auto\") imputes when no row or column misses more than 
   fm <- auto(Xc, control = icm_control("mask"))
   expect_identical(fc$W, fm$W)
   expect_identical(fc$trace, fm$trace)
-  # complete data: one sweep for both, recorded as "mask"
-  expect_identical(auto(X)$settings$missing, "mask")
+  # print() says which ran, when entries are missing
+  expect_output(print(fa), "missing entries: filled with W H", fixed = TRUE)
+  expect_output(print(fc), "missing entries: left out", fixed = TRUE)
+  # complete data: one sweep for both, recorded as "mask", not printed
+  fx <- auto(X)
+  expect_identical(fx$settings$missing, "mask")
+  expect_false(any(grepl("missing entries:", capture.output(print(fx)), fixed = TRUE)))
   # a sparse X: the shares count every entry, stored or not
   skip_if_not_installed("Matrix")
   Xs <- Matrix::Matrix(Xa, sparse = TRUE)
