@@ -138,6 +138,17 @@ test_that("icm_control(\"auto\") imputes when no row or column misses more than 
   expect_identical(fa$W, fi$W)
   expect_identical(fa$H, fi$H)
   expect_identical(fa$trace, fi$trace)
+  # a fit asked to mask keeps masking when update() continues it, though
+  # "auto" would impute on these data
+  fk <- auto(Xa, control = icm_control("mask"))
+  expect_identical(fk$settings$missing, "mask")
+  fk3 <- suppressWarnings(update(fk, iter = 3))
+  expect_identical(fk3$settings$missing, "mask")
+  set.seed(9)
+  f53 <- bnmf(Xa, rank = 2, method = "icm", iter = 53, tol = 0, progress = FALSE,
+              control = icm_control("mask"))
+  expect_equal(fk3$W, f53$W, tolerance = 1e-12)
+  expect_equal(fk3$H, f53$H, tolerance = 1e-12)
   # rows: three of them miss a third (3 of 9), every column one entry (1 of
   # 12), so "impute"; a fourth entry in the first row: "mask" on the row alone
   Xr <- X
