@@ -14,19 +14,12 @@
 # The last column says what "auto" chooses for the case: "impute" when no
 # row and no column misses more than a third of its entries.
 suppressPackageStartupMessages(library(bnmf))
+source(file.path("bench", "icm-fits.R"))
 args <- commandArgs(TRUE)
 rounds <- if (length(args)) as.integer(args[1]) else 2L
-cat("BLAS:", extSoftVersion()[["BLAS"]], "\n")
-cat("bnmf", format(packageVersion("bnmf")), "\n\n")
-source(file.path("bench", "icm-fits.R"))
+cat_versions()
 
-# W0 H0 + N(0, 1), rank K, with the entries `hide(X)` returns set missing
-make_case <- function(I, J, K, seed, hide) {
-  set.seed(seed)
-  X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * J), K) + matrix(rnorm(I * J), I)
-  X[hide(X)] <- NA
-  list(X = X, K = K)
-}
+make_case <- function(I, J, K, seed, hide) list(X = sim_hidden(I, J, K, seed, hide), K = K)
 rows_missing <- function(X, n_rows, n_each) {
   m <- matrix(FALSE, nrow(X), ncol(X))
   for (i in sample(nrow(X), n_rows)) m[i, sample(ncol(X), n_each)] <- TRUE

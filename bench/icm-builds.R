@@ -80,10 +80,7 @@ for (cs in case_names) {
     ms <- vapply(z, `[[`, 0, "ms")
     n6 <- vapply(z, function(a) at_tol(a$lp), 0)
     lp6 <- vapply(z, function(a) a$lp[at_tol(a$lp)], 0)
-    reach <- vapply(seq_along(z), function(r) {
-      k <- which(z[[r]]$lp >= target[r])[1]
-      if (is.na(k)) NA_real_ else k
-    }, 0)
+    reach <- sweeps_to(z, target)
     cat(sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", cs, v, fmt_range(ms, 1), fmt_range(n6, 0),
                 fmt_range(lp6, 1), fmt_range(reach, 0), fmt_range(reach * ms / 1000, 2)))
   }

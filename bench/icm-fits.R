@@ -1,13 +1,26 @@
 # Pieces shared by the bench scripts that compare whole ICM fits with missing
 # entries (icm-missing.R, icm-builds.R, icm-auto.R). Sourced from the package root.
 
-# X = W0 H0 + N(0, 1), I x J, rank K, with a share `frac` of the entries
-# missing at random (the same X for the same arguments).
-sim_missing <- function(frac, seed = 1, I = 1000, J = 1000, K = 20) {
+# The BLAS and the package's version, the first lines of a script's output.
+cat_versions <- function() {
+  cat("BLAS:", extSoftVersion()[["BLAS"]], "\n")
+  cat("bnmf", format(packageVersion("bnmf")), "\n\n")
+}
+
+# X = W0 H0 + N(0, 1), I x J, rank K, unit-mean exponential factors, after
+# set.seed(seed), with the entries that hide(X) returns (any index R accepts)
+# set missing.
+sim_hidden <- function(I, J, K, seed, hide) {
   set.seed(seed)
   X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * J), K) + matrix(rnorm(I * J), I)
-  X[sample(length(X), frac * length(X))] <- NA
+  X[hide(X)] <- NA
   X
+}
+
+# sim_hidden() with a share `frac` of the entries missing at random (the same
+# X for the same arguments).
+sim_missing <- function(frac, seed = 1, I = 1000, J = 1000, K = 20) {
+  sim_hidden(I, J, K, seed, function(X) sample(length(X), frac * length(X)))
 }
 
 # The sweep at which a fit with log posterior trace `lp` stops at relative
@@ -43,11 +56,15 @@ fit_both <- function(X, K, rounds, max_iter) {
   res
 }
 
-# Seconds each round of `z` (one setting of fit_both()) took to first reach
-# target[round] (NA if it never did), from its trace and mean time a sweep.
-time_to <- function(z, target) {
+# The sweep at which each round of `z` (a list over rounds of list(ms, lp),
+# as fit_both() gives per setting) first reached target[round] (NA if it
+# never did).
+sweeps_to <- function(z, target) {
   vapply(seq_along(z), function(r) {
     k <- which(z[[r]]$lp >= target[r])[1]
-    if (is.na(k)) NA else k * z[[r]]$ms / 1000
+    if (is.na(k)) NA_real_ else k
   }, 0)
 }
+
+# The same in seconds, at each round's mean time a sweep.
+time_to <- function(z, target) sweeps_to(z, target) * vapply(z, `[[`, 0, "ms") / 1000

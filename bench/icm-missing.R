@@ -14,12 +14,10 @@
 # `target`, the log posterior at which the masked fit of the same round
 # stops at tol = 1e-6. Medians (ranges) over rounds.
 suppressPackageStartupMessages(library(bnmf))
+source(file.path("bench", "icm-fits.R"))
 args <- commandArgs(TRUE)
 rounds <- if (length(args)) as.integer(args[1]) else 3L
-cat("BLAS:", extSoftVersion()[["BLAS"]], "\n")
-cat("bnmf", format(packageVersion("bnmf")), "\n\n")
-
-source(file.path("bench", "icm-fits.R"))
+cat_versions()
 cases <- list(
   list(name = "1000 x 1000, K = 20, 20% missing", X = sim_missing(0.2), K = 20),
   list(name = "1000 x 1000, K = 20, 40% missing", X = sim_missing(0.4), K = 20)
