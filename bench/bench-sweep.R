@@ -143,6 +143,10 @@ xprod_once <- function() {
 xprod_ratio <- numeric(rounds)
 for (r in seq_len(rounds)) {
   for (m in seq_along(configs)) {
+    # the garbage of the set-up and of the rows before, collected outside
+    # the timings (a full collection inside a row's first floor once made
+    # that floor several times its usual time)
+    invisible(gc())
     f <- s <- 0
     for (a in seq_len(n_alt)) {
       f <- f + floor_once()
