@@ -12,7 +12,7 @@
 #'   with at most half its entries missing is updated without forming it, at
 #'   about `2 K` multiply-adds per missing entry and coordinate pass. Either
 #'   way, with 20% missing at K = 20 the masked terms cost more than the rest
-#'   of a sweep, and under an optimised BLAS several times its time.
+#'   of a sweep, and under an optimised BLAS about twice its time.
 #' - `"impute"`: the missing entries hold `W H` of the previous sweep, and the
 #'   sweep is the complete-data one (an expectation conditional maximisation
 #'   iteration, Meng and Rubin 1993). The observed log posterior still never
