@@ -5,7 +5,7 @@
 # For each RNG kind (R's normal.kind stays "Inversion", the default) and
 # each kind of mean, the time of rtnorm(n, mean = mu) (truncated to
 # [0, Inf)) over the time of rnorm(n), both under that RNG kind. Per round,
-# every (kind, mean) pair is measured with 5 alternations of rnorm() and
+# every (kind, mean) pair is measured with n_alt = 5 alternations of rnorm() and
 # rtnorm(), each after a gc(); the pairs run in a new random order every
 # round. Means: "mixed" mu = rnorm(n) (bench-sweep.R's case), "body" mu = 2
 # (mostly the normal itself), "bound" mu = 0, "tail" mu = -3 (the standard
@@ -17,9 +17,6 @@ args <- as.numeric(commandArgs(TRUE))
 rounds <- if (length(args) >= 1 && !is.na(args[1])) args[1] else 5
 n <- if (length(args) >= 2 && !is.na(args[2])) args[2] else 1e6
 kinds <- c("Mersenne-Twister", "L'Ecuyer-CMRG", "Knuth-TAOCP-2002")
-means <- list(mixed = function() rnorm(n), body = function() rep(2, n),
-              bound = function() rep(0, n), tail = function() rep(-3, n),
-              `far tail` = function() rep(-30, n))
 elapsed <- function(expr) {
   t0 <- proc.time()
   force(expr)
@@ -29,8 +26,10 @@ cat("bnmf ", format(packageVersion("bnmf")), "; ", R.version.string, "; ",
     format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), "; n = ", n, ", ", rounds,
     " rounds\n\n", sep = "")
 set.seed(1)
-mu <- lapply(means, function(f) f())
-cases <- expand.grid(kind = kinds, mean = names(means), stringsAsFactors = FALSE)
+mu <- list(mixed = rnorm(n), body = rep(2, n), bound = rep(0, n), tail = rep(-3, n),
+           `far tail` = rep(-30, n))
+n_alt <- 5
+cases <- expand.grid(kind = kinds, mean = names(mu), stringsAsFactors = FALSE)
 ratio <- matrix(NA_real_, nrow(cases), rounds)
 t_rt <- t_rn <- ratio
 for (kind in kinds) { # warm-up under every kind
@@ -44,15 +43,15 @@ for (r in seq_len(rounds)) {
     set.seed(r)
     m <- mu[[cases$mean[c]]]
     a <- b <- 0
-    for (k in 1:5) {
+    for (k in seq_len(n_alt)) {
       invisible(gc())
       a <- a + elapsed(rnorm(n))
       invisible(gc())
       b <- b + elapsed(rtnorm(n, mean = m))
     }
     ratio[c, r] <- b / a
-    t_rt[c, r] <- 1e9 * b / 5 / n
-    t_rn[c, r] <- 1e9 * a / 5 / n
+    t_rt[c, r] <- 1e9 * b / n_alt / n
+    t_rn[c, r] <- 1e9 * a / n_alt / n
   }
 }
 RNGkind("default", "default")
