@@ -41,7 +41,11 @@
 #'   updates each factor to the optimum given the others (the same truncated
 #'   normal as the Gibbs conditional, with expectations in place of the other
 #'   variables), so the evidence lower bound ([elbo()]) never decreases; the
-#'   iteration stops when its relative change is at most `tol`. Fast and
+#'   iteration stops when its relative change is at most `tol`. Each sweep
+#'   also rescales each factor's pair `q(W[, k])`, `q(H[k, ])` by `c` and
+#'   `1 / c` to the `c` that maximises the ELBO (in closed form: the
+#'   likelihood does not change along that path), a direction coordinate
+#'   updates cross slowly; the fixed points are the same. Fast and
 #'   deterministic, with posterior standard deviations that are typically too
 #'   small (mean-field VB ignores the posterior correlations).
 #' * `"np"`: non-probabilistic NMF by the multiplicative updates of Lee and

@@ -61,6 +61,8 @@
  * the scale of each factor (balance_scales): both are exact maximisations of
  * the joint posterior along a set of directions, so the log posterior still
  * never decreases and the fixed points are the KKT points of the MAP problem.
+ * VB maximises the ELBO along the same scale paths (vb_balance_scales): the
+ * ELBO still never decreases and the fixed points are unchanged.
  */
 #include <float.h>
 #include <limits.h>
@@ -502,6 +504,49 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
     }
 }
 
+/**
+ * VB only: maximise the ELBO along the scale path of each factor, q(W[, k])
+ * scaled by c and q(H[k, ]) by 1 / c. A truncated normal (or exponential)
+ * scaled by c is one again, its mean times c, variance times c^2 and entropy
+ * plus log c; E_q[W_ik H_kj] and E_q[W_ik^2 H_kj^2] do not change, so neither
+ * does the expected log likelihood (nor q(tau)). The ELBO moves by
+ *   -A_k (c - 1) - B_k (1 / c - 1) + (I - J) log c,
+ * A_k = sum_i lamW_ik E[W_ik], B_k = sum_j lamH_kj E[H_kj] (with ARD the rates
+ * are E[lambda_k]), largest at the c of bnmf_scale_move's mode. Coordinate
+ * updates alone cross this nearly flat direction slowly. At a fixed point of
+ * the coordinate updates the ELBO is stationary in every direction, so c = 1
+ * there: the fixed points are the same.
+ */
+static void vb_balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
+                              double *H, const vb_part *vb)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const double p = (double) I - (double) J;
+    for (int k = 0; k < K; k++) {
+        double A, B;
+        bnmf_scale_sums(d, pr, W, H, k, &A, &B);
+        if (!(A > 0.0) || !(B > 0.0)) continue;
+        const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
+        double u = log(y), Ay, By;
+        if (!(y > 0.0) || !R_FINITE(y) || !R_FINITE(A * y + B / y))
+            scale_mode_logs(A, B, p, &u, &Ay, &By);
+        if (!R_FINITE(u) || u == 0.0 || !scale_fits(d, W, H, k, u)) continue;
+        const double c = exp(u), c2 = c * c;
+        for (int i = 0; i < I; i++) {
+            const size_t t = i + (size_t) k * I;
+            W[t] *= c;
+            vb->Wvar[t] *= c2;
+            vb->Went[t] += u;
+        }
+        for (int j = 0; j < J; j++) {
+            const size_t t = k + (size_t) j * K;
+            H[t] /= c;
+            vb->Hvar[t] /= c2;
+            vb->Hent[t] -= u;
+        }
+    }
+}
+
 /* sum_t log(lam_t) over the proper (lam_t > 0) entries: the constant part of
  * the exponential log prior, computed once per call. */
 static double sum_log_rates(const double *lam, size_t n)
@@ -864,6 +909,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                 balance_scales(d, pr, W, H);
             else if (rule == RULE_DRAW)
                 bnmf_scale_move(d, pr, W, H, 0);
+            else if (rule == RULE_MOMENT)
+                vb_balance_scales(d, pr, W, H, vb);
         }
         double sse = *sumsq - 2.0 * lin + quad;
         if (augmented) {
