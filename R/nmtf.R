@@ -20,7 +20,10 @@
 #' squared error of the tri-factorisation (with the covariances of the terms
 #' that share an entry of `F` or of `G`), and its ELBO never decreases; ICM
 #' takes plain modes (no floor), so its log posterior never decreases and it
-#' stops at a KKT point of the MAP problem; `"np"` uses the multiplicative
+#' stops at a KKT point of the MAP problem. Both also rescale each column of
+#' `F` and of `G` against the matching row or column of `S` (`F S t(G)` is
+#' unchanged) to the scale that maximises the log posterior (ICM) or the
+#' ELBO (VB), a direction coordinate updates cross slowly; `"np"` uses the multiplicative
 #' updates of the Euclidean loss (`loss = "euclidean"`) or the
 #' I-divergence updates of Yoo and Choi (2009) (`loss = "kl"`, the paper's
 #' baseline), on the observed entries.

@@ -18,7 +18,9 @@
 # the bundled leukemia data (K = 4); 1000 x 1000, K = 20, X = W0 H0 + N(0, 1)
 # complete and with 20% missing at random; a sparse 2000 x 1000 X at density
 # 0.05 (K = 10); the GDSC IC50 matrix (707 x 139, 19.3% missing, K = 10) when
-# ../shared/data/gdsc is beside the repository. BNMF_BENCH_CASES: a regular
+# ../shared/data/gdsc is beside the repository; and tri-factorisations
+# (rank = c(K, L)): leukemia with K = L = 3, and a simulated 600 x 400 X =
+# F S G' + N(0, 1) with K = 5, L = 4 and 20% missing. BNMF_BENCH_CASES: a regular
 # expression on the cases' names (default all).
 child <- Sys.getenv("BNMF_VBS_CHILD", "")
 if (nzchar(child)) {
@@ -35,10 +37,19 @@ if (nzchar(child)) {
     X <- Matrix::rsparsematrix(2000, 1000, 0.05, rand.x = function(n) rexp(n) * 3)
     list(X = X, K = 10L)
   }
+  nmtf_sim <- function() {
+    set.seed(9)
+    X <- matrix(rexp(600 * 5), 600) %*% matrix(rexp(20), 5) %*% t(matrix(rexp(400 * 4), 400)) +
+      matrix(rnorm(600 * 400), 600)
+    X[sample(length(X), 0.2 * length(X))] <- NA
+    list(X = X, K = c(5L, 4L))
+  }
   cases <- list("leukemia, K = 4" = list(X = bnmf::leukemia, K = 4L),
                 "1000 x 1000, K = 20, complete" = sim(0),
                 "1000 x 1000, K = 20, 20% missing" = sim(0.2),
-                "sparse 2000 x 1000, density 0.05, K = 10" = sparse())
+                "sparse 2000 x 1000, density 0.05, K = 10" = sparse(),
+                "leukemia, NMTF K = L = 3" = list(X = bnmf::leukemia, K = c(3L, 3L)),
+                "600 x 400 NMTF K = 5, L = 4, 20% missing" = nmtf_sim())
   gdsc <- file.path("..", "shared", "data", "gdsc", "ic50.txt")
   if (file.exists(gdsc)) {
     cases[["GDSC IC50 707 x 139, K = 10"]] <-

@@ -183,6 +183,7 @@ void bnmf_scale_sums(const nmf_data *d, const nmf_prior *pr, const double *W,
                      const double *H, int k, double *A, double *B);
 void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *H,
                      int first);
+int bnmf_scale_mode(double A, double B, double p, double *u, double *Ay, double *By);
 void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                      const sweep_ctrl *c, sweep_out *out);
 void bnmf_update_tau(const nmf_prior *pr, nmf_rule rule, double tau_shape,

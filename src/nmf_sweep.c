@@ -434,6 +434,27 @@ static void scale_mode_logs(double A, double B, double p, double *mode, double *
     }
 }
 
+/**
+ * The maximiser u* = log c* of -A e^u - B e^-u + p u (A, B > 0): the scale
+ * of a factor that maximises the log posterior (ICM's balance with p = 0),
+ * the ELBO (VB, p = the difference of the two sides' numbers of entries)
+ * or is the mode of the Gibbs scale move's target. e^u* = (p + sqrt(p^2 +
+ * 4 A B)) / (2 A); *Ay = A e^u*, *By = B e^-u* (the curvature is their
+ * sum), from logs (scale_mode_logs) where the direct values overflow or
+ * underflow. Returns 1 when they came from logs, else 0.
+ */
+int bnmf_scale_mode(double A, double B, double p, double *u, double *Ay, double *By)
+{
+    const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
+    *u = log(y);
+    *Ay = A * y;
+    *By = B / y;
+    const int logs = !(y > 0.0) || !R_FINITE(y) || !R_FINITE(*Ay + *By) ||
+        !(*Ay + *By > 0.0);
+    if (logs) scale_mode_logs(A, B, p, u, Ay, By);
+    return logs;
+}
+
 /* Whether W[, k] e^u and H[k, ] e^-u stay finite with finite squares sums
  * (the Gram matrices of the next sweep). */
 static int scale_fits(const nmf_data *d, const double *W, const double *H, int k,
@@ -478,11 +499,8 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
         double A, B;
         bnmf_scale_sums(d, pr, W, H, k, &A, &B);
         if (!(A > 0.0) || !(B > 0.0)) continue;
-        const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
-        double mode = log(y), Ay = A * y, By = B / y;
-        const int logs = !(y > 0.0) || !R_FINITE(y) || !R_FINITE(Ay + By) ||
-            !(Ay + By > 0.0);
-        if (logs) scale_mode_logs(A, B, p, &mode, &Ay, &By);
+        double mode, Ay, By;
+        const int logs = bnmf_scale_mode(A, B, p, &mode, &Ay, &By);
         const double sd = 1.0 / sqrt(Ay + By);
         const double u = mode + sd * bnmf_norm_std();
         /* log target minus log proposal, at the proposal and at u = 0 (from
@@ -526,10 +544,8 @@ static void vb_balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
         double A, B;
         bnmf_scale_sums(d, pr, W, H, k, &A, &B);
         if (!(A > 0.0) || !(B > 0.0)) continue;
-        const double y = (p + sqrt(p * p + 4.0 * A * B)) / (2.0 * A);
-        double u = log(y), Ay, By;
-        if (!(y > 0.0) || !R_FINITE(y) || !R_FINITE(A * y + B / y))
-            scale_mode_logs(A, B, p, &u, &Ay, &By);
+        double u, Ay, By;
+        bnmf_scale_mode(A, B, p, &u, &Ay, &By);
         if (!R_FINITE(u) || u == 0.0 || !scale_fits(d, W, H, k, u)) continue;
         const double c = exp(u), c2 = c * c;
         for (int i = 0; i < I; i++) {

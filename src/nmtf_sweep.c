@@ -726,6 +726,68 @@ static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *
         for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
 }
 
+/*
+ * VB only: maximise the ELBO along the same scale paths: q(F[, k]) scaled by
+ * c and q(S[k, ]) by 1 / c (then q(G[, l]) by c and q(S[, l]) by 1 / c). A
+ * truncated normal scaled by c is one again (mean times c, variance times
+ * c^2, entropy plus log c) and every expectation in the expected SSE keeps
+ * its value, so the ELBO moves by -a (c - 1) - b (1 / c - 1) + p log c, with
+ * a and b as for balance_scales (E[lambda] with ARD) and p = I - L (F's side)
+ * or J - K (G's side), the difference of the entries gaining and losing
+ * log c of entropy. Its maximiser is bnmf_scale_mode's; at a fixed point of
+ * the coordinate updates it is c = 1.
+ */
+static void vb_balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
+                              nmtf_work *w)
+{
+    const int I = d->I, J = d->J, K = st->K, L = st->L;
+    double *cs[2] = {w->vrow, w->erow};
+    for (int side = 0; side < 2; side++) {
+        const int R = side ? L : K, n = side ? J : I, m = side ? K : L;
+        double *Z = side ? st->G : st->F, *Zv = side ? st->G_var : st->F_var;
+        double *Ze = side ? st->G_ent : st->F_ent;
+        const double *lam = side ? w->lamG : w->lamF;
+        const double p = (double) n - (double) m;
+        for (int r = 0; r < R; r++) {
+            double a = 0.0, b = 0.0;
+            cs[side][r] = 1.0;
+            for (int t = 0; t < n; t++) a += Z[t + (size_t) r * n];
+            for (int t = 0; t < m; t++)
+                b += st->S[side ? t + (size_t) r * K : r + (size_t) t * K];
+            a *= lam[r];
+            b *= pr->rate_S;
+            if (!(a > 0.0) || !(b > 0.0)) continue;
+            double u, ay, by;
+            bnmf_scale_mode(a, b, p, &u, &ay, &by);
+            const double c = exp(u);
+            if (!R_FINITE(u) || u == 0.0 || !R_FINITE(c) || !(c > 0.0)) continue;
+            cs[side][r] = c;
+            for (int t = 0; t < n; t++) {
+                const size_t tr = t + (size_t) r * n;
+                Z[tr] *= c;
+                Zv[tr] *= c * c;
+                Ze[tr] += u;
+            }
+            for (int t = 0; t < m; t++) {
+                const size_t kl = side ? t + (size_t) r * K : r + (size_t) t * K;
+                st->S[kl] /= c;
+                st->S_var[kl] /= c * c;
+                st->S_ent[kl] -= u;
+            }
+        }
+    }
+    /* E[F'F], E[G'G] and F' X G of the rescaled factors; the missing
+     * entries' products are recomputed when next needed */
+    const double *cf = cs[0], *cg = cs[1];
+    for (int k2 = 0; k2 < K; k2++)
+        for (int k = 0; k < K; k++) w->A[k + (size_t) k2 * K] *= cf[k] * cf[k2];
+    for (int l2 = 0; l2 < L; l2++)
+        for (int l = 0; l < L; l++) w->B[l + (size_t) l2 * L] *= cg[l] * cg[l2];
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
+    w->fresh = 0;
+}
+
 /* ---- priors, log joint, ELBO ---- */
 
 /* The halves of the data that the ARD code of ard.c sees: a factor of n
@@ -908,6 +970,9 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             if (c->update_S) update_S(d, st, rule, vb, pr->rate_S, &w);
             if (rule == RULE_MODE && c->update_F && c->update_S && c->update_G) {
                 balance_scales(d, pr, st, &w);
+            } else if (vb && c->update_F && c->update_S && c->update_G &&
+                       pr->rate_S > 0.0) {
+                vb_balance_scales(d, pr, st, &w);
             }
             sse = nmtf_sse(d, st, vb, &w);
             if (sse < 0.0) sse = 0.0;

@@ -342,3 +342,36 @@ test_that("VB's coordinate updates are the exact optima with every variance in p
   out <- bnmf:::engine_nmtf_sweeps(st, data, prior, 1L, rule = "vb", update = character())
   expect_equal(out$trace[1, 4], esse_brute(X, m, v), tolerance = 1e-10)
 })
+
+test_that("each NMTF VB sweep ends at the ELBO's maximum along the scales of G's columns", {
+  # Scaling q(G[, l]) by c and q(S[, l]) by 1 / c leaves every expectation
+  # of the expected SSE alone and moves the ELBO by -a (c - 1) - b (1 / c - 1)
+  # + (J - K) log c (a = rate sum_j E[G_jl], b = rate sum_k E[S_kl]): zero
+  # slope at c = 1 only if a - b = J - K. The sweep's last scale steps are
+  # G's, so that holds after every sweep (F's balance is then moved by G's
+  # steps through S). The expected SSE of the end state, computed here from
+  # q's moments, checks that the sweep's cached products were rescaled too.
+  withr::local_seed(31)
+  d <- nmtf_toy(I = 7, J = 5, K = 2, L = 3, na = 4, seed = 31)
+  X <- d$X
+  rate <- 0.8
+  data <- bnmf:::prepare_data(X, 2)
+  prior <- list(rate = rep(rate, 3), alpha = 1, beta = 1, ard = numeric())
+  v0 <- list(F = matrix(0.05, 7, 2), S = matrix(0.05, 2, 3), G = matrix(0.05, 5, 3))
+  for (n in c(1L, 2L, 4L)) {
+    st <- bnmf:::nmtf_new_state(X, data, d$F, d$S, d$G, 1.3,
+                                vb = list(tau_rate = 1, F_var = v0$F, S_var = v0$S,
+                                          G_var = v0$G))
+    out <- bnmf:::engine_nmtf_sweeps(st, data, prior, n, rule = "vb")
+    G <- matrix(st$G, 5, 3)
+    S <- matrix(st$S, 2, 3)
+    a <- rate * colSums(G)
+    b <- rate * colSums(S)
+    expect_lt(max(abs(a - b - (5 - 2))), 1e-10 * max(a + b), label = paste(n, "sweeps"))
+    m <- list(F = matrix(st$F, 7, 2), S = S, G = G)
+    v <- list(F = matrix(st$F_var, 7, 2), S = matrix(st$S_var, 2, 3),
+              G = matrix(st$G_var, 5, 3))
+    expect_equal(out$trace[n, 4], esse_brute(X, m, v), tolerance = 1e-10,
+                 label = paste(n, "sweeps"))
+  }
+})
