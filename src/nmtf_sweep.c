@@ -680,74 +680,32 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
 }
 
 /*
- * ICM only: maximise the log posterior along the scale paths F[, k] c,
- * S[k, ] / c and G[, l] c, S[, l] / c, which leave F S G' (so the
- * likelihood) unchanged: the log prior -c a - b / c, with a = lF_k sum_i F_ik
- * and b = lS sum_l S_kl (or lG_l sum_j G_jl and lS sum_k S_kl), is largest at
- * c = sqrt(b / a). Coordinate updates approach that balance only slowly (the
- * posterior is nearly flat along these paths); an exact maximisation along
- * them keeps the log posterior from decreasing, and every MAP is balanced.
+ * Maximise along the scale paths F[, k] c, S[k, ] / c and G[, l] c,
+ * S[, l] / c, which leave F S G' (so the likelihood) unchanged; F's side
+ * first, then G's (with S as F's steps left it). Coordinate updates cross
+ * these nearly flat paths only slowly; an exact maximisation along them
+ * keeps the objective from decreasing and leaves the fixed points alone.
+ *  - ICM (vb = 0): the log prior -c a - b / c, with a = lF_k sum_i F_ik and
+ *    b = lS sum_l S_kl (or lG_l sum_j G_jl and lS sum_k S_kl), is largest
+ *    at c = sqrt(b / a); every MAP is balanced.
+ *  - VB (vb = 1): a truncated normal scaled by c is one again (mean times
+ *    c, variance times c^2, entropy plus log c) and every expectation in the
+ *    expected SSE keeps its value, so the ELBO moves by -a (c - 1) -
+ *    b (1 / c - 1) + p log c, a and b as above with the means (E[lambda]
+ *    with ARD) and p = I - L (F's side) or J - K (G's side), the entries
+ *    gaining and losing log c of entropy: largest at bnmf_scale_mode's c.
  */
 static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
-                           nmtf_work *w)
+                           nmtf_work *w, int vb)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
     if (!(pr->rate_S > 0.0)) return;
     double *cs[2] = {w->vrow, w->erow};
     for (int side = 0; side < 2; side++) {
-        const int R = side ? L : K, n = side ? J : I;
-        double *Z = side ? st->G : st->F;
-        const double *lam = side ? w->lamG : w->lamF;
-        for (int r = 0; r < R; r++) {
-            double a = 0.0, b = 0.0;
-            cs[side][r] = 1.0;
-            for (int t = 0; t < n; t++) a += Z[t + (size_t) r * n];
-            const int m = side ? K : L;
-            for (int t = 0; t < m; t++)
-                b += st->S[side ? t + (size_t) r * K : r + (size_t) t * K];
-            a *= lam[r];
-            b *= pr->rate_S;
-            if (!(a > 0.0) || !(b > 0.0)) continue;
-            const double c = sqrt(b / a);
-            if (!R_FINITE(c) || !(c > 0.0)) continue;
-            cs[side][r] = c;
-            for (int t = 0; t < n; t++) Z[t + (size_t) r * n] *= c;
-            for (int t = 0; t < m; t++)
-                st->S[side ? t + (size_t) r * K : r + (size_t) t * K] /= c;
-        }
-    }
-    /* F'F, G'G and F' X G of the rescaled factors (F S G' is unchanged) */
-    const double *cf = cs[0], *cg = cs[1];
-    for (int k2 = 0; k2 < K; k2++)
-        for (int k = 0; k < K; k++) w->A[k + (size_t) k2 * K] *= cf[k] * cf[k2];
-    for (int l2 = 0; l2 < L; l2++)
-        for (int l = 0; l < L; l++) w->B[l + (size_t) l2 * L] *= cg[l] * cg[l2];
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
-}
-
-/*
- * VB only: maximise the ELBO along the same scale paths: q(F[, k]) scaled by
- * c and q(S[k, ]) by 1 / c (then q(G[, l]) by c and q(S[, l]) by 1 / c). A
- * truncated normal scaled by c is one again (mean times c, variance times
- * c^2, entropy plus log c) and every expectation in the expected SSE keeps
- * its value, so the ELBO moves by -a (c - 1) - b (1 / c - 1) + p log c, with
- * a and b as for balance_scales (E[lambda] with ARD) and p = I - L (F's side)
- * or J - K (G's side), the difference of the entries gaining and losing
- * log c of entropy. Its maximiser is bnmf_scale_mode's; at a fixed point of
- * the coordinate updates it is c = 1.
- */
-static void vb_balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
-                              nmtf_work *w)
-{
-    const int I = d->I, J = d->J, K = st->K, L = st->L;
-    double *cs[2] = {w->vrow, w->erow};
-    for (int side = 0; side < 2; side++) {
         const int R = side ? L : K, n = side ? J : I, m = side ? K : L;
-        double *Z = side ? st->G : st->F, *Zv = side ? st->G_var : st->F_var;
-        double *Ze = side ? st->G_ent : st->F_ent;
+        double *Z = side ? st->G : st->F;
+        double *Zv = side ? st->G_var : st->F_var, *Ze = side ? st->G_ent : st->F_ent;
         const double *lam = side ? w->lamG : w->lamF;
-        const double p = (double) n - (double) m;
         for (int r = 0; r < R; r++) {
             double a = 0.0, b = 0.0;
             cs[side][r] = 1.0;
@@ -757,26 +715,36 @@ static void vb_balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_stat
             a *= lam[r];
             b *= pr->rate_S;
             if (!(a > 0.0) || !(b > 0.0)) continue;
-            double u, ay, by;
-            bnmf_scale_mode(a, b, p, &u, &ay, &by);
-            const double c = exp(u);
-            if (!R_FINITE(u) || u == 0.0 || !R_FINITE(c) || !(c > 0.0)) continue;
+            double c, u = 0.0;
+            if (vb) {
+                double ay, by;
+                bnmf_scale_mode(a, b, (double) n - (double) m, &u, &ay, &by);
+                if (!R_FINITE(u) || u == 0.0) continue;
+                c = exp(u);
+            } else {
+                c = sqrt(b / a);
+            }
+            if (!R_FINITE(c) || !(c > 0.0)) continue;
             cs[side][r] = c;
             for (int t = 0; t < n; t++) {
                 const size_t tr = t + (size_t) r * n;
                 Z[tr] *= c;
-                Zv[tr] *= c * c;
-                Ze[tr] += u;
+                if (vb) {
+                    Zv[tr] *= c * c;
+                    Ze[tr] += u;
+                }
             }
             for (int t = 0; t < m; t++) {
                 const size_t kl = side ? t + (size_t) r * K : r + (size_t) t * K;
                 st->S[kl] /= c;
-                st->S_var[kl] /= c * c;
-                st->S_ent[kl] -= u;
+                if (vb) {
+                    st->S_var[kl] /= c * c;
+                    st->S_ent[kl] -= u;
+                }
             }
         }
     }
-    /* E[F'F], E[G'G] and F' X G of the rescaled factors; the missing
+    /* (E)F'F, (E)G'G and F' X G of the rescaled factors; VB: the missing
      * entries' products are recomputed when next needed */
     const double *cf = cs[0], *cg = cs[1];
     for (int k2 = 0; k2 < K; k2++)
@@ -785,7 +753,7 @@ static void vb_balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_stat
         for (int l = 0; l < L; l++) w->B[l + (size_t) l2 * L] *= cg[l] * cg[l2];
     for (int l = 0; l < L; l++)
         for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
-    w->fresh = 0;
+    if (vb) w->fresh = 0;
 }
 
 /* ---- priors, log joint, ELBO ---- */
@@ -968,12 +936,8 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             if (c->update_G) update_G(d, st, rule, vb, &w);
             g_side(d, st, vb, &w);
             if (c->update_S) update_S(d, st, rule, vb, pr->rate_S, &w);
-            if (rule == RULE_MODE && c->update_F && c->update_S && c->update_G) {
-                balance_scales(d, pr, st, &w);
-            } else if (vb && c->update_F && c->update_S && c->update_G &&
-                       pr->rate_S > 0.0) {
-                vb_balance_scales(d, pr, st, &w);
-            }
+            if ((rule == RULE_MODE || vb) && c->update_F && c->update_S && c->update_G)
+                balance_scales(d, pr, st, &w, vb);
             sse = nmtf_sse(d, st, vb, &w);
             if (sse < 0.0) sse = 0.0;
             if (upd_tau) bnmf_update_tau(&taup, rule, tau_shape, sse, st->tau, st->tau_rate);
