@@ -21,9 +21,6 @@
 #' * `method = "vb"`: mean-field VB with Gamma `q(W)`, `q(H)` and the
 #'   multinomial split of each count (Cemgil 2009); the ELBO ([elbo()]) is
 #'   exact and never decreases; iterations stop at relative change `tol`.
-#'   Each sweep also rescales every pair `q(W[, k])`, `q(H[k, ])` by `s` and
-#'   `1 / s` to the `s` that maximises the ELBO (closed form; the expected
-#'   likelihood does not change along that path).
 #'   With `chains > 1` the restart with the highest ELBO is kept.
 #' * `method = "gibbs"`: the auxiliary-variable Gibbs sampler: each positive
 #'   count is split multinomially over the factors, then every entry of `W`

@@ -20,9 +20,7 @@
 # 0.05 (K = 10); the GDSC IC50 matrix (707 x 139, 19.3% missing, K = 10) when
 # ../shared/data/gdsc is beside the repository; and tri-factorisations
 # (rank = c(K, L)): leukemia with K = L = 3, and a simulated 600 x 400 X =
-# F S G' + N(0, 1) with K = 5, L = 4 and 20% missing; Poisson NMF: counts
-# from Gamma(0.5, 0.5) factors, 500 x 300, K = 8, 10% missing, and the
-# leukemia data rounded, K = 8. BNMF_BENCH_CASES: a regular
+# F S G' + N(0, 1) with K = 5, L = 4 and 20% missing. BNMF_BENCH_CASES: a regular
 # expression on the cases' names (default all).
 child <- Sys.getenv("BNMF_VBS_CHILD", "")
 if (nzchar(child)) {
@@ -46,23 +44,12 @@ if (nzchar(child)) {
     X[sample(length(X), 0.2 * length(X))] <- NA
     list(X = X, K = c(5L, 4L))
   }
-  pois_sim <- function() {
-    set.seed(1)
-    W0 <- matrix(rgamma(500 * 8, 0.5, 0.5), 500)
-    H0 <- matrix(rgamma(8 * 300, 0.5, 0.5), 8)
-    X <- matrix(rpois(500 * 300, W0 %*% H0), 500)
-    X[sample(length(X), 0.1 * length(X))] <- NA
-    list(X = X, K = 8L, likelihood = "poisson")
-  }
   cases <- list("leukemia, K = 4" = list(X = bnmf::leukemia, K = 4L),
                 "1000 x 1000, K = 20, complete" = sim(0),
                 "1000 x 1000, K = 20, 20% missing" = sim(0.2),
                 "sparse 2000 x 1000, density 0.05, K = 10" = sparse(),
                 "leukemia, NMTF K = L = 3" = list(X = bnmf::leukemia, K = c(3L, 3L)),
-                "600 x 400 NMTF K = 5, L = 4, 20% missing" = nmtf_sim(),
-                "Poisson 500 x 300, K = 8, 10% missing" = pois_sim(),
-                "Poisson leukemia (rounded), K = 8" =
-                  list(X = round(bnmf::leukemia), K = 8L, likelihood = "poisson"))
+                "600 x 400 NMTF K = 5, L = 4, 20% missing" = nmtf_sim())
   gdsc <- file.path("..", "shared", "data", "gdsc", "ic50.txt")
   if (file.exists(gdsc)) {
     cases[["GDSC IC50 707 x 139, K = 10"]] <-
@@ -73,10 +60,8 @@ if (nzchar(child)) {
   out <- list()
   for (nm in names(cases)) {
     set.seed(1)
-    args <- c(list(cases[[nm]]$X, rank = cases[[nm]]$K, method = "vb", iter = iter,
-                   tol = 1e-8, progress = FALSE),
-              if (!is.null(cases[[nm]]$likelihood)) list(likelihood = cases[[nm]]$likelihood))
-    t <- system.time(fit <- do.call(bnmf, args))[["elapsed"]]
+    t <- system.time(fit <- bnmf(cases[[nm]]$X, rank = cases[[nm]]$K, method = "vb",
+                                 iter = iter, tol = 1e-8, progress = FALSE))[["elapsed"]]
     e <- elbo(fit)
     out[[nm]] <- list(elbo = e, sec = t / length(e))
   }

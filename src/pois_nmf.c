@@ -26,9 +26,7 @@
  *   L = sum_Omega [X_ij log (LW LH)_ij - log X_ij!] - sum_Omega (E[W] E[H])_ij
  *       + sum_ik (E log p(W_ik) + H[q(W_ik)]) + sum_kj (E log p(H_kj) + H[q(H_kj)]),
  *   E log p(W_ik) = a log b - lgamma(a) + (a - 1)(digamma(alW) - log beW) - b alW / beW,
- * which no coordinate step decreases. Each sweep ends with an exact step
- * along every factor's scale (vb_balance_scales), which does not decrease it
- * either.
+ * which no coordinate step decreases.
  *
  * Costs: a zero count adds nothing to the split, so a sweep reads only the
  * positive observed counts (one pass per half, O(nnz K)); the rates are the
@@ -442,55 +440,6 @@ static void vb_work(const pois_data *pd, pois_vb_work *w)
     w->RS = (double *) R_alloc(K * (I > J ? I : J), sizeof(double));
 }
 
-/*
- * Maximise the ELBO along the scale path of each factor: q(W[, k]) scaled by
- * s and q(H[k, ]) by 1 / s (rates beW / s and beH s, shapes kept). LW LH and
- * E[W] E[H] do not change, so neither do the likelihood's terms (nor the
- * optimal q(Z)); each entry of W gains a u - b E[W_ik] (s - 1) of its
- * Gamma term (u = log s: (a - 1) u from E log W, u of entropy) and each of H
- * -c u - d E[H_kj] (1 / s - 1). The total, -A s - B / s + (a I - c J) u
- * (A = b sum_i E[W_ik], B = d sum_j E[H_kj]) plus a constant, is largest at
- * bnmf_scale_mode's u. Coordinate updates cross this nearly flat direction
- * slowly; at their fixed points u = 0. *eW, *eH: moved by the same terms.
- */
-static void vb_balance_scales(const pois_data *pd, const pois_prior *pp, pois_vb_state *q,
-                              pois_vb_work *w, double *eW, double *eH)
-{
-    const int I = pd->I, J = pd->J, K = pd->K;
-    const double p = pp->a * I - pp->c * J;
-    int moved = 0;
-    for (int k = 0; k < K; k++) {
-        double sw = 0.0, sh = 0.0;
-        for (int i = 0; i < I; i++) sw += q->W[i + (size_t) k * I];
-        for (int j = 0; j < J; j++) sh += q->H[k + (size_t) j * K];
-        const double A = pp->b * sw, B = pp->d * sh;
-        if (!(A > 0.0) || !(B > 0.0)) continue;
-        double u, ay, by;
-        bnmf_scale_mode(A, B, p, &u, &ay, &by);
-        const double c = exp(u);
-        if (!R_FINITE(u) || u == 0.0 || !R_FINITE(c) || !(c > 0.0)) continue;
-        for (int i = 0; i < I; i++) {
-            const size_t t = i + (size_t) k * I;
-            q->beW[t] /= c;
-            q->W[t] = q->alW[t] / q->beW[t];
-        }
-        for (int j = 0; j < J; j++) {
-            const size_t t = k + (size_t) j * K;
-            q->beH[t] *= c;
-            q->H[t] = q->alH[t] / q->beH[t];
-        }
-        *eW += pp->a * I * u - A * (c - 1.0);
-        *eH += -pp->c * J * u - B * (1.0 / c - 1.0);
-        moved = 1;
-    }
-    /* exp(E log W), exp(E log H) of the new rates, as a run's start computes
-     * them (so that a run cut into calls gives the same bits) */
-    if (moved) {
-        vb_logmeans(q->alW, q->beW, I, K, 1, w->LWt);
-        vb_logmeans(q->alH, q->beH, K, J, 0, w->LH);
-    }
-}
-
 /**
  * Advance q by n sweeps (in place); tr[s] receives the ELBO after sweep s.
  * Stops when the relative change of the ELBO is at most tol. Returns the
@@ -543,7 +492,6 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
             eH += vb_set(pp->c + w.LH[t] * w.NH[t], pp->d + w.RS[t], pp->c, pp->d,
                          q->alH + t, q->beH + t, q->H + t, w.LH + t);
         eH += cH;
-        vb_balance_scales(pd, pp, q, &w, &eW, &eH);
         done = s + 1;
         R_CheckUserInterrupt();
     }
