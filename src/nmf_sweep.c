@@ -530,7 +530,7 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
  * does the expected log likelihood (nor q(tau)). The ELBO moves by
  *   -A_k (c - 1) - B_k (1 / c - 1) + (I - J) log c,
  * A_k = sum_i lamW_ik E[W_ik], B_k = sum_j lamH_kj E[H_kj] (with ARD the rates
- * are E[lambda_k]), largest at the c of bnmf_scale_move's mode. Coordinate
+ * are E[lambda_k]), largest at bnmf_scale_mode's c (p = I - J). Coordinate
  * updates alone cross this nearly flat direction slowly. At a fixed point of
  * the coordinate updates the ELBO is stationary in every direction, so c = 1
  * there: the fixed points are the same.
