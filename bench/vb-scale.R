@@ -120,7 +120,7 @@ cat("- ", format(Sys.time(), "%Y-%m-%d %H:%M %Z", tz = "UTC"), "; BLAS: ", blas,
     rounds, " rounds\n", sep = "")
 cat("- to target: sweeps and seconds to the ELBO where A stops at tol = 1e-6; median (range) over rounds\n")
 cat("- at tol = 1e-6: the sweep where each stops and its ELBO (median over rounds)\n\n")
-cat("- to the optimum: sweeps to within 1e-7 (relative) of the best ELBO either reaches (NA: not within BNMF_BENCH_ITER sweeps)\n\n")
+cat("- to the optimum: sweeps to within 1e-7 (relative) of the best ELBO either reaches (NA: not reached before the fit stopped, at tol = 1e-8 or BNMF_BENCH_ITER sweeps)\n\n")
 cat("| case | A: sweeps, s to target | B: sweeps, s to target | B / A (s) | A stops: sweep, ELBO | B stops: sweep, ELBO | to the optimum: A, B |\n")
 cat("|---|---|---|---|---|---|---|\n")
 mr <- function(x, d = 2) {
