@@ -61,7 +61,7 @@
  * the scale of each factor (balance_scales): both are exact maximisations of
  * the joint posterior along a set of directions, so the log posterior still
  * never decreases and the fixed points are the KKT points of the MAP problem.
- * VB maximises the ELBO along the same scale paths (vb_balance_scales): the
+ * VB maximises the ELBO along the same scale paths (balance_scales): the
  * ELBO still never decreases and the fixed points are unchanged.
  */
 #include <float.h>
@@ -396,24 +396,6 @@ static void rescale_factor(const nmf_data *d, double *W, double *H, int k, doubl
     for (int j = 0; j < J; j++) H[k + (size_t) j * K] /= c;
 }
 
-/**
- * ICM only: maximise the log posterior along the scale path of each factor,
- * W[, k] c and H[k, ] / c, which leaves WH (so the likelihood) unchanged. The
- * log prior -c A_k - B_k / c, with A_k = sum_i lamW_ik W_ik and
- * B_k = sum_j lamH_kj H_kj, is largest at c = sqrt(B_k / A_k). Every MAP
- * satisfies A_k = B_k; coordinate updates alone approach that balance only
- * slowly, because the posterior is nearly flat along this path.
- */
-static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
-                           double *H)
-{
-    for (int k = 0; k < d->K; k++) {
-        double A, B;
-        bnmf_scale_sums(d, pr, W, H, k, &A, &B);
-        if (A > 0.0 && B > 0.0) rescale_factor(d, W, H, k, sqrt(B / A));
-    }
-}
-
 /* The mode of log p(u) = -A e^u - B e^-u + p u (log y) and A y, B / y, from
  * logs: for A or B near the ends of the range of double, where y, A y or
  * B / y computed directly overflow or underflow. With s = 2 sqrt(A B) and
@@ -523,20 +505,25 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
 }
 
 /**
- * VB only: maximise the ELBO along the scale path of each factor, q(W[, k])
- * scaled by c and q(H[k, ]) by 1 / c. A truncated normal (or exponential)
- * scaled by c is one again, its mean times c, variance times c^2 and entropy
- * plus log c; E_q[W_ik H_kj] and E_q[W_ik^2 H_kj^2] do not change, so neither
- * does the expected log likelihood (nor q(tau)). The ELBO moves by
- *   -A_k (c - 1) - B_k (1 / c - 1) + (I - J) log c,
- * A_k = sum_i lamW_ik E[W_ik], B_k = sum_j lamH_kj E[H_kj] (with ARD the rates
- * are E[lambda_k]), largest at bnmf_scale_mode's c (p = I - J). Coordinate
- * updates alone cross this nearly flat direction slowly. At a fixed point of
- * the coordinate updates the ELBO is stationary in every direction, so c = 1
- * there: the fixed points are the same.
+ * Maximise along the scale path of each factor, W[, k] c and H[k, ] / c,
+ * which leaves WH (so the likelihood) unchanged and which coordinate
+ * updates cross only slowly (the posterior is nearly flat along it).
+ *  - ICM (vb NULL): the log prior -c A_k - B_k / c, with A_k = sum_i lamW_ik
+ *    W_ik and B_k = sum_j lamH_kj H_kj, is largest at c = sqrt(B_k / A_k);
+ *    every MAP satisfies A_k = B_k.
+ *  - VB: q(W[, k]) scaled by c and q(H[k, ]) by 1 / c. A truncated normal
+ *    (or exponential) scaled by c is one again, its mean times c, variance
+ *    times c^2 and entropy plus log c; E_q[W_ik H_kj] and E_q[W_ik^2 H_kj^2]
+ *    do not change, so neither does the expected log likelihood (nor
+ *    q(tau)). The ELBO moves by -A_k (c - 1) - B_k (1 / c - 1) +
+ *    (I - J) log c (A_k, B_k with the means, and with ARD the rates
+ *    E[lambda_k]), largest at bnmf_scale_mode's c (p = I - J).
+ * Either is an exact maximisation along a direction, so the objective never
+ * decreases; at a fixed point of the coordinate updates it is stationary
+ * in every direction, so c = 1 there and the fixed points are the same.
  */
-static void vb_balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
-                              double *H, const vb_part *vb)
+static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
+                           double *H, const vb_part *vb)
 {
     const int I = d->I, J = d->J, K = d->K;
     const double p = (double) I - (double) J;
@@ -544,21 +531,22 @@ static void vb_balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
         double A, B;
         bnmf_scale_sums(d, pr, W, H, k, &A, &B);
         if (!(A > 0.0) || !(B > 0.0)) continue;
+        if (!vb) {
+            rescale_factor(d, W, H, k, sqrt(B / A));
+            continue;
+        }
         double u, Ay, By;
         bnmf_scale_mode(A, B, p, &u, &Ay, &By);
         if (!R_FINITE(u) || u == 0.0 || !scale_fits(d, W, H, k, u)) continue;
         const double c = exp(u), c2 = c * c;
+        rescale_factor(d, W, H, k, c);
         for (int i = 0; i < I; i++) {
-            const size_t t = i + (size_t) k * I;
-            W[t] *= c;
-            vb->Wvar[t] *= c2;
-            vb->Went[t] += u;
+            vb->Wvar[i + (size_t) k * I] *= c2;
+            vb->Went[i + (size_t) k * I] += u;
         }
         for (int j = 0; j < J; j++) {
-            const size_t t = k + (size_t) j * K;
-            H[t] /= c;
-            vb->Hvar[t] /= c2;
-            vb->Hent[t] -= u;
+            vb->Hvar[k + (size_t) j * K] /= c2;
+            vb->Hent[k + (size_t) j * K] -= u;
         }
     }
 }
@@ -921,12 +909,10 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         bnmf_update_H(d, pr, x, W, H, *tau, rule, masked, upd_H, 0, &ws, vb, NULL, &lin,
                       &quad);
         if (upd_W && upd_H) {
-            if (rule == RULE_MODE)
-                balance_scales(d, pr, W, H);
+            if (rule == RULE_MODE || rule == RULE_MOMENT)
+                balance_scales(d, pr, W, H, vb);
             else if (rule == RULE_DRAW)
                 bnmf_scale_move(d, pr, W, H, 0);
-            else if (rule == RULE_MOMENT)
-                vb_balance_scales(d, pr, W, H, vb);
         }
         double sse = *sumsq - 2.0 * lin + quad;
         if (augmented) {
