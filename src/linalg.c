@@ -145,6 +145,9 @@ void bnmf_transpose(const double *B, int r, int c, double *Bt)
  * do not depend on the blocks.
  */
 #define SPARSE_BLOCK_BYTES (128 * 1024)
+#ifndef SPARSE_PREFETCH
+#define SPARSE_PREFETCH 8
+#endif
 
 /* The rows per block for an I-row array of K doubles a row: I (one block)
  * when the array fits a block, or when the blocks' visits to all J columns
@@ -188,6 +191,13 @@ static ALWAYS_INLINE void sparse_block(const nmf_data *d, const double *x, const
 {
     const int I = d->I, J = d->J, K = d->K;
     for (int j = 0; j < J; j++) {
+#if defined(__GNUC__)
+        if (j + SPARSE_PREFETCH < J) {
+            const int q = cur[j + SPARSE_PREFETCH];
+            __builtin_prefetch(d->xi + q);
+            __builtin_prefetch(x + q);
+        }
+#endif
         /* column j of H (SP_ROWS, SP_COLS) or of F (SP_WTX) */
         const double *aj = mode == SP_WTX ? NULL : A + (size_t) j * K;
         double *oj = mode == SP_WTX ? Out + (size_t) j * K : NULL;
@@ -242,6 +252,57 @@ static void sparse_blocked(const nmf_data *d, const double *x, const double *A, 
         if (mode == SP_ROWS) block_rows(d, x, A, Out, cur, r1);
         else if (mode == SP_WTX) block_wtx(d, x, A, Out, cur, r1);
         else block_cols(d, x, A, Out, cur, r1);
+    }
+}
+
+#define VISIT_RUN 256 /* values of A' B a call of bnmf_sparse_visit's `each` gets at most */
+
+/**
+ * The values of A' B at the stored entries of a sparse X, handed to `each`
+ * a run at a time: each(p0, y, n, ctx) gets, for the stored values p0,
+ * ..., p0 + n - 1 of one column j (rows i ascending),
+ * y[t] = sum_k At[k + i K] B[k + j K], summed k = 0, 1, ... in order (for
+ * At = W' and B = H the value bnmf_wh_entry gives). At is K x I (a row's K
+ * values contiguous), B is K x J, `cur` J ints of scratch. The rows go in
+ * blocks of At (sparse_block_rows), so that a block stays in the L2 cache
+ * while every column reads it: a column's values come block by block, not
+ * in the order of p. `pf` (NULL or NULL-terminated): arrays indexed like
+ * the stored values that `each` touches, fetched ahead like them.
+ */
+void bnmf_sparse_visit(const nmf_data *d, const double *At, const double *B, int K,
+                       int *cur, sparse_run_fun each, void *ctx, double *const *pf)
+{
+    const int I = d->I, J = d->J;
+    const int R = sparse_block_rows(I, J, K, d->nx);
+    double y[VISIT_RUN];
+    for (int j = 0; j < J; j++) cur[j] = d->xp[j];
+    for (int r0 = 0; r0 < I; r0 += R) {
+        const int r1 = I - r0 > R ? r0 + R : I;
+        for (int j = 0; j < J; j++) {
+#if defined(__GNUC__)
+            if (j + SPARSE_PREFETCH < J) {
+                const int q = cur[j + SPARSE_PREFETCH];
+                __builtin_prefetch(d->xi + q);
+                for (int a = 0; pf && pf[a]; a++) __builtin_prefetch(pf[a] + q, 1);
+            }
+#endif
+            const double *bj = B + (size_t) j * K;
+            const int end = d->xp[j + 1];
+            int p = cur[j], p0 = p, n = 0;
+            for (; p < end && d->xi[p] < r1; p++) {
+                const double *a = At + (size_t) d->xi[p] * K;
+                double v = 0.0;
+                for (int k = 0; k < K; k++) v += a[k] * bj[k];
+                y[n++] = v;
+                if (n == VISIT_RUN) {
+                    each((size_t) p0, y, n, ctx);
+                    p0 += n;
+                    n = 0;
+                }
+            }
+            if (n > 0) each((size_t) p0, y, n, ctx);
+            cur[j] = p;
+        }
     }
 }
 

@@ -599,18 +599,32 @@ BNMF_CLONES static void welford_run(double *restrict mean, double *restrict m2,
     for (; t < n; t++) welford(mean + t, m2 + t, v[t], inv_n);
 }
 
-/* Accumulate the running moments of WH on the entries the fit keeps; dense
+typedef struct { double *mean, *m2, inv_n; } wh_moments;
+
+/* welford_run on a run of stored values' WH (bnmf_sparse_visit) */
+static void wh_run(size_t p0, const double *y, int n, void *ctx)
+{
+    const wh_moments *a = (const wh_moments *) ctx;
+    welford_run(a->mean + p0, a->m2 + p0, y, (size_t) n, a->inv_n);
+}
+
+/* Accumulate the running moments of WH on the entries the fit keeps. Dense
  * data go by blocks of at most 64 columns of WH through S, an I x min(J, 64)
- * scratch allocated once per call of the driver. */
+ * scratch allocated once per call of the driver. Sparse data: W' into
+ * ws->Wt, then bnmf_sparse_visit (the rows in blocks: read by columns of W,
+ * each stored value's K terms were K cache lines, and for large I these
+ * misses cost more than the sweep); each entry's value and update are those
+ * of bnmf_wh_entry and welford, so the moments are the same numbers. */
 static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
-                          double *mean, double *m2, double inv_n, double *S)
+                          double *mean, double *m2, double inv_n, double *S,
+                          sweep_work *ws)
 {
     const int I = d->I, J = d->J, K = d->K;
     if (d->sparse) {
-        for (int j = 0; j < J; j++)
-            for (int p = d->xp[j]; p < d->xp[j + 1]; p++)
-                welford(mean + p, m2 + p,
-                        bnmf_wh_entry(W, H, I, K, d->xi[p], j), inv_n);
+        bnmf_transpose(W, I, K, ws->Wt);
+        wh_moments a = {mean, m2, inv_n};
+        double *pf[] = {mean, m2, NULL};
+        bnmf_sparse_visit(d, ws->Wt, H, K, ws->obs, wh_run, &a, pf);
         return;
     }
     const int nb = J < 64 ? J : 64;
@@ -795,7 +809,7 @@ static double log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
 /* Running moments and kept draws of a sampling sweep. */
 static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
                        const sweep_ctrl *c, sweep_out *out, int *kept, int n_draws,
-                       double *wh_block)
+                       double *wh_block, sweep_work *ws)
 {
     const int I = d->I, J = d->J, K = d->K;
     const double *W = st->W, *H = st->H, *lambda = st->lambda;
@@ -817,7 +831,7 @@ static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
         if (st->WH_mean) {
             if (*st->wh_wait <= 0.0) {
                 accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, 1.0 / ++(*st->n_wh),
-                              wh_block);
+                              wh_block, ws);
                 *st->wh_wait = c->wh_thin - 1;
             } else {
                 (*st->wh_wait)--;
@@ -961,7 +975,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         if (pr->ard)
             for (int k = 0; k < K; k++) out->lambda[s + (R_xlen_t) k * n_sweeps] = lambda[k];
 
-        if ((s + 1) % thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws, wh_block);
+        if ((s + 1) % thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws, wh_block, &ws);
         const double prev = *logpost_last;
         *logpost_last = logpost;
         if (rule != RULE_DRAW && tol > 0.0 && R_FINITE(prev) &&

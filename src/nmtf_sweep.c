@@ -144,7 +144,7 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     w->blk = acc && !d->sparse ? ALLOC((size_t) I * NMTF_BLOCK) : NULL;
     w->Z = kl ? ALLOC(d->nx > 0 ? d->nx : 1) : NULL;
     w->den = kl ? ALLOC((size_t) (I > J ? I : J) * M) : NULL;
-    w->Wt = kl ? ALLOC((size_t) L * I) : NULL;
+    w->Wt = kl || (acc && d->sparse) ? ALLOC((size_t) L * I) : NULL;
     w->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
 #undef ALLOC
 }
@@ -544,6 +544,13 @@ static void acc_entry(size_t p, double y, void *ctx)
     running(a->mean + p, a->m2 + p, y, a->n);
 }
 
+/* acc_entry on a run of stored values (bnmf_sparse_visit) */
+static void acc_run(size_t p0, const double *y, int n, void *ctx)
+{
+    acc_ctx *a = (acc_ctx *) ctx;
+    for (int t = 0; t < n; t++) running(a->mean + p0 + t, a->m2 + p0 + t, y[t], a->n);
+}
+
 /* ---- the I-divergence updates of Yoo & Choi (loss = "kl") ---- */
 
 typedef struct { const double *x; double *Z; double loss; } kl_ctx;
@@ -883,7 +890,16 @@ static void keep_sweep(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
         if (st->X_mean) {
             mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);
             acc_ctx a = {st->X_mean, st->X_m2, n};
-            fitted_entries(d, st, w, w->blk, acc_entry, &a);
+            if (d->sparse) {
+                /* (F S)' and G' by rows, their rows in blocks (the values
+                 * fitted_entries gives, a stored value at a time) */
+                bnmf_transpose(w->W, I, L, w->Wt);
+                bnmf_transpose(st->G, J, L, w->Gt);
+                double *pf[] = {st->X_mean, st->X_m2, NULL};
+                bnmf_sparse_visit(d, w->Wt, w->Gt, L, w->obs, acc_run, &a, pf);
+            } else {
+                fitted_entries(d, st, w, w->blk, acc_entry, &a);
+            }
         }
     }
     if (c->keep_draws && *kept < n_draws) {

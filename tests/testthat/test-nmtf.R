@@ -375,3 +375,29 @@ test_that("each NMTF VB sweep ends at the ELBO's maximum along the scales of G's
                  label = paste(n, "sweeps"))
   }
 })
+
+test_that("a sparse Gibbs fit's moments of F S G' on the stored entries are those of its draws", {
+  # They go through bnmf_sparse_visit() with the rows in blocks of about
+  # 128 KB of (F S)': 20,000 x 25 at L = 2 makes 3 blocks. Reference:
+  # F S G' of every kept draw, formed in R.
+  set.seed(44)
+  I <- 20000; J <- 25; K <- 3; L <- 2
+  X <- Matrix::rsparsematrix(I, J, 0.06, rand.x = function(n) rexp(n))
+  X[, 2] <- 0
+  X[I, 3] <- 1.5
+  X <- Matrix::drop0(X)
+  f <- bnmf(X, rank = c(K, L), iter = 8, burnin = 2, keep = "draws", progress = FALSE)
+  ii <- X@i + 1L
+  jj <- rep(seq_len(J), diff(X@p))
+  d <- f$draws[[1]]
+  fs <- sapply(seq_len(ncol(d$F)), function(t) {
+    FS <- matrix(d$F[, t], I, K) %*% matrix(d$S[, t], K, L)
+    G <- matrix(d$G[, t], J, L)
+    rowSums(FS[ii, , drop = FALSE] * G[jj, , drop = FALSE])
+  })
+  m <- f$moments$X
+  expect_equal(m$n, ncol(fs))
+  expect_equal(m$mean, rowMeans(fs), tolerance = 1e-12)
+  v <- apply(fs, 1, var)
+  expect_lt(max(abs(m$m2 / (m$n - 1) - v)), 1e-10 * max(v))
+})

@@ -108,6 +108,40 @@ test_that("the sparse products of a sweep are X H' and W' X, in one row block an
   expect_lt(max(abs(fs$W %*% fs$H - fd$W %*% fd$H)), 1e-9 * max(fd$W %*% fd$H))
 })
 
+test_that("a sparse Gibbs fit's moments of W H on the stored entries are those of its draws", {
+  # The running mean and sum of squared deviations of W H at the stored
+  # values go through bnmf_sparse_visit(), which takes the rows in blocks of
+  # about 128 KB of W' (a cursor per column): 20,000 x 25 at K = 3 makes 4
+  # blocks, 40 x 30 one. Reference: W H of every kept draw, formed in R.
+  # Empty rows and columns, a value in the last row.
+  set.seed(43)
+  for (case in list(c(20000, 25, 3, 0.06), c(40, 30, 2, 0.3))) {
+    I <- case[1]; J <- case[2]; K <- case[3]
+    X <- Matrix::rsparsematrix(I, J, case[4], rand.x = function(n) rexp(n))
+    X[, 2] <- 0
+    X[I, 3] <- 1.5
+    X[c(1, I - 1), ] <- 0
+    X <- Matrix::drop0(X)
+    f <- bnmf(X, rank = K, iter = 9, burnin = 3, keep = "draws", wh_thin = 2,
+              progress = FALSE)
+    ii <- X@i + 1L
+    jj <- rep(seq_len(J), diff(X@p))
+    d <- f$draws[[1]]
+    taken <- seq(1, ncol(d$W), by = 2) # kept draws 1, 3, 5, ...
+    wh <- sapply(taken, function(t) {
+      W <- matrix(d$W[, t], I, K)
+      H <- matrix(d$H[, t], K, J)
+      rowSums(W[ii, , drop = FALSE] * t(H[, jj, drop = FALSE]))
+    })
+    lab <- sprintf("I = %d, J = %d, K = %d", I, J, K)
+    m <- f$moments$WH
+    expect_equal(m$n, length(taken), label = lab)
+    expect_equal(m$mean, rowMeans(wh), tolerance = 1e-12, label = paste(lab, "mean"))
+    v <- apply(wh, 1, var)
+    expect_lt(max(abs(m$m2 / (m$n - 1) - v)), 1e-10 * max(v), label = paste(lab, "variance"))
+  }
+})
+
 test_that("entries by name and by recycling; bad entries are refused by name", {
   S <- sparse_data()
   dimnames(S) <- list(paste0("g", 1:30), paste0("s", 1:20))
