@@ -38,3 +38,13 @@ bench_sparse_x <- function(W0, H0, density) {
   v <- rowSums(W0[i, , drop = FALSE] * t(H0[, j, drop = FALSE])) + abs(rnorm(n))
   Matrix::sparseMatrix(i = i, j = j, x = v, dims = c(I, J))
 }
+
+# The 100,000 x 5,000 sparse X (K = 10, W0 and H0 drawn after set.seed(1))
+# of sparse-fixed.R and sparse-default.R, at a share `density` of stored
+# values.
+bench_sparse_case <- function(density, I = 100000L, J = 5000L, K = 10L) {
+  set.seed(1)
+  W0 <- matrix(rexp(I * K), I, K)
+  H0 <- matrix(rexp(K * J), K, J)
+  bench_sparse_x(W0, H0, density)
+}

@@ -21,18 +21,11 @@ args <- commandArgs(trailingOnly = TRUE)
 if (length(args) >= 1L && args[1L] == "--child") {
   # one timing: --child LIB DENSITY SWEEPS
   suppressPackageStartupMessages(library(bnmf, lib.loc = args[2L]))
-  dens <- as.numeric(args[3L])
   ns <- as.integer(args[4L])
-  I <- 100000L
-  J <- 5000L
-  K <- 10L
-  set.seed(1)
-  W0 <- matrix(rexp(I * K), I, K)
-  H0 <- matrix(rexp(K * J), K, J)
   me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
   source(file.path(dirname(me), "chain-setup.R"))
-  X <- bench_sparse_x(W0, H0, dens)
-  ch <- bench_chain(X, K, "gibbs", masked = FALSE)
+  X <- bench_sparse_case(as.numeric(args[3L]))
+  ch <- bench_chain(X, 10L, "gibbs", masked = FALSE)
   run <- function(m) {
     invisible(bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, m, rule = "gibbs",
                                    masked = FALSE, accumulate = FALSE))

@@ -11,6 +11,7 @@
  * never densified. H H' goes to dsyrk, W' W to bnmf_gram_cols (its own
  * blocks: W is tall, where dsyrk was slow).
  */
+#include <float.h>
 #include "bnmf.h"
 #include "nmf.h"
 #include "bnmf_call.h"
@@ -270,7 +271,7 @@ static void sparse_blocked(const nmf_data *d, const double *x, const double *A, 
  * the stored values that `each` touches, fetched ahead like them.
  */
 void bnmf_sparse_visit(const nmf_data *d, const double *At, const double *B, int K,
-                       int *cur, sparse_run_fun each, void *ctx, double *const *pf)
+                       int *cur, sparse_run_fun each, void *ctx, const double *const *pf)
 {
     const int I = d->I, J = d->J;
     const int R = sparse_block_rows(I, J, K, d->nx);
@@ -283,7 +284,7 @@ void bnmf_sparse_visit(const nmf_data *d, const double *At, const double *B, int
             if (j + SPARSE_PREFETCH < J) {
                 const int q = cur[j + SPARSE_PREFETCH];
                 __builtin_prefetch(d->xi + q);
-                for (int a = 0; pf && pf[a]; a++) __builtin_prefetch(pf[a] + q, 1);
+                for (int a = 0; pf && pf[a]; a++) __builtin_prefetch(pf[a] + q);
             }
 #endif
             const double *bj = B + (size_t) j * K;
@@ -304,6 +305,39 @@ void bnmf_sparse_visit(const nmf_data *d, const double *At, const double *B, int
             cur[j] = p;
         }
     }
+}
+
+typedef struct { const double *x; double *Z; } kl_runs;
+
+/* Z = X / Y on a run of stored values (bnmf_sparse_kl_ratio) */
+static void kl_run(size_t p0, const double *y, int n, void *ctx)
+{
+    const kl_runs *a = (const kl_runs *) ctx;
+    const double *x = a->x + p0;
+    double *Z = a->Z + p0;
+    for (int t = 0; t < n; t++) {
+        const double v = y[t] < DBL_MIN ? DBL_MIN : y[t];
+        Z[t] = x[t] == 0.0 ? 0.0 : x[t] / v;
+    }
+}
+
+/**
+ * The ratio Z = X / Y at the stored values x of a sparse X, Y = A' B there
+ * (bnmf_sparse_visit; Y below DBL_MIN taken as DBL_MIN), 0 where x is 0
+ * (masked missing entries among them). Returns the I-divergence's terms
+ * sum over x != 0 of x log(x / Y) - x, summed in the order of the stored
+ * values. `cur` is J ints of scratch.
+ */
+double bnmf_sparse_kl_ratio(const nmf_data *d, const double *x, const double *At,
+                            const double *B, int K, int *cur, double *Z)
+{
+    kl_runs a = {x, Z};
+    const double *pf[] = {x, Z, NULL};
+    bnmf_sparse_visit(d, At, B, K, cur, kl_run, &a, pf);
+    double loss = 0.0;
+    for (R_xlen_t p = 0; p < d->nx; p++)
+        if (x[p] != 0.0) loss += x[p] * log(Z[p]) - x[p];
+    return loss;
 }
 
 /**

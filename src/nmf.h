@@ -230,7 +230,9 @@ double bnmf_wh_entry(const double *W, const double *H, int I, int K, int i, int 
 /* each(p0, y, n, ctx): the values y[0..n-1] at the stored values p0..p0+n-1 */
 typedef void (*sparse_run_fun)(size_t p0, const double *y, int n, void *ctx);
 void bnmf_sparse_visit(const nmf_data *d, const double *At, const double *B, int K,
-                       int *cur, sparse_run_fun each, void *ctx, double *const *pf);
+                       int *cur, sparse_run_fun each, void *ctx, const double *const *pf);
+double bnmf_sparse_kl_ratio(const nmf_data *d, const double *x, const double *At,
+                            const double *B, int K, int *cur, double *Z);
 double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
                       const int *mj, R_xlen_t n, double *Wt, double *v);
 double bnmf_sse(const nmf_data *d, const double *x, const double *W, const double *H,

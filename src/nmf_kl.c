@@ -30,6 +30,8 @@ typedef struct {
     double *NW;  /* I x K numerator of the W update */
     double *NH;  /* K x J numerator of the H update */
     double *rs;  /* K sums over columns or rows */
+    double *Z, *Wt, *Dt; /* sparse X: X / WH at the stored values; W' and (Z H')' (K x I) */
+    int *cur;    /* sparse X: J cursors of the row-blocked products */
 } kl_work;
 
 /* ratio X / WH on an entry (0 where X is 0, which includes masked missing
@@ -70,22 +72,17 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
     double loss = 0.0;
     if (which == 0) memset(w->NW, 0, sizeof(double) * I * K);
     if (d->sparse) {
-        if (which == 1) memset(w->NH, 0, sizeof(double) * K * J);
-        int m = 0; /* missing entries are sorted by column, then position */
-        for (int j = 0; j < J; j++) {
-            const double *hj = H + (size_t) j * K;
-            if ((j & 1023) == 1023) R_CheckUserInterrupt();
-            for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
-                if (m < d->nmiss && d->miss_pos[m] == p) { m++; continue; }
-                const int i = d->xi[p];
-                const double r = kl_ratio(x[p], bnmf_wh_entry(W, H, I, K, i, j), &loss);
-                if (r == 0.0) continue;
-                if (which == 0)
-                    for (int k = 0; k < K; k++) w->NW[i + (size_t) k * I] += r * hj[k];
-                else if (which == 1)
-                    for (int k = 0; k < K; k++)
-                        w->NH[k + (size_t) j * K] += r * W[i + (size_t) k * I];
-            }
+        /* the ratio at the stored values (0 at the missing ones, where x is
+         * 0), W read by rows in row blocks; then the numerator as a sparse
+         * product of it: each entry's terms in the order of the columns, as
+         * one pass over the columns would add them */
+        bnmf_transpose(W, I, K, w->Wt);
+        loss = bnmf_sparse_kl_ratio(d, x, w->Wt, H, K, w->cur, w->Z);
+        if (which == 0) {
+            bnmf_x_ht_rows(d, w->Z, H, w->Dt, w->cur);
+            bnmf_transpose(w->Dt, K, I, w->NW);
+        } else if (which == 1) {
+            bnmf_wt_x(d, w->Z, W, w->NH, w->Wt, w->cur);
         }
         return loss;
     }
@@ -176,6 +173,14 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
     w.NW = (double *) R_alloc((size_t) I * K, sizeof(double));
     w.NH = (double *) R_alloc((size_t) K * J, sizeof(double));
     w.rs = (double *) R_alloc(K, sizeof(double));
+    w.Z = w.Wt = w.Dt = NULL;
+    w.cur = NULL;
+    if (d->sparse) {
+        w.Z = (double *) R_alloc(d->nx > 0 ? d->nx : 1, sizeof(double));
+        w.Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
+        w.Dt = (double *) R_alloc((size_t) K * I, sizeof(double));
+        w.cur = (int *) R_alloc(J > 0 ? J : 1, sizeof(int));
+    }
 
     int done = 0;
     *converged = 0;

@@ -623,7 +623,7 @@ static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
     if (d->sparse) {
         bnmf_transpose(W, I, K, ws->Wt);
         wh_moments a = {mean, m2, inv_n};
-        double *pf[] = {mean, m2, NULL};
+        const double *pf[] = {mean, m2, NULL};
         bnmf_sparse_visit(d, ws->Wt, H, K, ws->obs, wh_run, &a, pf);
         return;
     }

@@ -496,25 +496,14 @@ static double nmtf_sse(const nmf_data *d, const nmtf_state *st, int vb, nmtf_wor
     return sse;
 }
 
-/* (F S G')_ij at the stored entries: entry-wise (sparse) or in blocks of
- * columns by dgemm (dense), handed to `each(p, value, ctx)` with p the
- * entry's position in the value array. w->W must hold F S. */
+/* (F S G')_ij at every entry of a dense X, in blocks of columns by dgemm,
+ * handed to `each(p, value, ctx)` with p the entry's position in X. w->W
+ * must hold F S. (Sparse X: bnmf_sparse_visit.) */
 typedef void (*entry_fun)(size_t p, double y, void *ctx);
 static void fitted_entries(const nmf_data *d, const nmtf_state *st, nmtf_work *w,
                            double *blk, entry_fun each, void *ctx)
 {
     const int I = d->I, J = d->J, L = st->L;
-    if (d->sparse) {
-        for (int j = 0; j < J; j++)
-            for (int p = d->xp[j]; p < d->xp[j + 1]; p++) {
-                const int i = d->xi[p];
-                double y = 0.0;
-                for (int l = 0; l < L; l++)
-                    y += w->W[i + (size_t) l * I] * st->G[j + (size_t) l * J];
-                each((size_t) p, y, ctx);
-            }
-        return;
-    }
     const double one = 1.0, zero = 0.0;
     for (int j0 = 0; j0 < J; j0 += NMTF_BLOCK) {
         int nb = J - j0 < NMTF_BLOCK ? J - j0 : NMTF_BLOCK;
@@ -575,7 +564,11 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w)
     mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);
     kl_ctx c = {st->x, w->Z, 0.0};
     if (d->sparse) {
-        fitted_entries(d, st, w, NULL, kl_entry, &c);
+        /* (F S)' and G' by rows, their rows in blocks; the loss summed in
+         * the order of the stored values, as fitted_entries visits them */
+        bnmf_transpose(w->W, I, L, w->Wt);
+        bnmf_transpose(st->G, J, L, w->Gt);
+        c.loss = bnmf_sparse_kl_ratio(d, st->x, w->Wt, w->Gt, L, w->obs, w->Z);
     } else {
         /* the dense ratio is formed in place, block by block */
         const double one = 1.0, zero = 0.0;
@@ -891,11 +884,11 @@ static void keep_sweep(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);
             acc_ctx a = {st->X_mean, st->X_m2, n};
             if (d->sparse) {
-                /* (F S)' and G' by rows, their rows in blocks (the values
-                 * fitted_entries gives, a stored value at a time) */
+                /* (F S)' and G' by rows, their rows in blocks; each value
+                 * summed over l in order, as entry by entry */
                 bnmf_transpose(w->W, I, L, w->Wt);
                 bnmf_transpose(st->G, J, L, w->Gt);
-                double *pf[] = {st->X_mean, st->X_m2, NULL};
+                const double *pf[] = {st->X_mean, st->X_m2, NULL};
                 bnmf_sparse_visit(d, w->Wt, w->Gt, L, w->obs, acc_run, &a, pf);
             } else {
                 fitted_entries(d, st, w, w->blk, acc_entry, &a);

@@ -401,3 +401,26 @@ test_that("a sparse Gibbs fit's moments of F S G' on the stored entries are thos
   v <- apply(fs, 1, var)
   expect_lt(max(abs(m$m2 / (m$n - 1) - v)), 1e-10 * max(v))
 })
+
+test_that("KL updates of a tall sparse X (several row blocks) equal the dense ones", {
+  # X / (F S G') at the stored values goes through bnmf_sparse_visit(), the
+  # rows of (F S)' in blocks: 20,000 x 25 at L = 2 makes 3 of them. Stored
+  # NAs are missing; the dense fit of the same X from the same start is the
+  # reference.
+  set.seed(46)
+  I <- 20000; J <- 25; K <- 3; L <- 2
+  Xs <- Matrix::rsparsematrix(I, J, 0.06, rand.x = function(n) rexp(n) + 0.1)
+  Xs[I, 3] <- 1.5
+  Xs@x[c(4, 900, 5000)] <- NA
+  X <- as.matrix(Xs)
+  init <- list(F = matrix(runif(I * K), I, K), S = matrix(runif(K * L), K, L),
+               G = matrix(runif(J * L), J, L))
+  a <- bnmf(X, rank = c(K, L), method = "np", loss = "kl", iter = 5, tol = 0, init = init,
+            progress = FALSE)
+  b <- bnmf(Xs, rank = c(K, L), method = "np", loss = "kl", iter = 5, tol = 0, init = init,
+            progress = FALSE)
+  expect_equal(b$F, a$F, tolerance = 1e-10)
+  expect_equal(b$S, a$S, tolerance = 1e-10)
+  expect_equal(b$G, a$G, tolerance = 1e-10)
+  expect_equal(b$trace$sse, a$trace$sse, tolerance = 1e-10)
+})
