@@ -77,6 +77,18 @@ for (data in list(Xp, Xpm, Xps)) {
     if (!inherits(data, "Matrix")) invisible(predict(fit, newdata = data[, 1:4]))
   }
 }
+# A tall sparse X whose sparse products, moments of W H (F S G') and KL
+# ratio take the rows in several blocks (bnmf_sparse_visit: 20,000 rows at
+# K = 3 make 4), with stored NAs and an empty column.
+Xt <- Matrix::rsparsematrix(20000, 12, 0.05, rand.x = function(n) rexp(n) + 0.1)
+Xt[, 2] <- 0
+Xt <- Matrix::drop0(Xt)
+Xt@x[c(3, 500)] <- NA
+invisible(bnmf(Xt, rank = 3, iter = 4, burnin = 1, progress = FALSE))
+invisible(bnmf(Xt, rank = 3, method = "np", loss = "kl", iter = 3, tol = 0, progress = FALSE))
+invisible(bnmf(Xt, rank = c(3, 2), iter = 4, burnin = 1, progress = FALSE))
+invisible(bnmf(Xt, rank = c(3, 2), method = "np", loss = "kl", iter = 3, tol = 0,
+               progress = FALSE))
 # Stein-weighted particles (the Stein kernel and the simplex QP)
 pf <- bnmf(Xp, rank = 2, method = "particles", particles = 6, progress = FALSE)
 invisible(list(weights(pf), fitted(pf), summary(pf), stein_discrepancy(pf)))
