@@ -70,7 +70,6 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
 {
     const int I = d->I, J = d->J, K = d->K;
     double loss = 0.0;
-    if (which == 0) memset(w->NW, 0, sizeof(double) * I * K);
     if (d->sparse) {
         /* the ratio at the stored values (0 at the missing ones, where x is
          * 0), W read by rows in row blocks; then the numerator as a sparse
@@ -86,6 +85,7 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
         }
         return loss;
     }
+    if (which == 0) memset(w->NW, 0, sizeof(double) * I * K);
     const int nb = J < KL_BLOCK ? J : KL_BLOCK;
     const double one = 1.0, zero = 0.0;
     for (int j0 = 0; j0 < J; j0 += nb) {
