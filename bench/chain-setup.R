@@ -48,3 +48,14 @@ bench_sparse_case <- function(density, I = 100000L, J = 5000L, K = 10L) {
   H0 <- matrix(rexp(K * J), K, J)
   bench_sparse_x(W0, H0, density)
 }
+
+# For the tables of scripts that time builds side by side (sparse-fixed.R,
+# sparse-default.R): "median (min-max)" of x with d decimals, and the BLAS
+# that bench/openblas.sh (beside this file) gives R.
+bench_range <- function(x, d = 1) {
+  sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
+}
+bench_openblas_name <- function(ob) {
+  rscript <- file.path(R.home("bin"), "Rscript")
+  system2(ob, c(rscript, "-e", shQuote("cat(extSoftVersion()[['BLAS']])")), stdout = TRUE)
+}

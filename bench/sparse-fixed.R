@@ -56,12 +56,9 @@ child <- function(lib, openblas) {
   out <- system2(cmd[1L], cmd[-1L], stdout = TRUE)
   as.numeric(utils::tail(out, 1L))
 }
-blas_ob <- system2(ob, c(rscript, "-e", shQuote("cat(extSoftVersion()[['BLAS']])")),
-                   stdout = TRUE)
-
-fmt <- function(x, d = 1) {
-  sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
-}
+source(file.path(dirname(me), "chain-setup.R"))
+blas_ob <- bench_openblas_name(ob)
+fmt <- bench_range
 ms <- array(NA_real_, c(rounds, length(libs), 2L))
 for (r in seq_len(rounds)) {
   for (b in seq_along(libs)) {
