@@ -124,6 +124,16 @@
 #' interrupted and the plan's workers are restarted, so the next call does
 #' not wait for them.
 #'
+#' Futures run side by side, so each task in a worker runs with one thread of
+#' R's BLAS where the BLAS lets a program set it (OpenBLAS, FlexiBLAS, Intel
+#' MKL), and the worker gets its own setting back when the task ends. A
+#' multithreaded BLAS in every worker puts several threads on each core:
+#' under OpenBLAS with its default of one thread per core, two chains on
+#' two workers of a 2-core machine finished no faster than one after the
+#' other. `options(bnmf.worker_blas_threads = n)` gives the tasks `n` threads
+#' instead, and `NA` leaves the workers' BLAS as it is. Under the sequential
+#' plan the BLAS is left as it is.
+#'
 #' @section Memory:
 #' The memory a fit needs is estimated before any work: its factors, their
 #' running moments and the draws kept, per chain. A fit is refused at once

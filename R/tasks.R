@@ -25,8 +25,9 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
     dir <- tempfile("bnmf-tasks-")
     dir.create(dir)
     on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+    blas <- worker_blas_threads()
     return(keep_session_rng(stop_tasks_on_interrupt(dir, {
-      future.apply::future_lapply(tasks, task_in_worker, fun, dir, ...,
+      future.apply::future_lapply(tasks, task_in_worker, fun, dir, blas, ...,
                                   future.seed = if (!isFALSE(seeds)) seeds,
                                   future.packages = "bnmf")
     })))
@@ -48,14 +49,41 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
 
 # A task run as a future: while it runs, a file in `dir` (a directory of the
 # main process) names its process and machine, so that an interrupt in the
-# main process can stop it.
-task_in_worker <- function(task, fun, dir, ...) {
+# main process can stop it; and R's BLAS runs with `blas` threads (NA: as
+# the worker has it), the worker's own setting given back at the end.
+task_in_worker <- function(task, fun, dir, blas, ...) {
   mark <- file.path(dir, paste(Sys.getpid(), Sys.info()[["nodename"]], sep = "@"))
   if (dir.exists(dir)) {
     file.create(mark, showWarnings = FALSE)
     on.exit(unlink(mark), add = TRUE)
   }
+  if (!is.na(blas)) {
+    before <- blas_threads(blas)
+    if (!is.na(before)) on.exit(blas_threads(before), add = TRUE)
+  }
   fun(task, ...)
+}
+
+# The number of threads of R's BLAS, where the library lets a program read
+# and set it (FlexiBLAS, OpenBLAS, Intel MKL; src/blas_threads.c):
+# blas_threads() reads it, blas_threads(n) sets it to n. Returns the number
+# before the call, with the library's name as attribute "blas"; NA (and no
+# change) for a BLAS without that control, such as R's reference BLAS.
+blas_threads <- function(n = NA_integer_) {
+  r <- .Call(C_blas_threads, as.integer(n))
+  structure(r[1L], blas = c("FlexiBLAS", "OpenBLAS", "MKL")[r[2L]])
+}
+
+# The BLAS threads of a task in a worker: getOption("bnmf.worker_blas_threads"),
+# default 1 (see ?bnmf, "Chains and reproducibility"); NA leaves the workers'
+# BLAS as it is.
+worker_blas_threads <- function() {
+  t <- getOption("bnmf.worker_blas_threads", 1L)
+  if (length(t) == 1L && is.na(t)) return(NA_integer_)
+  if (!is.numeric(t) || length(t) != 1L || t < 1 || t != round(t) || t > 1024) {
+    abort_input("`options(bnmf.worker_blas_threads =)` must be a whole number between 1 and 1024, or NA.")
+  }
+  as.integer(t)
 }
 
 # Evaluate `expr` (futures of task_in_worker()); on an interrupt, stop the
@@ -90,8 +118,8 @@ restart_workers <- function() {
 keep_session_rng <- function(expr) {
   genv <- globalenv()
   old <- if (exists(".Random.seed", envir = genv, inherits = FALSE)) genv$.Random.seed
-  on.exit(if (is.null(old)) rm(".Random.seed", envir = genv) else
-    assign(".Random.seed", old, envir = genv))
+  on.exit(if (!is.null(old)) assign(".Random.seed", old, envir = genv) else
+    if (exists(".Random.seed", envir = genv, inherits = FALSE)) rm(".Random.seed", envir = genv))
   expr
 }
 

@@ -83,9 +83,12 @@ for (r in seq_len(rounds)) {
 }
 
 suppressPackageStartupMessages(library(bnmf))
-cat(sprintf("bnmf %s; %s; BLAS %s; iter = %d, 2 chains, %d rounds; %s\n",
+# the BLAS's threads in a fresh process (NA: no thread control, e.g. R's
+# reference BLAS; "-": a bnmf without blas_threads())
+threads <- if (exists("blas_threads", asNamespace("bnmf"))) bnmf:::blas_threads() else "-"
+cat(sprintf("bnmf %s; %s; BLAS %s, %s threads; iter = %d, 2 chains, %d rounds; %s\n",
             utils::packageVersion("bnmf"), R.version.string, extSoftVersion()[["BLAS"]],
-            iter, rounds, format(Sys.time(), "%Y-%m-%d %H:%M %Z")))
+            threads, iter, rounds, format(Sys.time(), "%Y-%m-%d %H:%M %Z")))
 cat(sprintf("starting the 2 multisession workers (once per process, not timed): median %.1f s\n",
             median(startup)))
 cat(sprintf("the fit ran on the workers started before it: %s\n\n", all(reused)))

@@ -16,7 +16,11 @@ dir=${BNMF_OPENBLAS_DIR:-$HOME/.cache/bnmf-openblas}
 lib=$dir/root/usr/lib/x86_64-linux-gnu/openblas-pthread
 if [ ! -e "$lib/libblas.so.3" ]; then
   mkdir -p "$dir"
-  (cd "$dir" && apt-get download libopenblas0-pthread >/dev/null 2>&1) || {
+  # on a fresh machine apt may have no package lists yet: read them (root
+  # only) and try once more
+  (cd "$dir" && apt-get download libopenblas0-pthread >/dev/null 2>&1) ||
+    { [ "$(id -u)" = "0" ] && apt-get update -qq >/dev/null 2>&1 &&
+      (cd "$dir" && apt-get download libopenblas0-pthread >/dev/null 2>&1); } || {
     echo "openblas.sh: could not download libopenblas0-pthread with apt-get" >&2
     exit 1
   }

@@ -21,6 +21,8 @@ SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP
 SEXP bnmf_nmf_kl_call(SEXP state, SEXP data, SEXP ctrl);
 SEXP bnmf_stein_kernel_call(SEXP theta, SEXP score, SEXP par);
 SEXP bnmf_simplex_qp_call(SEXP K, SEXP tol, SEXP maxit);
+/* the BLAS's threads (blas_threads.c) */
+SEXP bnmf_blas_threads_call(SEXP n);
 SEXP bnmf_chib_run_call(SEXP state, SEXP data, SEXP prior, SEXP target, SEXP ctrl);
 /* SVGD and DSGD (svgd.c) */
 SEXP bnmf_stein_directions_call(SEXP theta, SEXP score, SEXP par, SEXP w, SEXP gradient);

@@ -26,6 +26,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(stein_kernel, 3),
     CALLDEF(simplex_qp, 3),
     CALLDEF(chib_run, 5),
+    CALLDEF(blas_threads, 1),
     /* SVGD and DSGD */
     CALLDEF(stein_directions, 5),
     /* the tri-factorisation */
