@@ -130,9 +130,13 @@
 #' multithreaded BLAS in every worker puts several threads on each core:
 #' under OpenBLAS with its default of one thread per core, two chains on
 #' two workers of a 2-core machine finished no faster than one after the
-#' other. `options(bnmf.worker_blas_threads = n)` gives the tasks `n` threads
-#' instead, and `NA` leaves the workers' BLAS as it is. Under the sequential
-#' plan the BLAS is left as it is.
+#' other. Tasks in this R process (the sequential plan) run with the BLAS as
+#' it is. A multithreaded BLAS's sums depend on its number of threads, so
+#' there the fits of the two kinds of plan can differ in the last digits;
+#' `options(bnmf.blas_threads = 1)` runs every task with one thread wherever
+#' it runs, and so gives the same fit under every plan again (R's reference
+#' BLAS has one thread: nothing changes). `options(bnmf.blas_threads = n)`
+#' sets another number, `NA` leaves the BLAS as it is everywhere.
 #'
 #' @section Memory:
 #' The memory a fit needs is estimated before any work: its factors, their

@@ -14,7 +14,7 @@
 # that it is the same after the call whatever the plan. An interrupt while
 # the futures run stops them (see stop_tasks_on_interrupt()). `progress` (a
 # label, or NULL) shows a bar of the tasks done when they run in this
-# process.
+# process. The tasks run with the BLAS threads task_blas_threads() gives.
 run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
   if (is.numeric(tasks) && length(tasks) == 1L) tasks <- seq_len(tasks)
   if (isTRUE(seeds)) seeds <- chain_streams(length(tasks))
@@ -25,7 +25,7 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
     dir <- tempfile("bnmf-tasks-")
     dir.create(dir)
     on.exit(unlink(dir, recursive = TRUE), add = TRUE)
-    blas <- worker_blas_threads()
+    blas <- task_blas_threads(in_process = FALSE)
     return(keep_session_rng(stop_tasks_on_interrupt(dir, {
       future.apply::future_lapply(tasks, task_in_worker, fun, dir, blas, ...,
                                   future.seed = if (!isFALSE(seeds)) seeds,
@@ -44,24 +44,30 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
     names(out) <- names(tasks)
     out
   }
-  keep_session_rng(run(...))
+  keep_session_rng(with_blas_threads(task_blas_threads(in_process = TRUE), run(...)))
 }
 
 # A task run as a future: while it runs, a file in `dir` (a directory of the
 # main process) names its process and machine, so that an interrupt in the
 # main process can stop it; and R's BLAS runs with `blas` threads (NA: as
-# the worker has it), the worker's own setting given back at the end.
+# the worker has it), as the tasks run in this process do.
 task_in_worker <- function(task, fun, dir, blas, ...) {
   mark <- file.path(dir, paste(Sys.getpid(), Sys.info()[["nodename"]], sep = "@"))
   if (dir.exists(dir)) {
     file.create(mark, showWarnings = FALSE)
     on.exit(unlink(mark), add = TRUE)
   }
-  if (!is.na(blas)) {
-    before <- blas_threads(blas)
+  with_blas_threads(blas, fun(task, ...))
+}
+
+# Evaluate `expr` with R's BLAS at `n` threads (NA: as it is), giving the
+# BLAS its setting back afterwards.
+with_blas_threads <- function(n, expr) {
+  if (!is.na(n)) {
+    before <- blas_threads(n)
     if (!is.na(before)) on.exit(blas_threads(before), add = TRUE)
   }
-  fun(task, ...)
+  expr
 }
 
 # The number of threads of R's BLAS, where the library lets a program read
@@ -74,14 +80,16 @@ blas_threads <- function(n = NA_integer_) {
   structure(r[1L], blas = c("FlexiBLAS", "OpenBLAS", "MKL")[r[2L]])
 }
 
-# The BLAS threads of a task in a worker: getOption("bnmf.worker_blas_threads"),
-# default 1 (see ?bnmf, "Chains and reproducibility"); NA leaves the workers'
-# BLAS as it is.
-worker_blas_threads <- function() {
-  t <- getOption("bnmf.worker_blas_threads", 1L)
+# The BLAS threads of the tasks run in this process (in_process = TRUE) or in
+# workers: getOption("bnmf.blas_threads") wherever they run when it is set
+# (NA: the BLAS as it is); unset, one thread in workers and the BLAS as it
+# is in this process (see ?bnmf, "Chains and reproducibility").
+task_blas_threads <- function(in_process) {
+  t <- getOption("bnmf.blas_threads")
+  if (is.null(t)) return(if (in_process) NA_integer_ else 1L)
   if (length(t) == 1L && is.na(t)) return(NA_integer_)
   if (!is.numeric(t) || length(t) != 1L || t < 1 || t != round(t) || t > 1024) {
-    abort_input("`options(bnmf.worker_blas_threads =)` must be a whole number between 1 and 1024, or NA.")
+    abort_input("`options(bnmf.blas_threads =)` must be a whole number between 1 and 1024, or NA.")
   }
   as.integer(t)
 }

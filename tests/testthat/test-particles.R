@@ -100,6 +100,14 @@ test_that("Q-Transform pairs relate SVD and NMF factors by least squares", {
 
 test_that("the shipped pairs are reproduced by the data-raw recipe", {
   skip_on_cran()
+  # They were made with R's reference BLAS. Another BLAS sums the products in
+  # another order, and the recipe's solver stops at another point within its
+  # tolerance (under OpenBLAS about 3e-6 of the largest value away).
+  blas <- tolower(extSoftVersion()[["BLAS"]])
+  if (!is.na(bnmf:::blas_threads()) ||
+      grepl("openblas|mkl|blis|atlas|flexiblas|accelerate|veclib", blas)) {
+    skip("the shipped pairs are reproduced to the last digits under R's reference BLAS only")
+  }
   withr::local_seed(20180319, .rng_kind = "Mersenne-Twister", .rng_normal_kind = "Inversion",
                     .rng_sample_kind = "Rejection")
   pairs <- muffle_convergence(qtransform_pairs(n_data = 20, restarts = 5, size = 12, rank = 3,
