@@ -51,7 +51,7 @@ test_that("the harness accepts independent prior draws (exact and sampled refere
     res <- geweke_compare(model, model$prior(20000), seed = 38)
     expect_geweke(res, label = if (is.null(ard)) "prior draws" else "prior draws, ARD")
     expect_equal(sort(unique(res$stat)),
-                 sort(c("tau", "sumW", "sumH", "W11", "HKJ",
+                 sort(c("tau", "sumW", "sumH", "logW11", "logHKJ",
                         if (!is.null(ard)) c("lambda[1]", "lambda[2]"))))
   }
 })
