@@ -82,14 +82,16 @@ static int blas_threads(int n, int *lib)
     return 0;
 }
 
-/* .Call entry: n (integer, NA to read only) -> c(threads before, library
- * code), both NA when no library was found */
+/* .Call entry: n (one integer, 1 to 1024, or NA to read only) -> c(threads
+ * before, library code), both NA when no library was found */
 SEXP bnmf_blas_threads_call(SEXP n)
 {
     if (!Rf_isInteger(n) || XLENGTH(n) != 1) Rf_error("blas_threads: `n` must be one integer");
     const int want = INTEGER(n)[0];
+    if (want != NA_INTEGER && (want < 1 || want > 1024))
+        Rf_error("blas_threads: `n` must be NA or between 1 and 1024");
     int lib;
-    const int before = blas_threads(want == NA_INTEGER || want < 1 ? 0 : want, &lib);
+    const int before = blas_threads(want == NA_INTEGER ? 0 : want, &lib);
     SEXP out = PROTECT(Rf_allocVector(INTSXP, 2));
     INTEGER(out)[0] = lib ? before : NA_INTEGER;
     INTEGER(out)[1] = lib ? lib : NA_INTEGER;

@@ -162,4 +162,8 @@ for (data in list(Xc, Xcm, Xcs)) {
 }
 invisible(bnmf:::pois_mask_sweeps(Xcm[1:5, 1:4], matrix(1, 5, 2), matrix(1, 2, 4),
                                   matrix(1L, 5, 2), matrix(0L, 2, 4), c(0, 1), c(1, 0.5), 3))
+# The BLAS's threads (src/blas_threads.c): read, set to what it is, bad n.
+th <- bnmf:::blas_threads()
+invisible(bnmf:::blas_threads(if (is.na(th)) 1L else as.integer(th)))
+invisible(try(.Call(bnmf:::C_blas_threads, 1.5), silent = TRUE))
 cat("memcheck-calls: done\n")

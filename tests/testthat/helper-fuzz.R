@@ -85,6 +85,7 @@ fuzz_templates <- function(name, nargs) {
     tn_logdens = list(list(c(0.5, 1), 0, 1)),
     wh_entries = list(list(matrix(1, 2, 2), matrix(1, 2, 3), c(0L, 1L), c(2L, 0L))),
     gram_cols = list(list(matrix(1, 3, 2))),
+    blas_threads = list(list(NA_integer_)),
     sparse_products = list(local({
       a <- fuzz_nmf_args(sparse = TRUE)
       structure(list(a$data, a$state$x, matrix(1, 2, 2), matrix(1, 2, 3)),
