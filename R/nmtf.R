@@ -224,30 +224,26 @@ nmtf_tasks <- function(job) {
 
 # ---- starts ----------------------------------------------------------------------
 
-# Lloyd's k-means of the rows of X (a dense matrix or a dgCMatrix: products
-# only, never densified) into k clusters: returns the cluster of every row.
-# Starts from k distinct rows drawn at random; empty clusters keep their
-# centre.
+# Lloyd's k-means of the rows of X (a dense matrix or a dgCMatrix: never
+# densified) into k clusters: returns the cluster of every row. Starts from
+# k distinct rows drawn at random; empty clusters keep their centre. The
+# iterations run in C (src/kmeans.c), at most `iter` of them.
 kmeans_rows <- function(X, k, iter = 30L) {
   n <- nrow(X)
   if (k >= n) return(seq_len(n))
-  norms <- if (inherits(X, "Matrix")) Matrix::rowSums(X^2) else rowSums(X^2)
-  centres <- as.matrix(X[sample.int(n, k), , drop = FALSE])
-  cl <- integer(n)
-  for (it in seq_len(iter)) {
-    d <- -2 * as.matrix(X %*% t(centres))
-    d <- d + rep(rowSums(centres^2), each = n) + norms
-    new <- max.col(-d, ties.method = "first")
-    if (identical(new, cl)) break
-    cl <- new
-    Z <- matrix(0, n, k)
-    Z[cbind(seq_len(n), cl)] <- 1
-    cnt <- colSums(Z)
-    sums <- as.matrix(Matrix::crossprod(Z, X))
-    ok <- cnt > 0
-    centres[ok, ] <- sums[ok, , drop = FALSE] / cnt[ok]
+  sparse <- inherits(X, "Matrix")
+  if (sparse && !inherits(X, "dgCMatrix")) {
+    X <- methods::as(methods::as(methods::as(X, "CsparseMatrix"), "generalMatrix"), "dMatrix")
   }
-  cl
+  norms <- if (sparse) Matrix::rowSums(X^2) else rowSums(X^2)
+  centres <- as.matrix(X[sample.int(n, k), , drop = FALSE])
+  storage.mode(centres) <- "double"
+  if (sparse) {
+    X <- list(X@i, X@p, as.double(X@x), X@Dim)
+  } else if (!is.double(X)) {
+    storage.mode(X) <- "double"
+  }
+  .Call(C_kmeans_rows, X, as.double(norms), centres, as.integer(iter))$cluster
 }
 
 # X with every missing entry replaced by the mean of the observed entries of

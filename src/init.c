@@ -31,6 +31,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(stein_directions, 5),
     /* the tri-factorisation */
     CALLDEF(nmtf_sweeps, 5),
+    CALLDEF(kmeans_rows, 4),
     /* the Poisson likelihood (pois_nmf.c, pois_ssvi.c) */
     CALLDEF(pois_vb, 5),
     CALLDEF(pois_elbo, 4),

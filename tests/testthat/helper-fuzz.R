@@ -86,6 +86,10 @@ fuzz_templates <- function(name, nargs) {
     wh_entries = list(list(matrix(1, 2, 2), matrix(1, 2, 3), c(0L, 1L), c(2L, 0L))),
     gram_cols = list(list(matrix(1, 3, 2))),
     blas_threads = list(list(NA_integer_)),
+    kmeans_rows = list(list(matrix(c(1, 2, 8, 3, 1, 9), 3, 2), c(10, 5, 145),
+                            matrix(c(1, 8, 3, 9), 2, 2), 5L),
+                       list(list(c(0L, 2L, 1L), c(0L, 2L, 3L), c(1, 8, 3), c(3L, 2L)),
+                            c(1, 9, 64), matrix(c(1, 0, 0, 3), 2, 2), 5L)),
     sparse_products = list(local({
       a <- fuzz_nmf_args(sparse = TRUE)
       structure(list(a$data, a$state$x, matrix(1, 2, 2), matrix(1, 2, 3)),

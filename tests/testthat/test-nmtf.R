@@ -424,3 +424,50 @@ test_that("KL updates of a tall sparse X (several row blocks) equal the dense on
   expect_equal(b$G, a$G, tolerance = 1e-10)
   expect_equal(b$trace$sse, a$trace$sse, tolerance = 1e-10)
 })
+
+test_that("the k-means start is Lloyd's algorithm (dense and sparse, ties and empty clusters)", {
+  # Plain-R Lloyd iterations written for this test: squared distances in
+  # full, the first nearest centre, centres the means of their rows (an
+  # empty cluster keeps its centre), stop when no row moves.
+  lloyd <- function(X, k, iter = 30L) {
+    X <- as.matrix(X)
+    n <- nrow(X)
+    centres <- X[sample.int(n, k), , drop = FALSE]
+    cl <- integer(n)
+    for (it in seq_len(iter)) {
+      d <- outer(seq_len(n), seq_len(k), function(i, c) rowSums((X[i, , drop = FALSE] -
+                                                                   centres[c, , drop = FALSE])^2))
+      new <- apply(d, 1L, which.min)
+      if (identical(new, cl)) break
+      cl <- new
+      for (c in seq_len(k)) {
+        if (any(cl == c)) centres[c, ] <- colMeans(X[cl == c, , drop = FALSE])
+      }
+    }
+    cl
+  }
+  withr::local_seed(11)
+  # three well-separated groups of rows, so that rounding cannot move a row
+  # from one centre to the next, and the rows of each group in random order
+  centre <- matrix(c(10, 0, 0, 0, 10, 0, 0, 0, 10, 5, 5, 5), 4, 3, byrow = TRUE)
+  grp <- sample(rep(1:3, c(30, 25, 20)))
+  X <- centre[grp, ] + matrix(stats::rexp(75 * 3, 2), 75, 3)
+  X[sample(length(X), 40)] <- 0
+  Xs <- Matrix::Matrix(X, sparse = TRUE)
+  for (k in c(2L, 3L, 5L)) {
+    for (seed in 1:3) {
+      ref <- withr::with_seed(seed, lloyd(X, k))
+      expect_identical(withr::with_seed(seed, bnmf:::kmeans_rows(X, k)), ref)
+      expect_identical(withr::with_seed(seed, bnmf:::kmeans_rows(Xs, k)), ref)
+      expect_identical(withr::with_seed(seed, bnmf:::kmeans_rows(X, k, iter = 1L)),
+                       withr::with_seed(seed, lloyd(X, k, iter = 1L)))
+    }
+  }
+  # Duplicate rows: two starts at the same point tie, the first takes the
+  # rows and the second cluster stays empty.
+  D <- rbind(matrix(1, 6, 3), matrix(2, 6, 3))
+  cl <- withr::with_seed(1, bnmf:::kmeans_rows(D, 3L))
+  expect_identical(cl, withr::with_seed(1, lloyd(D, 3L)))
+  expect_lte(length(unique(cl)), 2L)
+  expect_identical(bnmf:::kmeans_rows(D[1:2, ], 3L), 1:2)
+})
