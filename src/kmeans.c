@@ -119,15 +119,9 @@ SEXP bnmf_kmeans_rows_call(SEXP X, SEXP norms, SEXP centres, SEXP iter)
             Rf_error("kmeans_rows: `X` must be list(i, p, x, Dim) of a dgCMatrix");
         d.I = INTEGER(dim)[0];
         d.J = INTEGER(dim)[1];
-        if (XLENGTH(xp) != (R_xlen_t) d.J + 1 || INTEGER(xp)[0] != 0 ||
-            INTEGER(xp)[d.J] != XLENGTH(xx))
-            Rf_error("kmeans_rows: the column pointers of `X` do not fit its values");
-        for (int j = 0; j < d.J; j++)
-            if (INTEGER(xp)[j + 1] < INTEGER(xp)[j])
-                Rf_error("kmeans_rows: the column pointers of `X` decrease");
-        for (R_xlen_t p = 0; p < XLENGTH(xi); p++)
-            if (INTEGER(xi)[p] < 0 || INTEGER(xi)[p] >= d.I)
-                Rf_error("kmeans_rows: a row index of `X` is out of range");
+        if (d.I < 0 || d.J < 0 || XLENGTH(xp) != (R_xlen_t) d.J + 1)
+            Rf_error("kmeans_rows: the column pointers of `X` do not fit its shape");
+        bnmf_check_csc(INTEGER(xp), INTEGER(xi), XLENGTH(xi), d.I, d.J);
         d.sparse = 1;
         d.xi = INTEGER(xi);
         d.xp = INTEGER(xp);

@@ -145,6 +145,7 @@ typedef struct {
 SEXP bnmf_list_get(SEXP list, const char *name);
 double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len);
 const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len);
+void bnmf_check_csc(const int *xp, const int *xi, R_xlen_t nx, int I, int J);
 void bnmf_read_data(SEXP data, int K_needed, nmf_data *d);
 void bnmf_read_prior(SEXP prior, int use_ard, const nmf_data *d, nmf_prior *pr);
 void bnmf_read_state(SEXP state, const nmf_data *d, int what, nmf_state *st);

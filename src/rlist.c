@@ -62,6 +62,21 @@ void bnmf_check_factors(const double *W, const double *H, int I, int J, int K)
             Rf_error("bnmf internal error: H must be finite and non-negative");
 }
 
+/* The structure of an I x J sparse matrix in compressed columns: column
+ * pointers xp (J + 1) from 0 to nx, never decreasing, and row indices xi
+ * (nx) within 0..I-1. */
+void bnmf_check_csc(const int *xp, const int *xi, R_xlen_t nx, int I, int J)
+{
+    if (xp[0] != 0 || xp[J] != nx)
+        Rf_error("bnmf internal error: bad column pointers");
+    for (int j = 0; j < J; j++)
+        if (xp[j + 1] < xp[j])
+            Rf_error("bnmf internal error: bad column pointers");
+    for (R_xlen_t p = 0; p < nx; p++)
+        if (xi[p] < 0 || xi[p] >= I)
+            Rf_error("bnmf internal error: row index out of range");
+}
+
 /* Read and check the data description made by prepare_data() in R. */
 void bnmf_read_data(SEXP data, int K_needed, nmf_data *d)
 {
@@ -77,15 +92,9 @@ void bnmf_read_data(SEXP data, int K_needed, nmf_data *d)
     if (d->sparse) {
         d->xp = bnmf_int_elt(data, "xp", (R_xlen_t) J + 1);
         nx = d->xp[J];
-        if (d->xp[0] != 0 || nx < 0)
-            Rf_error("bnmf internal error: bad column pointers");
+        if (nx < 0) Rf_error("bnmf internal error: bad column pointers");
         d->xi = bnmf_int_elt(data, "xi", nx);
-        for (int j = 0; j < J; j++)
-            if (d->xp[j + 1] < d->xp[j])
-                Rf_error("bnmf internal error: bad column pointers");
-        for (R_xlen_t p = 0; p < nx; p++)
-            if (d->xi[p] < 0 || d->xi[p] >= I)
-                Rf_error("bnmf internal error: row index out of range");
+        bnmf_check_csc(d->xp, d->xi, nx, I, J);
     } else {
         d->xi = d->xp = NULL;
     }
