@@ -160,7 +160,8 @@ engine_sweeps <- function(state, data, prior, n, rule = c("gibbs", "icm", "vb", 
                accumulate = as.logical(accumulate), thin = as.integer(thin),
                keep_draws = as.logical(keep_draws), update_W = "W" %in% update,
                update_H = "H" %in% update, update_tau = "tau" %in% update,
-               tol = as.double(tol), wh_thin = as.integer(wh_thin))
+               tol = as.double(tol), wh_thin = as.integer(wh_thin),
+               threads = option_threads())
   .Call(C_nmf_sweeps, state, data, prior, ctrl)
 }
 

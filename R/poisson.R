@@ -286,16 +286,6 @@ poisson_tasks <- function(job) {
 
 # Chunks of a run: `step(n)` advances by n and returns list(trace, stop);
 # the chunk length aims at a quarter of a second. Returns the traces, rbind-ed.
-# Threads of the passes over the counts in VB sweeps: getOption("bnmf.threads"),
-# default 1 (see ?bnmf_poisson).
-pois_threads <- function() {
-  t <- getOption("bnmf.threads", 1L)
-  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != round(t) || t > 1024) {
-    abort_input("`options(bnmf.threads =)` must be a whole number between 1 and 1024.")
-  }
-  as.double(t)
-}
-
 pois_chunks <- function(total, step, pb, done = 0L, multiple = 1L) {
   traces <- list()
   chunk <- multiple
@@ -332,7 +322,7 @@ pois_vb_state <- function(W, H) {
 
 pois_vb_chain <- function(task, job) {
   s <- job$settings
-  threads <- pois_threads()
+  threads <- option_threads()
   st <- pois_start(task, job)
   q <- pois_vb_state(st$W, st$H)
   pb <- progress_start(job$chain_progress, s$iter, task$label)

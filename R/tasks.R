@@ -94,6 +94,18 @@ task_blas_threads <- function(in_process) {
   as.integer(t)
 }
 
+# The threads of the package's own OpenMP loops: getOption("bnmf.threads"),
+# default 1 (the passes over the counts of Poisson VB sweeps, see
+# ?bnmf_poisson; the rows with missing entries of masked Gaussian ICM, VB and
+# NP sweeps, see ?bnmf).
+option_threads <- function() {
+  t <- getOption("bnmf.threads", 1L)
+  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != round(t) || t > 1024) {
+    abort_input("`options(bnmf.threads =)` must be a whole number between 1 and 1024.")
+  }
+  as.double(t)
+}
+
 # Evaluate `expr` (futures of task_in_worker()); on an interrupt, stop the
 # tasks still running in processes of this machine (SIGINT, which their
 # sweeps check) and restart the workers of the plan (future::plan() shuts

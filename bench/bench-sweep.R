@@ -16,6 +16,9 @@
 # before the timings, default 3: early sweeps, far from convergence; a fit
 # spends most of its sweeps later, where ICM's rows stop moving sooner and
 # most of VB's coordinates are far from their bound, e.g. 100).
+# Rows with `options(bnmf.threads = 2)` run the masked rows on two threads
+# (the package's OpenMP loop); the BLAS keeps its own setting
+# (OPENBLAS_NUM_THREADS under bench/openblas.sh).
 
 suppressPackageStartupMessages(library(bnmf))
 
@@ -55,7 +58,8 @@ floor_once <- function() {
 # A sweep configuration: a chain state that the C code advances in place,
 # through the engine's internal wrappers (engine_sweeps(), engine_kl()): the
 # named controls are parsed once per call, not per sweep.
-make_chain <- function(Xd, method, masked, accumulate, ard = FALSE, wh_thin = 1L) {
+make_chain <- function(Xd, method, masked, accumulate, ard = FALSE, wh_thin = 1L,
+                       threads = 1L) {
   data <- bnmf:::prepare_data(Xd, K)
   mean_x <- data$sum_obs / data$n_obs
   rate <- sqrt(K / mean_x) # bnmf's automatic rate
@@ -76,10 +80,13 @@ make_chain <- function(Xd, method, masked, accumulate, ard = FALSE, wh_thin = 1L
   run <- if (method == "kl") {
     function(n) invisible(bnmf:::engine_kl(state, data, n))
   } else {
-    function(n) invisible(bnmf:::engine_sweeps(state, data, prior, n, rule = method,
-                                               masked = masked == 1,
-                                               accumulate = accumulate == 1,
-                                               wh_thin = wh_thin))
+    function(n) {
+      op <- options(bnmf.threads = threads)
+      on.exit(options(op))
+      invisible(bnmf:::engine_sweeps(state, data, prior, n, rule = method,
+                                     masked = masked == 1, accumulate = accumulate == 1,
+                                     wh_thin = wh_thin))
+    }
   }
   run(warmup) # warm-up: leave the random start, settle tau
   list(run = run, state = state)
@@ -98,6 +105,8 @@ configs <- list(
        masked = 0, accumulate = 0, target = 2),
   list(name = "ICM, 20% missing, masked (icm_control(missing = \"mask\"))", Xd = Xm, method = "icm",
        masked = 1, accumulate = 0, target = 2),
+  list(name = "ICM, 20% missing, masked, options(bnmf.threads = 2)", Xd = Xm, method = "icm",
+       masked = 1, accumulate = 0, target = NA, threads = 2L),
   list(name = "ICM, 20% missing, imputed (ECM; the default, \"auto\", takes it on this X)", Xd = Xm,
        method = "icm", masked = 0, accumulate = 0, target = 2),
   list(name = "VB, complete data", Xd = X, method = "vb", masked = 1,
@@ -106,6 +115,8 @@ configs <- list(
        accumulate = 0, target = NA, ard = TRUE),
   list(name = "VB, 20% missing (masked)", Xd = Xm, method = "vb",
        masked = 1, accumulate = 0, target = 2),
+  list(name = "VB, 20% missing (masked), options(bnmf.threads = 2)", Xd = Xm, method = "vb",
+       masked = 1, accumulate = 0, target = NA, threads = 2L),
   list(name = "NP (Lee-Seung), Euclidean, complete data", Xd = pmax(X, 0), method = "np",
        masked = 1, accumulate = 0, target = 1.3),
   list(name = "NP (Lee-Seung), KL, complete data", Xd = pmax(X, 0), method = "kl",
@@ -118,7 +129,8 @@ if (nzchar(only)) {
   if (!length(configs)) stop("BNMF_BENCH_ONLY matches no sweep")
 }
 chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate,
-                                                  isTRUE(cf$ard), if (is.null(cf$wh_thin)) 1L else cf$wh_thin))
+                                                  isTRUE(cf$ard), if (is.null(cf$wh_thin)) 1L else cf$wh_thin,
+                                                  if (is.null(cf$threads)) 1L else cf$threads))
 invisible(replicate(3, floor_once())) # warm-up
 
 # Interleave: in each round, for each method, `n_alt` alternations of one

@@ -79,6 +79,7 @@ typedef struct {
     int wh_thin;       /* WH's moments from every wh_thin-th kept draw */
     int update_W, update_H, update_tau;
     double tol;        /* ICM, VB, NP: stop when the relative change of logpost <= tol */
+    int threads;       /* ICM, VB, NP, masked: threads of the rows with missing entries */
 } sweep_ctrl;
 
 /* What a run of sweeps reports, in arrays the caller allocates for ctrl.n
@@ -96,7 +97,7 @@ typedef struct {
 } vb_part;
 
 /* Scratch space of a sweep, from a buffer or R_alloc (bnmf_sweep_work). */
-typedef struct {
+typedef struct sweep_work {
     double *D, *F, *G, *Gi, *zrow, *brow, *vrow, *erow;
     double *Wt, *Ht;  /* K x I and J x K transposes of W and H */
     int *obs;         /* observed indices of a row or column */
@@ -104,6 +105,15 @@ typedef struct {
      * no more missing than observed, is updated by bnmf_cond_row_sub */
     cond_sub sub;
     int sub_max;
+    /* Masked ICM, VB and NP: the half sweeps' pieces (a block of complete
+     * rows or one row with missing entries; units[u] is the first row of
+     * piece u, units[nu] = I or J), the SSE terms of each piece of H (lq:
+     * 2 per piece), and the scratch of each of `threads` threads (tw[0]
+     * is this one's; bnmf_sweep_threads) */
+    int *units;
+    double *lq;
+    int threads;
+    struct sweep_work *tw;
 } sweep_work;
 
 /* Chib's reduced runs read the conditionals inside the half sweeps
@@ -171,6 +181,7 @@ void bnmf_check_factors(const double *W, const double *H, int I, int J, int K);
 /* nmf_sweep.c: the half sweeps and moves of Gaussian NMF */
 void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf);
 size_t bnmf_sweep_work_len(const nmf_data *d);
+void bnmf_sweep_threads(const nmf_data *d, sweep_work *ws, int threads);
 void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *W, const double *H, double tau, nmf_rule rule,
                    int masked, int first, sweep_work *ws, const vb_part *vb,

@@ -135,6 +135,45 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
         ws->sub.osq = (double *) R_alloc(K, sizeof(double));
         ws->sub.gkk = (double *) R_alloc(K, sizeof(double));
     }
+    ws->units = NULL;
+    ws->lq = NULL;
+    ws->threads = 1;
+    ws->tw = NULL;
+    if (d->nmiss > 0) {
+        ws->units = (int *) R_alloc((size_t) (I > J ? I : J) + 1, sizeof(int));
+        ws->lq = (double *) R_alloc(2 * (size_t) J, sizeof(double));
+    }
+}
+
+/* Scratch for T threads of the masked half sweeps (by_pieces): each thread
+ * its own rows' buffers (Gi, zrow, brow, vrow, erow, obs, sub), the rest
+ * shared. Nothing without missing entries or with T = 1. */
+void bnmf_sweep_threads(const nmf_data *d, sweep_work *ws, int T)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    if (T <= 1 || d->nmiss == 0) return;
+    sweep_work *tw = (sweep_work *) R_alloc(T, sizeof(sweep_work));
+    for (int t = 0; t < T; t++) {
+        tw[t] = *ws;
+        tw[t].tw = NULL;
+        if (t == 0) continue;
+        double *buf = NULL;
+        tw[t].Gi = carve(&buf, (size_t) K * K);
+        tw[t].zrow = carve(&buf, (size_t) COND_BLOCK * K);
+        tw[t].brow = carve(&buf, (size_t) COND_BLOCK * K);
+        tw[t].vrow = carve(&buf, (size_t) COND_BLOCK * K);
+        tw[t].erow = carve(&buf, (size_t) COND_BLOCK * K);
+        tw[t].obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
+        if (ws->sub_max > 0) {
+            const size_t nmax = ws->sub_max;
+            tw[t].sub.O = (double *) R_alloc((nmax + 1) * K, sizeof(double));
+            tw[t].sub.r = (double *) R_alloc(nmax + 1, sizeof(double));
+            tw[t].sub.osq = (double *) R_alloc(K, sizeof(double));
+            tw[t].sub.gkk = (double *) R_alloc(K, sizeof(double));
+        }
+    }
+    ws->threads = T;
+    ws->tw = tw;
 }
 
 /* Whether a masked row (column) with nm missing entries of n is updated by
@@ -180,13 +219,14 @@ static inline int block_rule(nmf_rule rule, const chib_hook *hk, int first)
 
 /* How many rows from row i on (at most COND_BLOCK, up to n) share the full
  * Gram matrix: all of them without masking, else those with no missing
- * entry (ptr: the rows' pointers into their missing entries). */
+ * entry (ptr: the rows' pointers into their missing entries); at least 1
+ * (row i alone, with its own Gram matrix). */
 static inline int block_rows(const int *ptr, int masked, int i, int n)
 {
     int nr = 0;
     while (nr < COND_BLOCK && i + nr < n && (!masked || ptr[i + nr + 1] == ptr[i + nr]))
         nr++;
-    return nr;
+    return nr > 1 ? nr : 1;
 }
 
 /* Column j's terms of the SSE pieces of bnmf_update_H: h_j' f_j into *sl and
@@ -206,6 +246,141 @@ static inline void h_sse_terms(const double *G, const double *H, const double *F
     *sq = q;
 }
 
+/* Rows i..i+nr-1 of W (nr > 1: complete rows sharing ws->G, updated
+ * together by bnmf_cond_rows; else one row, masked by its missing entries),
+ * with the scratch w (zrow ... sub: a thread's own; D, G, Wt: shared). */
+static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
+                          const double *H, double tau, nmf_rule rule, int masked,
+                          int first, sweep_work *w, const vb_part *vb,
+                          const chib_hook *hk, int i, int nr)
+{
+    const int I = d->I, J = d->J, K = d->K, rows = d->sparse;
+    if (nr > 1) {
+        const double *lam[COND_BLOCK];
+        for (int r = 0; r < nr; r++) {
+            const int ir = i + r;
+            lam[r] = pr->lamW + ir;
+            for (int k = 0; k < K; k++) {
+                w->zrow[r * K + k] = W[ir + (size_t) k * I];
+                w->brow[r * K + k] = rows ? w->Wt[k + (size_t) ir * K]
+                                          : w->D[ir + (size_t) k * I];
+            }
+        }
+        bnmf_cond_rows(w->zrow, w->G, w->brow, lam, I, tau, K, nr, rule, w->vrow, w->erow);
+    } else {
+        const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
+        const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);
+        const int sub = sub_rule(w, rule, hk, first, K, nmi, J);
+        const double *G = !masked || sub ? w->G :
+            bnmf_masked_gram(w->Gi, w->G, H, K, J, mi, nmi, K, w->obs,
+                             vb ? vb->Hvar : NULL, K, 1);
+        for (int k = 0; k < K; k++) {
+            w->zrow[k] = W[i + (size_t) k * I];
+            w->brow[k] = rows ? w->Wt[k + (size_t) i * K] : w->D[i + (size_t) k * I];
+        }
+        if (sub) {
+            bnmf_cond_sub_gather(&w->sub, H, vb ? vb->Hvar : NULL, mi, nmi, K, w->zrow);
+            bnmf_cond_row_sub(w->zrow, w->G, w->brow, pr->lamW + i, I, tau, K, rule,
+                              w->vrow, w->erow, &w->sub);
+        } else {
+            if (hk)
+                bnmf_chib_eval_row(hk, i, I, hk->target[i * hk->tstride], w->zrow, G,
+                                   w->brow, pr->lamW + i, I, tau, K, first);
+            bnmf_cond_row(w->zrow, G, w->brow, pr->lamW + i, I, tau, K, first, rule,
+                          w->vrow, w->erow);
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        const int ir = i + r;
+        for (int k = 0; k < K; k++) W[ir + (size_t) k * I] = w->zrow[r * K + k];
+        if (vb) {
+            for (int k = 0; k < K; k++) {
+                vb->Wvar[ir + (size_t) k * I] = w->vrow[r * K + k];
+                vb->Went[ir + (size_t) k * I] = w->erow[r * K + k];
+            }
+        }
+    }
+}
+
+/* Whether a half sweep runs by pieces (units, see sweep_work): masked ICM,
+ * VB and NP updates of data with missing entries, outside Chib's runs; on
+ * ws->threads threads. Their rows are conditionally independent, nothing
+ * random is drawn, and each piece is computed alone, so the result is the
+ * same on any number of threads. */
+static inline int by_pieces(const nmf_data *d, nmf_rule rule, int masked, int first,
+                            const chib_hook *hk)
+{
+    return masked && d->nmiss > 0 && !hk && first == 0 && rule != RULE_DRAW;
+}
+
+/* The pieces of a half sweep over n rows (ptr: their pointers into their
+ * missing entries) into units; returns how many. */
+static int make_units(const int *ptr, int masked, int blocks, int n, int *units)
+{
+    int nu = 0;
+    for (int i = 0; i < n; nu++) {
+        units[nu] = i;
+        i += blocks ? block_rows(ptr, masked, i, n) : 1;
+    }
+    units[nu] = n;
+    return nu;
+}
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The pieces of a half sweep run at most this many between interrupt
+ * checks (a masked row of 1000 entries at K = 20 takes about 20 us). */
+#define PIECE_CHUNK 1024
+
+/* Run piece(u, thread's scratch, ctx) for u < nu on ws->threads threads,
+ * with an interrupt check every PIECE_CHUNK pieces (outside the parallel
+ * region). Which thread runs which piece does not matter: each writes its
+ * own rows (and lq). */
+typedef struct {
+    const nmf_data *d;
+    const nmf_prior *pr;
+    double *W, *H;
+    const double *O;   /* the other side (H for W's rows, W for H's columns) */
+    double tau;
+    nmf_rule rule;
+    int masked;
+    const vb_part *vb;
+    const double *Wv;
+} piece_ctx;
+
+static void run_pieces(sweep_work *ws, int nu,
+                       void (*piece)(const piece_ctx *, sweep_work *, int, int),
+                       const piece_ctx *cx)
+{
+    int T = ws->threads;
+#ifndef _OPENMP
+    T = 1;
+#endif
+    for (int u0 = 0; u0 < nu; u0 += PIECE_CHUNK) {
+        const int u1 = nu - u0 < PIECE_CHUNK ? nu : u0 + PIECE_CHUNK;
+        if (T <= 1) {
+            for (int u = u0; u < u1; u++) piece(cx, ws, ws->units[u], ws->units[u + 1]);
+        } else {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(dynamic, 8)
+            for (int u = u0; u < u1; u++)
+                piece(cx, ws->tw + omp_get_thread_num(), ws->units[u], ws->units[u + 1]);
+#endif
+        }
+        PutRNGstate();
+        R_CheckUserInterrupt();
+        GetRNGstate();
+    }
+}
+
+static void W_piece(const piece_ctx *cx, sweep_work *w, int i, int i1)
+{
+    update_W_rows(cx->d, cx->pr, cx->W, cx->O, cx->tau, cx->rule, cx->masked, 0, w,
+                  cx->vb, NULL, i, i1 - i);
+}
+
 /**
  * Update every row of W given H and tau (b_i: row i of X H').
  * Masked: rows with missing entries use their own Gram matrix.
@@ -215,7 +390,7 @@ static inline void h_sse_terms(const double *G, const double *H, const double *F
  * @param rule   the rule applied to each coordinate's conditional
  * @param masked use the masked Gram matrix of each row with missing entries
  * @param first  coordinates k < first are held fixed (Chib's reduced runs)
- * @param ws     scratch (bnmf_sweep_work)
+ * @param ws     scratch (bnmf_sweep_work; its threads: bnmf_sweep_threads)
  * @param vb     VB: receives the variances and entropies of q(W) (else NULL)
  * @param hk     Chib: receives the rows' conditionals (else NULL)
  */
@@ -224,74 +399,84 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    int masked, int first, sweep_work *ws, const vb_part *vb,
                    const chib_hook *hk)
 {
-    const int I = d->I, J = d->J, K = d->K;
+    const int I = d->I, K = d->K;
     /* b_i = row i of X H': from D (I x K) for dense X; for sparse X from
      * its transpose, built in ws->Wt (which bnmf_update_H refills) */
-    const int rows = d->sparse;
-    if (rows) bnmf_x_ht_rows(d, x, H, ws->Wt, ws->obs);
+    if (d->sparse) bnmf_x_ht_rows(d, x, H, ws->Wt, ws->obs);
     else bnmf_x_ht(d, x, H, ws->D, ws->Ht, ws->obs);
-    bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, J, GRAM_ROWS, ws->G);
+    bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, d->J, GRAM_ROWS, ws->G);
     const int blocks = block_rule(rule, hk, first);
-    for (int i = 0; i < I; i++) {
-        row_interrupt(i);
-        const int nr = blocks ? block_rows(d->mrow_ptr, masked, i, I) : 1;
-        if (nr > 1) {
-            /* rows i..i+nr-1 share G: updated together (bnmf_cond_rows) */
-            const double *lam[COND_BLOCK];
-            for (int r = 0; r < nr; r++) {
-                const int ir = i + r;
-                if (r > 0) row_interrupt(ir);
-                lam[r] = pr->lamW + ir;
-                for (int k = 0; k < K; k++) {
-                    ws->zrow[r * K + k] = W[ir + (size_t) k * I];
-                    ws->brow[r * K + k] = rows ? ws->Wt[k + (size_t) ir * K]
-                                               : ws->D[ir + (size_t) k * I];
-                }
-            }
-            bnmf_cond_rows(ws->zrow, ws->G, ws->brow, lam, I, tau, K, nr, rule, ws->vrow,
-                           ws->erow);
-            for (int r = 0; r < nr; r++) {
-                const int ir = i + r;
-                for (int k = 0; k < K; k++) W[ir + (size_t) k * I] = ws->zrow[r * K + k];
-                if (vb) {
-                    for (int k = 0; k < K; k++) {
-                        vb->Wvar[ir + (size_t) k * I] = ws->vrow[r * K + k];
-                        vb->Went[ir + (size_t) k * I] = ws->erow[r * K + k];
-                    }
-                }
-            }
-            i += nr - 1;
-            continue;
-        }
-        const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
-        const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);
-        const int sub = sub_rule(ws, rule, hk, first, K, nmi, J);
-        const double *G = !masked || sub ? ws->G :
-            bnmf_masked_gram(ws->Gi, ws->G, H, K, J, mi, nmi, K, ws->obs,
-                             vb ? vb->Hvar : NULL, K, 1);
-        for (int k = 0; k < K; k++) {
-            ws->zrow[k] = W[i + (size_t) k * I];
-            ws->brow[k] = rows ? ws->Wt[k + (size_t) i * K] : ws->D[i + (size_t) k * I];
-        }
-        if (sub) {
-            bnmf_cond_sub_gather(&ws->sub, H, vb ? vb->Hvar : NULL, mi, nmi, K, ws->zrow);
-            bnmf_cond_row_sub(ws->zrow, ws->G, ws->brow, pr->lamW + i, I, tau, K, rule,
-                              ws->vrow, ws->erow, &ws->sub);
-        } else {
-            if (hk)
-                bnmf_chib_eval_row(hk, i, I, hk->target[i * hk->tstride], ws->zrow, G,
-                                   ws->brow, pr->lamW + i, I, tau, K, first);
-            bnmf_cond_row(ws->zrow, G, ws->brow, pr->lamW + i, I, tau, K, first, rule,
-                          ws->vrow, ws->erow);
-        }
-        for (int k = 0; k < K; k++) W[i + (size_t) k * I] = ws->zrow[k];
-        if (vb) {
-            for (int k = 0; k < K; k++) {
-                vb->Wvar[i + (size_t) k * I] = ws->vrow[k];
-                vb->Went[i + (size_t) k * I] = ws->erow[k];
-            }
-        }
+    if (by_pieces(d, rule, masked, first, hk) && ws->threads > 1) {
+        const int nu = make_units(d->mrow_ptr, masked, blocks, I, ws->units);
+        const piece_ctx cx = {d, pr, W, NULL, H, tau, rule, masked, vb, NULL};
+        run_pieces(ws, nu, W_piece, &cx);
+        return;
     }
+    for (int i = 0; i < I; i++) {
+        const int nr = blocks ? block_rows(d->mrow_ptr, masked, i, I) : 1;
+        for (int r = 0; r < nr; r++) row_interrupt(i + r);
+        update_W_rows(d, pr, W, H, tau, rule, masked, first, ws, vb, hk, i, nr);
+        i += nr - 1;
+    }
+}
+
+/* Columns j..j+nr-1 of H, as update_W_rows (update: 0, only the SSE
+ * terms); their terms of the SSE are added to *sl and *sq (see
+ * bnmf_update_H). */
+static void update_H_cols(const nmf_data *d, const nmf_prior *pr, const double *W,
+                          double *H, double tau, nmf_rule rule, int masked, int update,
+                          int first, sweep_work *w, const vb_part *vb,
+                          const chib_hook *hk, const double *Wv, int j, int nr,
+                          double *sl, double *sq)
+{
+    const int I = d->I, K = d->K;
+    double *hj = H + (size_t) j * K;
+    const double *fj = w->F + (size_t) j * K;
+    if (nr > 1) {
+        const double *lam[COND_BLOCK];
+        for (int r = 0; r < nr; r++) lam[r] = pr->lamH + (size_t) (j + r) * K;
+        bnmf_cond_rows(hj, w->G, fj, lam, 1, tau, K, nr, rule,
+                       vb ? vb->Hvar + (size_t) j * K : w->vrow,
+                       vb ? vb->Hent + (size_t) j * K : w->erow);
+        for (int r = 0; r < nr; r++) h_sse_terms(w->G, H, w->F, vb, j + r, K, sl, sq);
+        return;
+    }
+    const int nmj = masked ? d->mcol_ptr[j + 1] - d->mcol_ptr[j] : 0;
+    const int *mj = d->miss_i + (masked ? d->mcol_ptr[j] : 0);
+    if (update && sub_rule(w, rule, hk, first, K, nmj, I)) {
+        /* without the column's own Gram matrix: its terms of the SSE from
+         * the full one, less sum_i (w_i' h_j)^2 over the missing i (the
+         * passes leave w_i' h_j in w->sub.r) */
+        bnmf_cond_sub_gather(&w->sub, w->Wt, Wv, mj, nmj, K, hj);
+        bnmf_cond_row_sub(hj, w->G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
+                          vb ? vb->Hvar + (size_t) j * K : w->vrow,
+                          vb ? vb->Hent + (size_t) j * K : w->erow, &w->sub);
+        for (int k = 0; k < K; k++) *sl += hj[k] * fj[k];
+        *sq += bnmf_cond_sub_quad(&w->sub, w->G, hj, vb ? vb->Hvar + (size_t) j * K : NULL, K);
+        return;
+    }
+    const double *G = !masked ? w->G :
+        bnmf_masked_gram(w->Gi, w->G, w->Wt, K, I, mj, nmj, K, w->obs, Wv, K, 1);
+    if (hk)
+        bnmf_chib_eval_row(hk, j, d->J, hk->target[j * hk->tstride], hj, G, fj,
+                           pr->lamH + (size_t) j * K, 1, tau, K, first);
+    if (update) {
+        bnmf_cond_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, first, rule,
+                      vb ? vb->Hvar + (size_t) j * K : w->vrow,
+                      vb ? vb->Hent + (size_t) j * K : w->erow);
+    }
+    h_sse_terms(G, H, w->F, vb, j, K, sl, sq);
+}
+
+/* A piece of H's columns: its SSE terms, summed from zero, into lq. */
+static void H_piece(const piece_ctx *cx, sweep_work *w, int j, int j1)
+{
+    double l = 0.0, q = 0.0;
+    update_H_cols(cx->d, cx->pr, cx->O, cx->H, cx->tau, cx->rule, cx->masked, 1, 0, w,
+                  cx->vb, NULL, cx->Wv, j, j1 - j, &l, &q);
+    /* (lq is shared, indexed by the piece's first column) */
+    w->lq[2 * (size_t) j] = l;
+    w->lq[2 * (size_t) j + 1] = q;
 }
 
 /**
@@ -300,6 +485,8 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
  * of the SSE for the new H: *lin = sum_j h_j' f_j and *quad = sum_j h_j' G_j h_j (VB:
  * plus sum_j sum_k G_j[k, k] Var H_kj, so that sumsq - 2 lin + quad is the
  * expected SSE under q).
+ * Run by pieces (by_pieces()), the sums are of each piece's own sum, in
+ * the order of the pieces, on any number of threads.
  */
 void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                    const double *W, double *H, double tau, nmf_rule rule,
@@ -322,54 +509,25 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     }
     double sl = 0.0, sq = 0.0;
     const int blocks = update && block_rule(rule, hk, first);
+    if (update && by_pieces(d, rule, masked, first, hk)) {
+        const int nu = make_units(d->mcol_ptr, masked, blocks, J, ws->units);
+        const piece_ctx cx = {d, pr, NULL, H, W, tau, rule, masked, vb, Wv};
+        run_pieces(ws, nu, H_piece, &cx);
+        for (int u = 0; u < nu; u++) {
+            const size_t j = ws->units[u];
+            sl += ws->lq[2 * j];
+            sq += ws->lq[2 * j + 1];
+        }
+        *lin = sl;
+        *quad = sq;
+        return;
+    }
     for (int j = 0; j < J; j++) {
-        row_interrupt(j);
         const int nr = blocks ? block_rows(d->mcol_ptr, masked, j, J) : 1;
-        if (nr > 1) {
-            /* columns j..j+nr-1 share G: updated together (bnmf_cond_rows),
-             * then their terms of the SSE in order */
-            const double *lam[COND_BLOCK];
-            for (int r = 0; r < nr; r++) {
-                if (r > 0) row_interrupt(j + r);
-                lam[r] = pr->lamH + (size_t) (j + r) * K;
-            }
-            double *hj = H + (size_t) j * K;
-            bnmf_cond_rows(hj, ws->G, ws->F + (size_t) j * K, lam, 1, tau, K, nr, rule,
-                           vb ? vb->Hvar + (size_t) j * K : ws->vrow,
-                           vb ? vb->Hent + (size_t) j * K : ws->erow);
-            for (int r = 0; r < nr; r++)
-                h_sse_terms(ws->G, H, ws->F, vb, j + r, K, &sl, &sq);
-            j += nr - 1;
-            continue;
-        }
-        const int nmj = masked ? d->mcol_ptr[j + 1] - d->mcol_ptr[j] : 0;
-        const int *mj = d->miss_i + (masked ? d->mcol_ptr[j] : 0);
-        double *hj = H + (size_t) j * K;
-        const double *fj = ws->F + (size_t) j * K;
-        if (update && sub_rule(ws, rule, hk, first, K, nmj, I)) {
-            /* without the column's own Gram matrix: its terms of the SSE
-             * from the full one, less sum_i (w_i' h_j)^2 over the missing i
-             * (the passes leave w_i' h_j in ws->sub.r) */
-            bnmf_cond_sub_gather(&ws->sub, ws->Wt, Wv, mj, nmj, K, hj);
-            bnmf_cond_row_sub(hj, ws->G, fj, pr->lamH + (size_t) j * K, 1, tau, K, rule,
-                              vb ? vb->Hvar + (size_t) j * K : ws->vrow,
-                              vb ? vb->Hent + (size_t) j * K : ws->erow, &ws->sub);
-            for (int k = 0; k < K; k++) sl += hj[k] * fj[k];
-            sq += bnmf_cond_sub_quad(&ws->sub, ws->G, hj, vb ? vb->Hvar + (size_t) j * K : NULL,
-                                     K);
-            continue;
-        }
-        const double *G = !masked ? ws->G :
-            bnmf_masked_gram(ws->Gi, ws->G, ws->Wt, K, I, mj, nmj, K, ws->obs, Wv, K, 1);
-        if (hk)
-            bnmf_chib_eval_row(hk, j, J, hk->target[j * hk->tstride], hj, G, fj,
-                               pr->lamH + (size_t) j * K, 1, tau, K, first);
-        if (update) {
-            bnmf_cond_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, first, rule,
-                          vb ? vb->Hvar + (size_t) j * K : ws->vrow,
-                          vb ? vb->Hent + (size_t) j * K : ws->erow);
-        }
-        h_sse_terms(G, H, ws->F, vb, j, K, &sl, &sq);
+        for (int r = 0; r < nr; r++) row_interrupt(j + r);
+        update_H_cols(d, pr, W, H, tau, rule, masked, update, first, ws, vb, hk, Wv, j, nr,
+                      &sl, &sq);
+        j += nr - 1;
     }
     *lin = sl;
     *quad = sq;
@@ -894,6 +1052,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     double *buf = st->work;
     sweep_work ws;
     bnmf_sweep_work(d, &ws, buf);
+    if (masked && rule != RULE_DRAW) bnmf_sweep_threads(d, &ws, c->threads);
     if (buf) buf += bnmf_sweep_work_len(d);
     /* augmented: the latent entries' current values, then (within a sweep)
      * their WH */

@@ -327,9 +327,9 @@ static int ctrl_choice(SEXP ctrl, const char *name, const char *const *choices, 
 void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c)
 {
     static const char *const known[] = {"n", "rule", "masked", "accumulate", "thin",
-        "keep_draws", "update_W", "update_H", "update_tau", "tol", "wh_thin"};
+        "keep_draws", "update_W", "update_H", "update_tau", "tol", "wh_thin", "threads"};
     static const char *const rules[] = {"gibbs", "icm", "vb", "np"}; /* as nmf_rule */
-    ctrl_check_names(ctrl, known, 11);
+    ctrl_check_names(ctrl, known, 12);
     c->n = ctrl_count(ctrl, "n", 0);
     c->rule = (nmf_rule) ctrl_choice(ctrl, "rule", rules, 4,
                                      "\"gibbs\", \"icm\", \"vb\" or \"np\"");
@@ -342,6 +342,8 @@ void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c)
     c->update_H = ctrl_flag(ctrl, "update_H");
     c->update_tau = ctrl_flag(ctrl, "update_tau");
     c->tol = ctrl_number(ctrl, "tol");
+    c->threads = ctrl_count(ctrl, "threads", 1);
+    if (c->threads > 1024) Rf_error("bnmf internal error: ctrl$threads must be at most 1024");
 }
 
 /**

@@ -36,7 +36,7 @@ fuzz_nmf_args <- function(sparse = FALSE, masked = FALSE) {
   pr <- list(lamW = matrix(1, 2, K), lamH = matrix(1, K, 3), alpha = 1, beta = 1)
   ctrl <- list(n = 2L, rule = "gibbs", masked = masked, accumulate = TRUE, thin = 1L,
                keep_draws = TRUE, update_W = TRUE, update_H = TRUE, update_tau = TRUE,
-               tol = 0, wh_thin = 2L)
+               tol = 0, wh_thin = 2L, threads = if (masked) 2L else 1L)
   # Components the routine does not read: their absence is no error (nor is
   # that of the scratch `work`, replaced by R_alloc).
   structure(list(state = st, data = d, prior = pr, ctrl = ctrl),

@@ -16,7 +16,7 @@ test_that("the named controls are checked by name", {
   p <- engine_problem()
   ctrl <- list(n = 1L, rule = "icm", masked = TRUE, accumulate = FALSE, thin = 1L,
                keep_draws = FALSE, update_W = TRUE, update_H = TRUE, update_tau = TRUE,
-               tol = 0, wh_thin = 1L)
+               tol = 0, wh_thin = 1L, threads = 1L)
   sweeps <- function(ctrl) .Call(bnmf:::C_nmf_sweeps, p$state, p$data, p$prior, ctrl)
   expect_silent(sweeps(ctrl))
   expect_error(sweeps(utils::modifyList(ctrl, list(rule = "mcmc"))),
@@ -43,7 +43,7 @@ test_that("engine_sweeps() passes its arguments as the named controls", {
   out_b <- .Call(bnmf:::C_nmf_sweeps, b, p$data, p$prior,
                  list(n = 5L, rule = "gibbs", masked = TRUE, accumulate = FALSE,
                       thin = 1L, keep_draws = FALSE, update_W = TRUE, update_H = TRUE,
-                      update_tau = TRUE, tol = 0, wh_thin = 1L))
+                      update_tau = TRUE, tol = 0, wh_thin = 1L, threads = 1L))
   expect_identical(out_a, out_b)
   expect_identical(a$W, b$W)
   # Updating nothing but the trace leaves the factors where they are.

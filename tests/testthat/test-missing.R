@@ -113,3 +113,59 @@ test_that("the Gram kernel of a factor's columns equals crossprod() for every sh
   }
   expect_error(gram_cols(1:3), "`W` must be a double matrix")
 })
+
+test_that("masked ICM, VB and NP sweeps on several threads give the one-thread fit, bit for bit", {
+  # options(bnmf.threads) runs the rows (then columns) with missing entries
+  # on OpenMP threads, each row alone; nothing is summed across rows but the
+  # SSE terms, added in column order whatever the threads. 1100 rows: more
+  # than one chunk of rows between interrupt checks (1024). Row 1 and
+  # column 2 miss more than half their entries (their own Gram matrix, not
+  # the corrections); rows 3-12 and columns 3-6 are complete (updated by
+  # blocks); K = 12 and 17 put VB and ICM on either side of the size at
+  # which the corrections take over from the row's Gram matrix.
+  withr::local_seed(11)
+  I <- 1100L
+  J <- 40L
+  make <- function(K) {
+    X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * J), K) + matrix(rnorm(I * J, sd = 0.5), I)
+    X <- pmax(X, 0)
+    X[sample(length(X), 0.2 * length(X))] <- NA
+    X[1, 1:30] <- NA
+    X[c(2, 13:900), 2] <- NA
+    X[3:12, ][is.na(X[3:12, ])] <- 1
+    X[, 3:6][is.na(X[, 3:6])] <- 1
+    X
+  }
+  runs <- list(
+    list(method = "vb", K = 12L, args = list(iter = 25, tol = 0)),
+    list(method = "vb", K = 4L, args = list(iter = 25, tol = 0)),
+    list(method = "icm", K = 17L, args = list(iter = 25, tol = 0, control = icm_control("mask"))),
+    list(method = "icm", K = 5L, args = list(iter = 25, tol = 0, control = icm_control("mask"))),
+    list(method = "np", K = 6L, args = list(iter = 25, tol = 0))
+  )
+  for (r in runs) {
+    X <- make(r$K)
+    for (x in list(X, Matrix::Matrix(X, sparse = TRUE))) {
+      fit <- function(threads) {
+        withr::local_options(bnmf.threads = threads)
+        set.seed(2)
+        do.call(bnmf, c(list(x, r$K, method = r$method), r$args))
+      }
+      one <- fit(1)
+      info <- paste(r$method, r$K, class(x)[1])
+      for (th in 2:3) {
+        many <- fit(th)
+        expect_identical(many$W, one$W, info = info)
+        expect_identical(many$H, one$H, info = info)
+        expect_identical(many$trace, one$trace, info = info)
+        if (r$method == "vb") {
+          expect_identical(many$W_sd, one$W_sd, info = info)
+          expect_identical(many$H_sd, one$H_sd, info = info)
+        }
+      }
+    }
+  }
+  withr::local_options(bnmf.threads = 1.5)
+  expect_error(bnmf(make(3L), 3L, method = "vb", iter = 2), "bnmf.threads",
+               class = "bnmf_error_input")
+})
