@@ -51,6 +51,19 @@ for (data in list(Xb, Xbs)) {
     }
   }
 }
+# The same on two OpenMP threads (options(bnmf.threads)): each thread its
+# own rows' scratch; ICM (masked), VB and NP
+local({
+  op <- options(bnmf.threads = 2)
+  on.exit(options(op))
+  for (data in list(Xb, Xbs)) {
+    invisible(bnmf(data, rank = 17, method = "icm", iter = 15, progress = FALSE,
+                   control = icm_control("mask")))
+    invisible(bnmf(data, rank = 17, method = "vb", iter = 15, progress = FALSE))
+    invisible(bnmf(data, rank = 5, method = "vb", iter = 15, progress = FALSE))
+    invisible(bnmf(abs(data), rank = 5, method = "np", iter = 15, progress = FALSE))
+  }
+})
 invisible(.Call(bnmf:::C_cond_row_sub, tcrossprod(matrix(rexp(51), 3)) + diag(3),
                 matrix(runif(15), 3), matrix(runif(15), 3), rexp(3), rexp(3), rexp(3),
                 c(2, 2)))
