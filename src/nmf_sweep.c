@@ -48,6 +48,11 @@
  * (W0, H0), so each sweep's W and H steps cannot lower the observed log joint;
  * tau's step is its exact conditional mode (observed SSE and count). The
  * fixed points are the masked sweep's; a sweep costs what complete data cost.
+ * Masked ICM, VB and NP sweeps of data with missing entries update their
+ * rows (columns) by pieces, a block of complete rows or one row, on
+ * ctrl$threads OpenMP threads (run_pieces): the rows of W are independent
+ * given H, nothing random is drawn, and the SSE terms are summed per piece
+ * and then in column order, so the result does not depend on the threads.
  *
  * tau | W, H ~ Gamma(alpha + |Omega|/2, beta + SSE/2); its mode for ICM is
  * (alpha + |Omega|/2 - 1) / (beta + SSE/2); VB's q(tau) is that Gamma with
@@ -68,6 +73,9 @@
 #include <limits.h>
 #include "bnmf_call.h"
 #include "nmf.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* n doubles from the buffer *buf (advanced past them), or from R_alloc when
  * there is no buffer. */
@@ -326,18 +334,11 @@ static int make_units(const int *ptr, int masked, int blocks, int n, int *units)
     return nu;
 }
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* The pieces of a half sweep run at most this many between interrupt
  * checks (a masked row of 1000 entries at K = 20 takes about 20 us). */
 #define PIECE_CHUNK 1024
 
-/* Run piece(u, thread's scratch, ctx) for u < nu on ws->threads threads,
- * with an interrupt check every PIECE_CHUNK pieces (outside the parallel
- * region). Which thread runs which piece does not matter: each writes its
- * own rows (and lq). */
+/* What every piece of a half sweep reads. */
 typedef struct {
     const nmf_data *d;
     const nmf_prior *pr;
@@ -350,6 +351,10 @@ typedef struct {
     const double *Wv;
 } piece_ctx;
 
+/* Run piece(ctx, thread's scratch, first row, end) for the pieces u < nu
+ * (ws->units) on ws->threads threads, with an interrupt check every
+ * PIECE_CHUNK pieces (outside the parallel region). Which thread runs which
+ * piece does not matter: each writes its own rows (and lq). */
 static void run_pieces(sweep_work *ws, int nu,
                        void (*piece)(const piece_ctx *, sweep_work *, int, int),
                        const piece_ctx *cx)
