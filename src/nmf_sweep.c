@@ -159,6 +159,7 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
 void bnmf_sweep_threads(const nmf_data *d, sweep_work *ws, int T)
 {
     const int I = d->I, J = d->J, K = d->K;
+    if (T > (I > J ? I : J)) T = I > J ? I : J; /* no more threads than pieces */
     if (T <= 1 || d->nmiss == 0) return;
     sweep_work *tw = (sweep_work *) R_alloc(T, sizeof(sweep_work));
     for (int t = 0; t < T; t++) {

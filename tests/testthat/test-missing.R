@@ -165,6 +165,15 @@ test_that("masked ICM, VB and NP sweeps on several threads give the one-thread f
       }
     }
   }
+  # More threads than rows and columns: as many as there are pieces.
+  Xs <- make(3L)[1:6, 1:5]
+  Xs[2, 3] <- NA
+  small <- function(threads) {
+    withr::local_options(bnmf.threads = threads)
+    set.seed(4)
+    bnmf(Xs, 2L, method = "vb", iter = 20, tol = 0)
+  }
+  expect_identical(small(64)$W, small(1)$W)
   withr::local_options(bnmf.threads = 1.5)
   expect_error(bnmf(make(3L), 3L, method = "vb", iter = 2), "bnmf.threads",
                class = "bnmf_error_input")
