@@ -88,10 +88,17 @@ task_blas_threads <- function(in_process) {
   t <- getOption("bnmf.blas_threads")
   if (is.null(t)) return(if (in_process) NA_integer_ else 1L)
   if (length(t) == 1L && is.na(t)) return(NA_integer_)
-  if (!is.numeric(t) || length(t) != 1L || t < 1 || t != round(t) || t > 1024) {
-    abort_input("`options(bnmf.blas_threads =)` must be a whole number between 1 and 1024, or NA.")
+  as.integer(thread_option(t, "bnmf.blas_threads", ", or NA"))
+}
+
+# The value `t` of options(<name> =) as a number of threads: a whole number
+# in 1..1024 (`or`: what else the option takes, for the message).
+thread_option <- function(t, name, or = "") {
+  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != round(t) || t > 1024) {
+    abort_input(sprintf("`options(%s =)` must be a whole number between 1 and 1024%s.",
+                        name, or))
   }
-  as.integer(t)
+  t
 }
 
 # The threads of the package's own OpenMP loops: getOption("bnmf.threads"),
@@ -99,11 +106,7 @@ task_blas_threads <- function(in_process) {
 # ?bnmf_poisson; the rows with missing entries of masked Gaussian ICM, VB and
 # NP sweeps, see ?bnmf).
 option_threads <- function() {
-  t <- getOption("bnmf.threads", 1L)
-  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != round(t) || t > 1024) {
-    abort_input("`options(bnmf.threads =)` must be a whole number between 1 and 1024.")
-  }
-  as.double(t)
+  as.double(thread_option(getOption("bnmf.threads", 1L), "bnmf.threads"))
 }
 
 # Evaluate `expr` (futures of task_in_worker()); on an interrupt, stop the

@@ -100,6 +100,28 @@ static double *carve(double **buf, size_t n)
 #define SUB_MIN_K_ICM 16
 #define SUB_MIN_K_VB 10
 
+/* A row's own scratch (Gi, zrow ... erow from *buf, obs and the gather
+ * buffers of up to nmax missing entries from R_alloc): the part of a
+ * sweep's scratch that every thread of the masked half sweeps has alone. */
+static void row_scratch(double **buf, sweep_work *w, int K, int n, int nmax)
+{
+    w->Gi = carve(buf, (size_t) K * K);
+    w->zrow = carve(buf, (size_t) COND_BLOCK * K); /* a block of rows */
+    w->brow = carve(buf, (size_t) COND_BLOCK * K);
+    w->vrow = carve(buf, (size_t) COND_BLOCK * K);
+    w->erow = carve(buf, (size_t) COND_BLOCK * K);
+    w->obs = (int *) R_alloc(n, sizeof(int));
+    w->sub_max = nmax;
+    w->sub.nm = 0;
+    w->sub.O = w->sub.r = w->sub.osq = w->sub.gkk = NULL;
+    if (nmax > 0) {
+        w->sub.O = (double *) R_alloc((size_t) (nmax + 1) * K, sizeof(double));
+        w->sub.r = (double *) R_alloc((size_t) nmax + 1, sizeof(double));
+        w->sub.osq = (double *) R_alloc(K, sizeof(double));
+        w->sub.gkk = (double *) R_alloc(K, sizeof(double));
+    }
+}
+
 /**
  * The scratch space of a sweep: from `buf`, at least bnmf_sweep_work_len(d)
  * doubles, or from R_alloc when buf is NULL. A chain's state holds such a
@@ -111,17 +133,6 @@ static double *carve(double **buf, size_t n)
 void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
 {
     const int I = d->I, J = d->J, K = d->K;
-    ws->D = carve(&buf, (size_t) I * K);
-    ws->F = carve(&buf, (size_t) K * J);
-    ws->G = carve(&buf, (size_t) K * K);
-    ws->Gi = carve(&buf, (size_t) K * K);
-    ws->zrow = carve(&buf, (size_t) COND_BLOCK * K); /* a block of rows */
-    ws->brow = carve(&buf, (size_t) COND_BLOCK * K);
-    ws->vrow = carve(&buf, (size_t) COND_BLOCK * K);
-    ws->erow = carve(&buf, (size_t) COND_BLOCK * K);
-    ws->Wt = carve(&buf, (size_t) K * I);
-    ws->Ht = carve(&buf, (size_t) J * K);
-    ws->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
     /* the most missing entries of a row (column) with no more missing than
      * observed, for bnmf_cond_row_sub (none below SUB_MIN_K_VB, the smaller
      * threshold) */
@@ -134,15 +145,12 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
         const int n = d->mcol_ptr[j + 1] - d->mcol_ptr[j];
         if (2 * n <= I && n > nmax) nmax = n;
     }
-    ws->sub_max = nmax;
-    ws->sub.nm = 0;
-    ws->sub.O = ws->sub.r = ws->sub.osq = ws->sub.gkk = NULL;
-    if (nmax > 0) {
-        ws->sub.O = (double *) R_alloc((size_t) (nmax + 1) * K, sizeof(double));
-        ws->sub.r = (double *) R_alloc((size_t) nmax + 1, sizeof(double));
-        ws->sub.osq = (double *) R_alloc(K, sizeof(double));
-        ws->sub.gkk = (double *) R_alloc(K, sizeof(double));
-    }
+    ws->D = carve(&buf, (size_t) I * K);
+    ws->F = carve(&buf, (size_t) K * J);
+    ws->G = carve(&buf, (size_t) K * K);
+    row_scratch(&buf, ws, K, I > J ? I : J, nmax);
+    ws->Wt = carve(&buf, (size_t) K * I);
+    ws->Ht = carve(&buf, (size_t) J * K);
     ws->units = NULL;
     ws->lq = NULL;
     ws->threads = 1;
@@ -154,32 +162,19 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
 }
 
 /* Scratch for T threads of the masked half sweeps (by_pieces): each thread
- * its own rows' buffers (Gi, zrow, brow, vrow, erow, obs, sub), the rest
- * shared. Nothing without missing entries or with T = 1. */
+ * its own row_scratch(), the rest shared. Nothing without missing entries
+ * or with T = 1. */
 void bnmf_sweep_threads(const nmf_data *d, sweep_work *ws, int T)
 {
-    const int I = d->I, J = d->J, K = d->K;
+    const int I = d->I, J = d->J;
     if (T > (I > J ? I : J)) T = I > J ? I : J; /* no more threads than pieces */
     if (T <= 1 || d->nmiss == 0) return;
     sweep_work *tw = (sweep_work *) R_alloc(T, sizeof(sweep_work));
     for (int t = 0; t < T; t++) {
         tw[t] = *ws;
         tw[t].tw = NULL;
-        if (t == 0) continue;
         double *buf = NULL;
-        tw[t].Gi = carve(&buf, (size_t) K * K);
-        tw[t].zrow = carve(&buf, (size_t) COND_BLOCK * K);
-        tw[t].brow = carve(&buf, (size_t) COND_BLOCK * K);
-        tw[t].vrow = carve(&buf, (size_t) COND_BLOCK * K);
-        tw[t].erow = carve(&buf, (size_t) COND_BLOCK * K);
-        tw[t].obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
-        if (ws->sub_max > 0) {
-            const size_t nmax = ws->sub_max;
-            tw[t].sub.O = (double *) R_alloc((nmax + 1) * K, sizeof(double));
-            tw[t].sub.r = (double *) R_alloc(nmax + 1, sizeof(double));
-            tw[t].sub.osq = (double *) R_alloc(K, sizeof(double));
-            tw[t].sub.gkk = (double *) R_alloc(K, sizeof(double));
-        }
+        if (t > 0) row_scratch(&buf, tw + t, d->K, I > J ? I : J, ws->sub_max);
     }
     ws->threads = T;
     ws->tw = tw;
@@ -412,7 +407,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
     else bnmf_x_ht(d, x, H, ws->D, ws->Ht, ws->obs);
     bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, d->J, GRAM_ROWS, ws->G);
     const int blocks = block_rule(rule, hk, first);
-    if (by_pieces(d, rule, masked, first, hk) && ws->threads > 1) {
+    if (by_pieces(d, rule, masked, first, hk)) {
         const int nu = make_units(d->mrow_ptr, masked, blocks, I, ws->units);
         const piece_ctx cx = {d, pr, W, NULL, H, tau, rule, masked, vb, NULL};
         run_pieces(ws, nu, W_piece, &cx);
