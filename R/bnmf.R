@@ -374,7 +374,7 @@ check_method_args <- function(method, given, likelihood = NULL) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
-  control_methods <- c("icm", "hmc", "svgd", "dsgd", "ssvi", "rrt")
+  control_methods <- c("icm", "vb", "hmc", "svgd", "dsgd", "ssvi", "rrt")
   if (!method %in% control_methods && given[["control"]]) {
     abort_input(sprintf("`control` applies to methods %s only.",
                         paste0("\"", control_methods, "\"", collapse = ", ")))
@@ -421,8 +421,8 @@ gaussian_check <- function(job) {
                                  keep, job$progress)
   job$settings$loss <- if (method == "np") loss else NULL
   if (method == "gibbs") job$settings$wh_thin <- check_count(job$wh_thin, "wh_thin", min = 1)
-  if (method == "icm") {
-    job$control <- check_control(job$control, "icm_control")
+  if (method %in% c("icm", "vb")) {
+    job$control <- check_control(job$control, paste0(method, "_control"))
   }
   s <- job$settings
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
@@ -430,7 +430,9 @@ gaussian_check <- function(job) {
                  copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
                  nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
-  if (method == "icm") job$settings$missing <- icm_missing(job$control$missing, job$data)
+  if (method %in% c("icm", "vb")) {
+    job$settings$missing <- icm_missing(job$control$missing, job$data)
+  }
   check_signs(job$X, method)
   job
 }

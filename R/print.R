@@ -42,15 +42,22 @@ print.bnmf_icm <- function(x, ...) {
   cat_optimiser(x, sprintf("log posterior %s", format(signif(x$logpost, 8))))
   cat(sprintf("  tau: %s; sigma = %s\n", format(signif(x$tau, 4)),
               format(signif(sigma(x), 4))))
+  cat_missing(x, "icm_control", "filled with W H of the previous sweep (ECM",
+              "left out of every conditional")
+  invisible(x)
+}
+
+# How the sweeps of an ICM or VB fit treated its missing entries (`maker`:
+# the control's maker; `impute`, `mask`: what each setting does).
+cat_missing <- function(x, maker, impute, mask) {
   if (x$n_missing > 0 && !is.null(x$settings$missing)) {
     cat(sprintf("  missing entries: %s\n",
                 if (identical(x$settings$missing, "impute")) {
-                  "filled with W H of the previous sweep (ECM; icm_control(missing = \"impute\"))"
+                  sprintf("%s; %s(missing = \"impute\"))", impute, maker)
                 } else {
-                  "left out of every conditional (icm_control(missing = \"mask\"))"
+                  sprintf("%s (%s(missing = \"mask\"))", mask, maker)
                 }))
   }
-  invisible(x)
 }
 
 #' @export
@@ -59,6 +66,8 @@ print.bnmf_vb <- function(x, ...) {
   NextMethod()
   cat_optimiser(x, sprintf("ELBO %s", format(signif(x$elbo, 8))))
   cat_tau(x)
+  cat_missing(x, "vb_control", "filled with E[W] E[H] of the previous sweep (observed precisions",
+              "left out of every update")
   invisible(x)
 }
 

@@ -1,11 +1,13 @@
-# ICM with missing entries: does icm_control(missing = "auto") choose the
-# faster of "impute" and "mask"? Whole fits of both on data whose missing
-# entries are spread in different ways, same start (the same seed before each
-# fit), alternating within the process.
+# ICM (or VB) with missing entries: does icm_control(missing = "auto")
+# (vb_control()) choose the faster of "impute" and "mask"? Whole fits of
+# both on data whose missing entries are spread in different ways, same
+# start (the same seed before each fit), alternating within the process.
 #
 #   R_LIBS=<lib> Rscript bench/icm-auto.R [rounds]
 #   R_LIBS=<lib> bench/openblas.sh Rscript bench/icm-auto.R [rounds]
 #
+# BNMF_BENCH_METHOD: "icm" (the default) or "vb" (the ELBO in place of the
+# log posterior below).
 # BNMF_BENCH_CASES: a subset of the case names below, separated by ";".
 # BNMF_BENCH_ITER: the most sweeps of a fit (default 800). Each fit runs to
 # tol = 1e-9; the "target" is the log posterior at which the masked fit of
@@ -52,6 +54,9 @@ if (nzchar(only)) {
   cases <- cases[pick]
 }
 max_iter <- as.integer(Sys.getenv("BNMF_BENCH_ITER", "800"))
+method <- Sys.getenv("BNMF_BENCH_METHOD", "icm")
+stopifnot(method %in% c("icm", "vb"))
+cat("method:", method, "\n\n")
 
 cat("| case | worst row, column: share missing | `\"auto\"` takes | `\"impute\"`: ms / sweep | s to target | `\"mask\"`: ms / sweep | s to target | mask / impute (s to target) |\n")
 cat("|---|---|---|---:|---:|---:|---:|---:|\n")
@@ -60,7 +65,7 @@ for (nm in names(cases)) {
   m <- is.na(cs$X)
   worst <- c(max(rowMeans(m)), max(colMeans(m)))
   auto <- bnmf:::icm_missing("auto", bnmf:::prepare_data(cs$X, cs$K)) # the package's rule
-  res <- fit_both(cs$X, cs$K, rounds, max_iter)
+  res <- fit_both(cs$X, cs$K, rounds, max_iter, method)
   target <- vapply(res$mask, function(z) z$lp[at_tol(z$lp)], 0)
   reach <- lapply(res, time_to, target)
   ms <- lapply(res, function(z) vapply(z, `[[`, 0, "ms"))

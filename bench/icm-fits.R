@@ -1,5 +1,6 @@
-# Pieces shared by the bench scripts that compare whole ICM fits with missing
-# entries (icm-missing.R, icm-builds.R, icm-auto.R). Sourced from the package root.
+# Pieces shared by the bench scripts that compare whole ICM (and VB) fits
+# with missing entries (icm-missing.R, icm-builds.R, icm-auto.R). Sourced
+# from the package root.
 
 # The BLAS and the package's version, the first lines of a script's output.
 cat_versions <- function() {
@@ -38,18 +39,20 @@ fmt_range <- function(x, d = 2) {
   sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
 }
 
-# Fits of X (rank K) with icm_control(missing = "impute") and "mask", the
-# same start per round (seed 100 + round), the order alternating by round,
-# each to tol = 1e-9 or max_iter sweeps. Returns list(impute, mask), each a
-# list over rounds of list(ms = mean ms a sweep, lp = log posterior trace).
-fit_both <- function(X, K, rounds, max_iter) {
+# Fits of X (rank K) by `method` ("icm" or "vb") with its control's
+# missing = "impute" and "mask", the same start per round (seed 100 +
+# round), the order alternating by round, each to tol = 1e-9 or max_iter
+# sweeps. Returns list(impute, mask), each a list over rounds of list(ms =
+# mean ms a sweep, lp = log posterior (VB: ELBO) trace).
+fit_both <- function(X, K, rounds, max_iter, method = "icm") {
+  control <- switch(method, icm = icm_control, vb = vb_control)
   res <- list(impute = list(), mask = list())
   for (r in seq_len(rounds)) {
     for (s in if (r %% 2) c("impute", "mask") else c("mask", "impute")) {
       set.seed(100 + r)
       t <- system.time(fit <- suppressWarnings(
-        bnmf(X, K, method = "icm", iter = max_iter, tol = 1e-9, progress = FALSE,
-             control = icm_control(s))))[["elapsed"]]
+        bnmf(X, K, method = method, iter = max_iter, tol = 1e-9, progress = FALSE,
+             control = control(s))))[["elapsed"]]
       res[[s]][[r]] <- list(ms = 1000 * t / fit$iterations, lp = fit$trace$logpost)
     }
   }

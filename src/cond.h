@@ -42,6 +42,10 @@ void bnmf_cond_row(double *z, const double *G, const double *b, const double *la
 void bnmf_cond_rows(double *z, const double *G, const double *b,
                     const double *const *lam, int ls, double tau, int K, int nr,
                     nmf_rule rule, double *v, double *ent);
+void bnmf_idx_sums(double *vs, const double *V, const int *idx, int nm, int K);
+void bnmf_vb_rows_diag(double *z, const double *G, const double *b, const double *dg,
+                       const double *a, double *u, const double *const *lam, int ls,
+                       double tau, int K, int nr, double *v, double *ent);
 void bnmf_expected_gram(const double *Z, const double *V, int K, int n,
                         gram_layout layout, double *G);
 void bnmf_gram_update(double *G, const double *G0, const double *base, int stride,

@@ -495,6 +495,73 @@ void bnmf_cond_rows(double *z, const double *G, const double *b,
 }
 
 /**
+ * One VB pass over nr rows (1 <= nr <= COND_BLOCK) that share the
+ * off-diagonal part of G but each have their own diagonal: row r's
+ * coordinate k has precision tau dg[r K + k] and mean
+ *   (b_rk - sum_{l != k} G[k,l] z_rl + a_rk sum_{l != k} G[k,l] u_rl
+ *    - lam_rk / tau) / dg[r K + k],
+ * where u_rl = a_rl (z_rl - z_rl at the start of the pass) (u: nr K
+ * values of scratch). For VB with the missing entries filled in (see
+ * fill_sums in nmf_sweep.c), where G is the expected Gram matrix of all
+ * entries, dg its part over each row's observed ones, and a_r G a_r an
+ * approximation of the missing entries' part, whose terms correct the
+ * filled data's for the coordinates that moved in this pass (they vanish
+ * at a fixed point; a = NULL: no correction). Arguments otherwise as
+ * bnmf_cond_rows; the rows' coordinate k is computed together, so that
+ * their chains overlap.
+ */
+void bnmf_vb_rows_diag(double *z, const double *G, const double *b, const double *dg,
+                       const double *a, double *u, const double *const *lam, int ls,
+                       double tau, int K, int nr, double *v, double *ent)
+{
+    for (int t = 0; t < nr * K; t++) u[t] = 0.0;
+    for (int k = 0; k < K; k++) {
+        const double *gk = G + (size_t) k * K;
+        double s[COND_BLOCK], c[COND_BLOCK];
+        if (nr == 4) {
+            /* four independent sums in flight */
+            const size_t K1 = K, K2 = 2 * (size_t) K, K3 = 3 * (size_t) K;
+            double s0 = b[k], s1 = b[K1 + k], s2 = b[K2 + k], s3 = b[K3 + k];
+            double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
+            for (int l = 0; l < K; l++) {
+                const double g = gk[l];
+                s0 -= g * z[l];
+                s1 -= g * z[K1 + l];
+                s2 -= g * z[K2 + l];
+                s3 -= g * z[K3 + l];
+                c0 += g * u[l];
+                c1 += g * u[K1 + l];
+                c2 += g * u[K2 + l];
+                c3 += g * u[K3 + l];
+            }
+            s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
+            c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
+        } else {
+            for (int r = 0; r < nr; r++) {
+                s[r] = b[(size_t) r * K + k];
+                c[r] = 0.0;
+            }
+            for (int l = 0; l < K; l++) {
+                const double g = gk[l];
+                for (int r = 0; r < nr; r++) {
+                    s[r] -= g * z[(size_t) r * K + l];
+                    c[r] += g * u[(size_t) r * K + l];
+                }
+            }
+        }
+        for (int r = 0; r < nr; r++) {
+            const size_t rk = (size_t) r * K + k;
+            const double z0 = z[rk];
+            double sr = s[r] + gk[k] * z0;
+            if (a) sr += a[rk] * c[r];
+            z[rk] = cond_step(RULE_MOMENT, sr, dg[rk], lam[r][(size_t) k * ls], tau, z0,
+                              v + rk, ent + rk);
+            if (a) u[rk] = a[rk] * (z[rk] - z0);
+        }
+    }
+}
+
+/**
  * The (expected) Gram matrix of the other side: G = Zbar Zbar' +
  * diag(sum_t V_kt), the second moment E[Z Z'] when Z has independent
  * coordinates with means Zbar and variances V.
@@ -798,6 +865,12 @@ BNMF_CLONES static void sub_var_sums(double *restrict vs, const double *restrict
         vs[k] = s;
     }
 #endif
+}
+
+/* vs[k] = sum_t V[idx[t] K + k] for k < K (sub_var_sums), for other files. */
+void bnmf_idx_sums(double *vs, const double *V, const int *idx, int nm, int K)
+{
+    sub_var_sums(vs, V, idx, nm, K);
 }
 
 #define VSUM_MAX 256   /* the largest K whose variance sums are on the stack */

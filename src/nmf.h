@@ -72,7 +72,8 @@ enum {
 typedef struct {
     int n;             /* sweeps */
     nmf_rule rule;
-    int masked;        /* missing entries masked (else latent, Gibbs only) */
+    int masked;        /* missing entries masked (else latent: Gibbs draws
+                        * them, ICM and VB fill them with W H) */
     int accumulate;    /* update the running moments (Gibbs only) */
     int thin;          /* keep every thin-th sweep */
     int keep_draws;    /* copy the kept W and H */
@@ -101,6 +102,11 @@ typedef struct sweep_work {
     double *D, *F, *G, *Gi, *zrow, *brow, *vrow, *erow;
     double *Wt, *Ht;  /* K x I and J x K transposes of W and H */
     int *obs;         /* observed indices of a row or column */
+    /* VB with the missing entries filled in (vb_fill): the other side's
+     * squared means and second moments (2 K values an entry), and a
+     * block's sums of them over each row's missing entries (fill_sums) and
+     * its own diagonal */
+    double *P, *gm, *se, *dg, *fa, *fu;
     /* ICM and VB: a row (column) with at most sub_max missing entries, and
      * no more missing than observed, is updated by bnmf_cond_row_sub */
     cond_sub sub;

@@ -111,6 +111,10 @@ static void row_scratch(double **buf, sweep_work *w, int K, int n, int nmax)
     w->vrow = carve(buf, (size_t) COND_BLOCK * K);
     w->erow = carve(buf, (size_t) COND_BLOCK * K);
     w->obs = (int *) R_alloc(n, sizeof(int));
+    w->se = (double *) R_alloc((size_t) 5 * COND_BLOCK * K, sizeof(double));
+    w->dg = w->se + (size_t) 2 * COND_BLOCK * K;
+    w->fa = w->dg + (size_t) COND_BLOCK * K;
+    w->fu = w->fa + (size_t) COND_BLOCK * K;
     w->sub_max = nmax;
     w->sub.nm = 0;
     w->sub.O = w->sub.r = w->sub.osq = w->sub.gkk = NULL;
@@ -153,11 +157,14 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     ws->Ht = carve(&buf, (size_t) J * K);
     ws->units = NULL;
     ws->lq = NULL;
+    ws->P = ws->gm = NULL;
     ws->threads = 1;
     ws->tw = NULL;
     if (d->nmiss > 0) {
         ws->units = (int *) R_alloc((size_t) (I > J ? I : J) + 1, sizeof(int));
         ws->lq = (double *) R_alloc(2 * (size_t) J, sizeof(double));
+        ws->P = (double *) R_alloc(2 * (size_t) K * (I > J ? I : J) + K, sizeof(double));
+        ws->gm = ws->P + 2 * (size_t) K * (I > J ? I : J);
     }
 }
 
@@ -250,6 +257,101 @@ static inline void h_sse_terms(const double *G, const double *H, const double *F
     *sq = q;
 }
 
+/* Below this share of G[k,k], the observed part of a diagonal is summed
+ * over the observed entries rather than taken as the difference (whose
+ * rounding, relative to it, would be G[k,k] / dg[k] ulps). */
+#define FILL_CANCEL 0.25
+
+/*
+ * VB with the missing entries filled in (vb_fill, vb_control(missing =
+ * "impute")). Row i of W (a column of H the same, sides swapped) has, in
+ * the masked sweep, coordinate k's precision tau Gi[k,k] and mean from
+ *   b_ik - sum_{l != k} Gi[k,l] w_il,   Gi = G - M_i,
+ * with b_i = sum_{j observed} x_ij E[h_j], G the expected Gram matrix of
+ * all J entries and M_i that of row i's missing ones (m_i of them). With
+ * the missing x_ij filled in with w0_i' E[h_j] (w0: the row when filled,
+ * at the end of the sweep before), the filled data's right side is
+ * b_i + M0_i w0_i (M0: M_i's means part), so
+ *   b_ik - sum_{l != k} Gi[k,l] w_il = bfill_ik - M0_i[k,k] w0_ik
+ *     - sum_{l != k} G[k,l] w_il + sum_{l != k} M0_i[k,l] (w_il - w0_il).
+ * The sweep takes the first three terms exactly: bfill from the same
+ * product as complete data, M0_i[k,k] = s_ik = sum over the missing j of
+ * E[h_kj]^2, and its precisions from Gi[k,k] = G[k,k] - e_ik, e_ik the
+ * sum of E[h_kj^2] (fill_sums: O(m_i K)). The last term, the coordinates
+ * that moved in this pass, needs M0_i's off-diagonal terms (O(m_i K^2)):
+ * it is taken with M0_i approximated by a_i a_i' * G0 (G0 = G's means part,
+ * a_ik = sqrt(s_ik / G0[k,k]), exact on the diagonal), in the coordinate
+ * pass (bnmf_vb_rows_diag). At a fixed point every w_il = w0_il, so the
+ * last term vanishes whatever its approximation: the fixed points are the
+ * masked sweep's. The approximation only sets how close a sweep comes to
+ * the masked one (with missing entries at random it is close: without
+ * the term the fits needed about a quarter more sweeps).
+ * The H half sweep reads the entries filled before W's: its w0 in the
+ * missing entries is W before this sweep, one more lag that also vanishes
+ * at a fixed point.
+ */
+
+/* Below this share of G[k,k], the observed part of a diagonal is summed
+ * over the observed entries rather than taken as the difference (whose
+ * rounding, relative to it, would be G[k,k] / dg[k] ulps). */
+#define FILL_CANCEL 0.25
+
+/*
+ * The sums of fill_sums's row (column) whose missing entries are m[0..nm)
+ * of the other side's n entries. P holds, for each of these, E[o_k]^2 then
+ * E[o_k^2] (2 K values, fill_moments), gm[k] = G0[k,k]. Gives se[k] = s_k
+ * and se[K + k] = e_k (bnmf_idx_sums: all 2 K sums in one pass), dg[k] =
+ * Gi[k,k] (summed over the observed entries where G[k,k] - e_k would
+ * cancel) and a[k]. O(nm K); O(n K) for a row with more than a share
+ * FILL_CANCEL of a diagonal term missing.
+ */
+static void fill_sums(const double *G, const double *P, const double *gm, const int *m,
+                      int nm, int n, int K, double *se, double *dg, double *a)
+{
+    bnmf_idx_sums(se, P, m, nm, 2 * K);
+    int direct = 0;
+    for (int k = 0; k < K; k++) {
+        const double gkk = G[k + (size_t) k * K];
+        dg[k] = gkk - se[K + k];
+        if (!(dg[k] >= FILL_CANCEL * gkk)) direct = 1;
+        a[k] = gm[k] > 0.0 ? sqrt(se[k] / gm[k]) : 0.0;
+    }
+    if (!direct) return;
+    for (int k = 0; k < K; k++) dg[k] = 0.0;
+    for (int j = 0, t = 0; j < n; j++) {
+        if (t < nm && m[t] == j) {
+            t++;
+            continue;
+        }
+        const double *p = P + (size_t) j * 2 * K + K;
+        for (int k = 0; k < K; k++) dg[k] += p[k];
+    }
+}
+
+/* P and gm for fill_sums from the other side's n entries: means Z and
+ * variances V, entry t's coordinate k at t * ts + k * ks. */
+static void fill_moments(double *P, double *gm, const double *Z, const double *V, int n,
+                         int K, size_t ts, size_t ks)
+{
+    for (int k = 0; k < K; k++) gm[k] = 0.0;
+    for (int t = 0; t < n; t++) {
+        double *p = P + (size_t) t * 2 * K;
+        for (int k = 0; k < K; k++) {
+            const double z = Z[t * ts + k * ks];
+            p[k] = z * z;
+            p[K + k] = z * z + V[t * ts + k * ks];
+            gm[k] += z * z;
+        }
+    }
+}
+
+/* Whether a half sweep is VB's with the missing entries filled in (the
+ * data's missing entries hold E[W] E[H] of the end of the sweep before). */
+static inline int vb_fill(const nmf_data *d, const vb_part *vb, int masked)
+{
+    return vb && !masked && d->nmiss > 0;
+}
+
 /* Rows i..i+nr-1 of W (nr > 1: complete rows sharing ws->G, updated
  * together by bnmf_cond_rows; else one row, masked by its missing entries),
  * with the scratch w (zrow ... sub: a thread's own; D, G, Wt: shared). */
@@ -259,7 +361,25 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
                           const chib_hook *hk, int i, int nr)
 {
     const int I = d->I, J = d->J, K = d->K, rows = d->sparse;
-    if (nr > 1) {
+    if (vb_fill(d, vb, masked)) {
+        const double *lam[COND_BLOCK];
+        for (int r = 0; r < nr; r++) {
+            const int ir = i + r;
+            double *zr = w->zrow + (size_t) r * K, *br = w->brow + (size_t) r * K;
+            const double *ms = w->se + (size_t) r * 2 * K;
+            lam[r] = pr->lamW + ir;
+            fill_sums(w->G, w->P, w->gm, d->mrow_j + d->mrow_ptr[ir],
+                      d->mrow_ptr[ir + 1] - d->mrow_ptr[ir], J, K, w->se + (size_t) r * 2 * K,
+                      w->dg + (size_t) r * K, w->fa + (size_t) r * K);
+            for (int k = 0; k < K; k++) {
+                zr[k] = W[ir + (size_t) k * I];
+                br[k] = (rows ? w->Wt[k + (size_t) ir * K] : w->D[ir + (size_t) k * I]) -
+                    zr[k] * ms[k];
+            }
+        }
+        bnmf_vb_rows_diag(w->zrow, w->G, w->brow, w->dg, w->fa, w->fu, lam, I,
+                          tau, K, nr, w->vrow, w->erow);
+    } else if (nr > 1) {
         const double *lam[COND_BLOCK];
         for (int r = 0; r < nr; r++) {
             const int ir = i + r;
@@ -406,6 +526,7 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
     if (d->sparse) bnmf_x_ht_rows(d, x, H, ws->Wt, ws->obs);
     else bnmf_x_ht(d, x, H, ws->D, ws->Ht, ws->obs);
     bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, d->J, GRAM_ROWS, ws->G);
+    if (vb_fill(d, vb, masked)) fill_moments(ws->P, ws->gm, H, vb->Hvar, d->J, K, K, 1);
     const int blocks = block_rule(rule, hk, first);
     if (by_pieces(d, rule, masked, first, hk)) {
         const int nu = make_units(d->mrow_ptr, masked, blocks, I, ws->units);
@@ -433,6 +554,36 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, const double *
     const int I = d->I, K = d->K;
     double *hj = H + (size_t) j * K;
     const double *fj = w->F + (size_t) j * K;
+    if (vb_fill(d, vb, masked)) {
+        const double *lam[COND_BLOCK];
+        for (int r = 0; r < nr; r++) {
+            const int jr = j + r;
+            const double *hr = hj + (size_t) r * K, *fr = fj + (size_t) r * K;
+            double *br = w->brow + (size_t) r * K;
+            const double *ms = w->se + (size_t) r * 2 * K;
+            lam[r] = pr->lamH + (size_t) jr * K;
+            fill_sums(w->G, w->P, w->gm, d->miss_i + d->mcol_ptr[jr],
+                      d->mcol_ptr[jr + 1] - d->mcol_ptr[jr], I, K, w->se + (size_t) r * 2 * K,
+                      w->dg + (size_t) r * K, w->fa + (size_t) r * K);
+            for (int k = 0; k < K; k++) br[k] = fr[k] - hr[k] * ms[k];
+        }
+        if (update)
+            bnmf_vb_rows_diag(hj, w->G, w->brow, w->dg, w->fa, w->fu, lam, 1,
+                              tau, K, nr, vb->Hvar + (size_t) j * K, vb->Hent + (size_t) j * K);
+        /* the SSE terms of all entries, less the variances of w_i' h_j at
+         * the missing ones: sum_k e_k E[h_k^2] - s_k E[h_k]^2 (the means'
+         * residuals there go with the fill, in bnmf_nmf_sweeps) */
+        for (int r = 0; r < nr; r++) {
+            const double *hr = hj + (size_t) r * K, *vr = vb->Hvar + (size_t) (j + r) * K;
+            const double *ms = w->se + (size_t) r * 2 * K, *me = ms + K;
+            h_sse_terms(w->G, H, w->F, vb, j + r, K, sl, sq);
+            double q = 0.0;
+            for (int k = 0; k < K; k++)
+                q += me[k] * (hr[k] * hr[k] + vr[k]) - ms[k] * hr[k] * hr[k];
+            *sq -= q;
+        }
+        return;
+    }
     if (nr > 1) {
         const double *lam[COND_BLOCK];
         for (int r = 0; r < nr; r++) lam[r] = pr->lamH + (size_t) (j + r) * K;
@@ -498,11 +649,12 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     const int I = d->I, J = d->J, K = d->K;
     bnmf_wt_x(d, x, W, ws->F, ws->Wt, ws->obs);
     bnmf_expected_gram(W, vb ? vb->Wvar : NULL, K, I, GRAM_COLS, ws->G);
-    /* VB, masked: the variances of W read by rows (K contiguous values per
-     * row, like Wt), in ws->D, which only bnmf_update_W uses: read by
+    /* VB, masked: the variances of W read by rows (K contiguous values
+     * per row, like Wt), in ws->D, which only bnmf_update_W uses: read by
      * columns, each missing entry would touch K cache lines. */
     const double *Wv = NULL;
-    if (vb && masked && d->nmiss > 0) {
+    if (vb_fill(d, vb, masked)) fill_moments(ws->P, ws->gm, W, vb->Wvar, I, K, 1, I);
+    else if (vb && masked && d->nmiss > 0) {
         for (int k = 0; k < K; k++)
             for (int i = 0; i < I; i++)
                 ws->D[k + (size_t) i * K] = vb->Wvar[i + (size_t) k * I];
@@ -1158,8 +1310,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
  * state together. */
 static void check_sweep_args(const nmf_data *d, const nmf_prior *pr, const sweep_ctrl *c)
 {
-    if (c->rule != RULE_DRAW && c->rule != RULE_MODE && d->nmiss > 0 && !c->masked)
-        Rf_error("bnmf internal error: VB and Lee-Seung need masked missing entries");
+    if (c->rule == RULE_MULT && d->nmiss > 0 && !c->masked)
+        Rf_error("bnmf internal error: Lee-Seung needs masked missing entries");
     /* (with ARD the rates are the lambda_k, checked > 0 by bnmf_read_state) */
     if (!pr->ard && (c->rule == RULE_DRAW || c->rule == RULE_MOMENT)) {
         for (R_xlen_t t = 0; t < (R_xlen_t) d->I * d->K; t++)

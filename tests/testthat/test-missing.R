@@ -137,8 +137,8 @@ test_that("masked ICM, VB and NP sweeps on several threads give the one-thread f
     X
   }
   runs <- list(
-    list(method = "vb", K = 12L, args = list(iter = 25, tol = 0)),
-    list(method = "vb", K = 4L, args = list(iter = 25, tol = 0)),
+    list(method = "vb", K = 12L, args = list(iter = 25, tol = 0, control = vb_control("mask"))),
+    list(method = "vb", K = 4L, args = list(iter = 25, tol = 0, control = vb_control("mask"))),
     list(method = "icm", K = 17L, args = list(iter = 25, tol = 0, control = icm_control("mask"))),
     list(method = "icm", K = 5L, args = list(iter = 25, tol = 0, control = icm_control("mask"))),
     list(method = "np", K = 6L, args = list(iter = 25, tol = 0))
@@ -171,7 +171,7 @@ test_that("masked ICM, VB and NP sweeps on several threads give the one-thread f
   small <- function(threads) {
     withr::local_options(bnmf.threads = threads)
     set.seed(4)
-    bnmf(Xs, 2L, method = "vb", iter = 20, tol = 0)
+    bnmf(Xs, 2L, method = "vb", iter = 20, tol = 0, control = vb_control("mask"))
   }
   expect_identical(small(64)$W, small(1)$W)
   withr::local_options(bnmf.threads = 1.5)

@@ -20,7 +20,8 @@ test_that("the ELBO never decreases between sweeps", {
   for (X in list(d$X, Xm, Xs)) {
     for (pr in list(exponential(), exponential(rate = 3), ard(), ard(2, 0.5))) {
       set.seed(6)
-      fit <- bnmf(X, rank = 5, method = "vb", prior = pr, iter = 150, tol = 0)
+      fit <- bnmf(X, rank = 5, method = "vb", prior = pr, iter = 150, tol = 0,
+                  control = vb_control("mask"))
       e <- elbo(fit)
       expect_length(e, 150)
       expect_monotone_elbo(e)
@@ -260,4 +261,158 @@ test_that("VB continues exactly with update() and predicts with uncertainty", {
   expect_true(all(h$se.fit > 0))
   # the coefficients of training columns are recovered by the fixed-W fit
   expect_equal(unname(h$fit), unname(a$H[, 1:4]), tolerance = 0.05)
+})
+
+# ---- vb_control(missing = "impute"): the missing entries filled in ----------
+
+# One sweep of `missing` from the last state of `fit` (which ran with the
+# other setting): the filled entries start at E[W] E[H] of that state (a
+# masked state holds zeros there). Returns the continued chain's state.
+vb_one_sweep <- function(fit, X, missing) {
+  fit$settings$missing <- missing
+  ch <- fit$chains[[1]]
+  if (missing == "impute") {
+    fit$chains[[1]]$latent <- (ch$W %*% ch$H)[which(is.na(as.matrix(X)))]
+  }
+  suppressWarnings(update(fit, iter = 1, progress = FALSE))$chains[[1]]
+}
+
+vb_state_change <- function(a, b) {
+  rel <- function(x, y) max(abs(x - y)) / max(abs(y))
+  c(W = rel(a$W, b$W), H = rel(a$H, b$H), W_var = rel(a$W_var, b$W_var),
+    H_var = rel(a$H_var, b$H_var), tau = rel(a$tau, b$tau))
+}
+
+test_that("VB with the missing entries filled in has the masked sweep's fixed points", {
+  # The filled sweep takes each row's right side from X with its missing
+  # entries at E[W] E[H], less the row's own terms there, and its
+  # precisions from the observed entries alone. A fixed point of the masked
+  # sweep (a masked fit run to convergence) must be one of the filled
+  # sweep: one sweep from it moves nothing beyond rounding. From a state
+  # short of convergence the same sweep moves q (the check has power), as
+  # it does from the fixed point when the data are filled with something
+  # else than E[W] E[H].
+  d <- make_nmf_data(I = 14, J = 10, K = 2, sd = 0.2, seed = 31)
+  X <- abs(d$X)
+  set.seed(32)
+  X[sample(length(X), 28)] <- NA
+  Xs <- X
+  Xs[!is.na(Xs) & Xs < 0.4] <- 0
+  Xs <- Matrix::Matrix(Xs, sparse = TRUE)
+  cases <- list(dense = list(X = X, prior = exponential(rate = 1.5)),
+                ard = list(X = X, prior = ard()),
+                sparse = list(X = Xs, prior = exponential()))
+  for (nm in names(cases)) {
+    cs <- cases[[nm]]
+    set.seed(33)
+    fm <- bnmf(cs$X, rank = 2, method = "vb", prior = cs$prior, iter = 20000, tol = 0,
+               control = vb_control("mask"), progress = FALSE)
+    ch <- fm$chains[[1]]
+    expect_lt(max(vb_state_change(vb_one_sweep(fm, cs$X, "mask"), ch)), 1e-12)
+    expect_lt(max(vb_state_change(vb_one_sweep(fm, cs$X, "impute"), ch)), 1e-11,
+              label = nm)
+    # the data filled with zeros instead: the sweep moves
+    fz <- fm
+    fz$settings$missing <- "impute"
+    expect_gt(max(vb_state_change(suppressWarnings(update(fz, iter = 1, progress = FALSE))$chains[[1]],
+                                  ch)), 1e-3)
+    set.seed(33)
+    f5 <- bnmf(cs$X, rank = 2, method = "vb", prior = cs$prior, iter = 5, tol = 0,
+               control = vb_control("mask"), progress = FALSE)
+    expect_gt(max(vb_state_change(vb_one_sweep(f5, cs$X, "impute"), f5$chains[[1]])), 1e-4)
+  }
+})
+
+test_that("a filled-in VB fit reports the exact ELBO and stops at the masked fixed point", {
+  # After any number of sweeps the ELBO and expected SSE it reports are
+  # those of its q over the observed entries (computed here from q's
+  # moments); at convergence q satisfies the masked fixed-point equations
+  # (vb_elbo_r's entropies come from them; with ARD, see the test above).
+  d <- make_nmf_data(I = 6, J = 5, K = 2, sd = 0.1, seed = 8)
+  X <- abs(d$X)
+  X[cbind(c(1, 2, 4, 5, 6), c(2, 3, 1, 5, 4))] <- NA
+  for (iter in c(1L, 2L, 5L)) {
+    set.seed(42)
+    fit <- bnmf(X, rank = 2, method = "vb", prior = exponential(rate = 1.5),
+                noise = gamma_prior(2, 1), iter = iter, tol = 0,
+                control = vb_control("impute"))
+    expect_identical(fit$settings$missing, "impute")
+    expect_equal(fit$elbo, vb_elbo_r(fit, X, entropy = "moments"), tolerance = 1e-8)
+    esse <- sum(((X - fit$W %*% fit$H)^2 + (fit$W^2 + fit$W_sd^2) %*% (fit$H^2 + fit$H_sd^2) -
+                   fit$W^2 %*% fit$H^2)[!is.na(X)])
+    expect_equal(fit$trace$sse[iter], esse, tolerance = 1e-10)
+    expect_equal(fit$q_tau[["rate"]], 1 + esse / 2, tolerance = 1e-10)
+  }
+  set.seed(43)
+  fit <- bnmf(X, rank = 2, method = "vb", prior = exponential(rate = 1.5),
+              noise = gamma_prior(2, 1), iter = 20000, tol = 1e-15,
+              control = vb_control("impute"))
+  expect_equal(fit$elbo, vb_elbo_r(fit, X), tolerance = 1e-8)
+})
+
+test_that("a filled-in VB fit ends where the masked one does", {
+  # Same start, each run to tol = 1e-12: the same local optimum, the same
+  # ELBO, means and sds up to the convergence error.
+  d <- make_nmf_data(I = 60, J = 40, K = 3, sd = 0.3, seed = 51)
+  X <- d$X
+  set.seed(52)
+  X[sample(length(X), 480)] <- NA
+  fits <- lapply(c(mask = "mask", impute = "impute"), function(m) {
+    set.seed(53)
+    bnmf(X, rank = 3, method = "vb", iter = 20000, tol = 1e-12, control = vb_control(m))
+  })
+  expect_true(fits$impute$converged)
+  expect_equal(fits$impute$elbo, fits$mask$elbo, tolerance = 1e-9)
+  expect_equal(fitted(fits$impute), fitted(fits$mask), tolerance = 1e-4)
+  expect_equal(fits$impute$W_sd, fits$mask$W_sd, tolerance = 1e-4)
+})
+
+test_that("vb_control(): \"auto\" by default, resolved on the data, kept by update(), checked", {
+  d <- make_nmf_data(I = 12, J = 9, K = 2, sd = 0.3, seed = 5)
+  X <- abs(d$X)
+  # exactly a third of every row (3 of 9) and of every column (4 of 12)
+  miss <- outer(seq_len(12), seq_len(9), function(i, j) (i + j) %% 3 == 0)
+  Xa <- X
+  Xa[miss] <- NA
+  expect_identical(vb_control()$missing, "auto")
+  fit_vb <- function(Y, ...) {
+    set.seed(9)
+    bnmf(Y, rank = 2, method = "vb", iter = 30, tol = 0, progress = FALSE, ...)
+  }
+  fa <- fit_vb(Xa)
+  expect_identical(fa$settings$missing, "impute")
+  fi <- fit_vb(Xa, control = vb_control("impute"))
+  expect_identical(fa$W, fi$W)
+  expect_identical(fa$trace, fi$trace)
+  # one more entry of the first row: "mask"
+  Xm <- Xa
+  Xm[1, which(!miss[1, ])[1]] <- NA
+  fm <- fit_vb(Xm)
+  expect_identical(fm$settings$missing, "mask")
+  expect_identical(fm$trace, fit_vb(Xm, control = vb_control("mask"))$trace)
+  # update() continues with the setting the fit ran
+  fk <- fit_vb(Xa, control = vb_control("mask"))
+  expect_identical(suppressWarnings(update(fk, iter = 3))$settings$missing, "mask")
+  set.seed(9)
+  f33 <- bnmf(Xa, rank = 2, method = "vb", iter = 33, tol = 0, progress = FALSE,
+              control = vb_control("mask"))
+  expect_equal(suppressWarnings(update(fk, iter = 3))$W, f33$W, tolerance = 1e-12)
+  fi3 <- suppressWarnings(update(fi, iter = 3))
+  expect_identical(fi3$settings$missing, "impute")
+  set.seed(9)
+  fi33 <- bnmf(Xa, rank = 2, method = "vb", iter = 33, tol = 0, progress = FALSE,
+               control = vb_control("impute"))
+  expect_equal(fi3$W, fi33$W, tolerance = 1e-12)
+  # print() says which ran, when entries are missing
+  expect_output(print(fa), "missing entries: filled with E[W] E[H]", fixed = TRUE)
+  expect_output(print(fm), "missing entries: left out", fixed = TRUE)
+  # complete data: recorded as "mask", not printed
+  fx <- fit_vb(X)
+  expect_identical(fx$settings$missing, "mask")
+  expect_false(any(grepl("missing entries", capture.output(print(fx)))))
+  expect_error(vb_control("none"), "missing", class = "bnmf_error_input")
+  expect_error(bnmf(Xa, rank = 2, method = "vb", control = icm_control()),
+               "vb_control", class = "bnmf_error_input")
+  expect_error(bnmf(Xa, rank = 2, method = "gibbs", control = vb_control()),
+               "control", class = "bnmf_error_input")
 })
