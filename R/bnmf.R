@@ -41,7 +41,14 @@
 #'   updates each factor to the optimum given the others (the same truncated
 #'   normal as the Gibbs conditional, with expectations in place of the other
 #'   variables), so the evidence lower bound ([elbo()]) never decreases; the
-#'   iteration stops when its relative change is at most `tol`. Each sweep
+#'   iteration stops when its relative change is at most `tol`. With missing
+#'   entries the updates use the observed entries only, or the sweeps fill
+#'   the missing entries with `E[W] E[H]` of the previous sweep and correct
+#'   each row for its own terms there (the same fixed points, the cost of
+#'   complete data per sweep plus `O(K)` per missing entry, but the ELBO is
+#'   no longer guaranteed to rise at every sweep); by default the latter when
+#'   no row or column misses more than a third of its entries
+#'   ([vb_control()]). Each sweep
 #'   also rescales each factor's pair `q(W[, k])`, `q(H[k, ])` by `c` and
 #'   `1 / c` to the `c` that maximises the ELBO (in closed form: the
 #'   likelihood does not change along that path), a direction coordinate
@@ -139,9 +146,10 @@
 #' sets another number, `NA` leaves the BLAS as it is everywhere.
 #'
 #' `options(bnmf.threads = n)` runs the rows and columns with missing entries
-#' of ICM sweeps with masked entries (`icm_control(missing = "mask")`), VB
-#' and NP sweeps on n threads, where the package was built with OpenMP
-#' (the default is 1; Gibbs sweeps and complete rows are not affected). Each
+#' of ICM and VB sweeps with masked entries (`icm_control(missing = "mask")`,
+#' `vb_control(missing = "mask")`) and of NP sweeps on n threads, where the
+#' package was built with OpenMP (the default is 1; Gibbs sweeps, imputing
+#' sweeps and complete rows are not affected). Each
 #' row is computed alone and the terms of the error are added in a fixed
 #' order, so the fit is the same, to the last bit, on any number of threads.
 #' It gains where the BLAS runs one thread: at 1000 x 1000, K = 20 with 20%
@@ -237,8 +245,9 @@
 #'   Counts; `NULL`, the default, is the Gaussian likelihood); method
 #'   `"ssvi"` is for `"poisson"` only (its default). Method `"rrt"`:
 #'   `"gaussian"` (the default) or `"uniform"`. `"icm"` and `"np"` take none.
-#' @param control Method `"icm"`: the treatment of missing entries, made by
-#'   [icm_control()] (`NULL` means `icm_control()`); method `"hmc"`: tuning
+#' @param control Methods `"icm"` and `"vb"`: the treatment of missing
+#'   entries, made by [icm_control()] or [vb_control()] (`NULL` means
+#'   `icm_control()`, `vb_control()`); method `"hmc"`: tuning
 #'   of the sampler, made by
 #'   [hmc_control()] (`NULL`, the default, means `hmc_control()`); methods
 #'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()]; method

@@ -84,6 +84,9 @@ nmtf_check <- function(job) {
                         paste0('"', nmtf_methods, '"', collapse = ", "), method))
   }
   job$engine <- nmtf_engine(method)
+  if (job$given[["control"]]) {
+    abort_input("`control`: a tri-factorisation (rank = c(K, L), or `nmtf(K, L)`) takes none; its sweeps always leave missing entries out.")
+  }
   if (method != "np" && job$given[["loss"]]) {
     abort_input(sprintf("`loss` applies to method \"np\" only, not \"%s\" (the Bayesian methods have a Gaussian likelihood).", method))
   }

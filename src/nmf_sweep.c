@@ -48,11 +48,16 @@
  * (W0, H0), so each sweep's W and H steps cannot lower the observed log joint;
  * tau's step is its exact conditional mode (observed SSE and count). The
  * fixed points are the masked sweep's; a sweep costs what complete data cost.
- * Masked ICM, VB and NP sweeps of data with missing entries update their
- * rows (columns) by pieces, a block of complete rows or one row, on
- * ctrl$threads OpenMP threads (run_pieces): the rows of W are independent
- * given H, nothing random is drawn, and the SSE terms are summed per piece
- * and then in column order, so the result does not depend on the threads.
+ * VB may take it too (vb_control(missing = "impute"), E[W] E[H] at the
+ * missing entries), with each row corrected for its own terms there and its
+ * precisions from the observed entries: the masked sweep's fixed points at
+ * O(|missing| K) a half sweep (see vb_fill below).
+ * Masked ICM, VB and NP sweeps of data with missing entries, and VB's with
+ * them filled in, update their rows (columns) by pieces, a block of
+ * complete rows or one row, on ctrl$threads OpenMP threads (run_pieces):
+ * the rows of W are independent given H, nothing random is drawn, and the
+ * SSE terms are summed per piece and then in column order, so the result
+ * does not depend on the threads.
  *
  * tau | W, H ~ Gamma(alpha + |Omega|/2, beta + SSE/2); its mode for ICM is
  * (alpha + |Omega|/2 - 1) / (beta + SSE/2); VB's q(tau) is that Gamma with
@@ -168,7 +173,7 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     }
 }
 
-/* Scratch for T threads of the masked half sweeps (by_pieces): each thread
+/* Scratch for T threads of the half sweeps by pieces (by_pieces): each thread
  * its own row_scratch(), the rest shared. Nothing without missing entries
  * or with T = 1. */
 void bnmf_sweep_threads(const nmf_data *d, sweep_work *ws, int T)
@@ -427,14 +432,16 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
 }
 
 /* Whether a half sweep runs by pieces (units, see sweep_work): masked ICM,
- * VB and NP updates of data with missing entries, outside Chib's runs; on
+ * VB and NP updates of data with missing entries and VB's with them filled
+ * in (vb_fill), outside Chib's runs; on
  * ws->threads threads. Their rows are conditionally independent, nothing
  * random is drawn, and each piece is computed alone, so the result is the
  * same on any number of threads. */
 static inline int by_pieces(const nmf_data *d, nmf_rule rule, int masked, int first,
                             const chib_hook *hk)
 {
-    return masked && d->nmiss > 0 && !hk && first == 0 && rule != RULE_DRAW;
+    return (masked || rule == RULE_MOMENT) && d->nmiss > 0 && !hk && first == 0 &&
+        rule != RULE_DRAW;
 }
 
 /* The pieces of a half sweep over n rows (ptr: their pointers into their
@@ -1205,7 +1212,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     double *buf = st->work;
     sweep_work ws;
     bnmf_sweep_work(d, &ws, buf);
-    if (masked && rule != RULE_DRAW) bnmf_sweep_threads(d, &ws, c->threads);
+    if (masked || rule == RULE_MOMENT) bnmf_sweep_threads(d, &ws, c->threads);
     if (buf) buf += bnmf_sweep_work_len(d);
     /* augmented: the latent entries' current values, then (within a sweep)
      * their WH */

@@ -122,7 +122,9 @@ test_that("masked ICM, VB and NP sweeps on several threads give the one-thread f
   # column 2 miss more than half their entries (their own Gram matrix, not
   # the corrections); rows 3-12 and columns 3-6 are complete (updated by
   # blocks); K = 12 and 17 put VB and ICM on either side of the size at
-  # which the corrections take over from the row's Gram matrix.
+  # which the corrections take over from the row's Gram matrix. VB with the
+  # entries filled in runs its rows by blocks of four, each row with its
+  # own sums (column 2 summed over its observed entries).
   withr::local_seed(11)
   I <- 1100L
   J <- 40L
@@ -139,6 +141,7 @@ test_that("masked ICM, VB and NP sweeps on several threads give the one-thread f
   runs <- list(
     list(method = "vb", K = 12L, args = list(iter = 25, tol = 0, control = vb_control("mask"))),
     list(method = "vb", K = 4L, args = list(iter = 25, tol = 0, control = vb_control("mask"))),
+    list(method = "vb", K = 12L, args = list(iter = 25, tol = 0, control = vb_control("impute"))),
     list(method = "icm", K = 17L, args = list(iter = 25, tol = 0, control = icm_control("mask"))),
     list(method = "icm", K = 5L, args = list(iter = 25, tol = 0, control = icm_control("mask"))),
     list(method = "np", K = 6L, args = list(iter = 25, tol = 0))
