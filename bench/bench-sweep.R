@@ -16,8 +16,8 @@
 # before the timings, default 3: early sweeps, far from convergence; a fit
 # spends most of its sweeps later, where ICM's rows stop moving sooner and
 # most of VB's coordinates are far from their bound, e.g. 100).
-# Rows with `options(bnmf.threads = 2)` run the masked rows on two threads
-# (the package's OpenMP loop); the BLAS keeps its own setting
+# Rows with `options(bnmf.threads = 2)` run the masked rows (VB's imputed
+# rows) on two threads (the package's OpenMP loop); the BLAS keeps its own setting
 # (OPENBLAS_NUM_THREADS under bench/openblas.sh).
 
 suppressPackageStartupMessages(library(bnmf))
@@ -36,7 +36,8 @@ H0 <- matrix(rexp(K * J), K, J)
 X <- W0 %*% H0 + matrix(rnorm(I * J), I, J)
 Xm <- X
 Xm[sample(length(Xm), round(0.2 * length(Xm)))] <- NA
-# no row or column of Xm misses more than a third, so ICM's default imputes
+# no row or column of Xm misses more than a third, so the defaults of ICM
+# and VB impute
 stopifnot(bnmf:::icm_missing("auto", bnmf:::prepare_data(Xm, K)) == "impute")
 
 elapsed <- function(expr) {
@@ -119,6 +120,8 @@ configs <- list(
        masked = 1, accumulate = 0, target = NA, threads = 2L),
   list(name = "VB, 20% missing, imputed (the default, \"auto\", takes it on this X)", Xd = Xm,
        method = "vb", masked = 0, accumulate = 0, target = 2),
+  list(name = "VB, 20% missing, imputed, options(bnmf.threads = 2)", Xd = Xm,
+       method = "vb", masked = 0, accumulate = 0, target = NA, threads = 2L),
   list(name = "NP (Lee-Seung), Euclidean, complete data", Xd = pmax(X, 0), method = "np",
        masked = 1, accumulate = 0, target = 1.3),
   list(name = "NP (Lee-Seung), KL, complete data", Xd = pmax(X, 0), method = "kl",
