@@ -383,12 +383,12 @@ check_method_args <- function(method, given, likelihood = NULL) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
+  pois <- identical(likelihood, "poisson") || method == "ssvi"
   control_methods <- c("icm", "vb", "hmc", "svgd", "dsgd", "ssvi", "rrt")
-  if (!method %in% control_methods && given[["control"]]) {
-    abort_input(sprintf("`control` applies to methods %s only.",
+  if (given[["control"]] && (!method %in% control_methods || pois && method == "vb")) {
+    abort_input(sprintf("`control` applies to methods %s only (\"vb\" with the Gaussian likelihood).",
                         paste0("\"", control_methods, "\"", collapse = ", ")))
   }
-  pois <- identical(likelihood, "poisson") || method == "ssvi"
   if (given[["likelihood"]] && !(method %in% c("particles", "hmc", "svgd", "dsgd", "rrt") ||
                                  pois && method %in% c("vb", "gibbs", "ssvi"))) {
     abort_input(sprintf("`likelihood` applies to methods \"particles\", \"hmc\", \"svgd\" and \"dsgd\" (made by `silf()`), to method \"rrt\" (\"gaussian\" or \"uniform\"), and `likelihood = \"poisson\"` to methods \"vb\", \"gibbs\" and \"ssvi\"; not to \"%s\" (whose likelihood is Gaussian).",

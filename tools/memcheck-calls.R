@@ -50,9 +50,14 @@ for (data in list(Xb, Xbs)) {
                      progress = FALSE))
     }
   }
+  # VB with the missing entries filled in (row 1 summed over its observed
+  # entries), with ARD, and continued
+  fit <- bnmf(data, rank = 17, method = "vb", prior = ard(), iter = 15, progress = FALSE,
+              control = vb_control("impute"))
+  invisible(update(fit, iter = 5, progress = FALSE))
 }
 # The same on two OpenMP threads (options(bnmf.threads)): each thread its
-# own rows' scratch; ICM (masked), VB and NP
+# own rows' scratch; ICM (masked), VB (masked and imputing) and NP
 local({
   op <- options(bnmf.threads = 2)
   on.exit(options(op))
@@ -61,6 +66,8 @@ local({
                    control = icm_control("mask")))
     invisible(bnmf(data, rank = 17, method = "vb", iter = 15, progress = FALSE))
     invisible(bnmf(data, rank = 5, method = "vb", iter = 15, progress = FALSE))
+    invisible(bnmf(data, rank = 5, method = "vb", iter = 15, progress = FALSE,
+                   control = vb_control("impute")))
     invisible(bnmf(abs(data), rank = 5, method = "np", iter = 15, progress = FALSE))
   }
 })

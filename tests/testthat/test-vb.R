@@ -415,6 +415,8 @@ test_that("vb_control(): \"auto\" by default, resolved on the data, kept by upda
                "vb_control", class = "bnmf_error_input")
   expect_error(bnmf(Xa, rank = 2, method = "gibbs", control = vb_control()),
                "control", class = "bnmf_error_input")
+  expect_error(bnmf(round(abs(X)), rank = 2, method = "vb", likelihood = "poisson",
+                    control = vb_control()), "Gaussian likelihood", class = "bnmf_error_input")
   expect_error(bnmf(Xa, rank = c(2, 2), method = "vb", control = vb_control()),
                "tri-factorisation", class = "bnmf_error_input")
   expect_error(bnmf(Xa, rank = c(2, 2), method = "icm", control = icm_control()),
