@@ -506,7 +506,7 @@ void bnmf_cond_rows(double *z, const double *G, const double *b,
  * entries, dg its part over each row's observed ones, and a_r G a_r an
  * approximation of the missing entries' part, whose terms correct the
  * filled data's for the coordinates that moved in this pass (they vanish
- * at a fixed point; a = NULL: no correction). Arguments otherwise as
+ * at a fixed point). Arguments otherwise as
  * bnmf_cond_rows; the rows' coordinate k is computed together, so that
  * their chains overlap.
  */
@@ -552,11 +552,9 @@ void bnmf_vb_rows_diag(double *z, const double *G, const double *b, const double
         for (int r = 0; r < nr; r++) {
             const size_t rk = (size_t) r * K + k;
             const double z0 = z[rk];
-            double sr = s[r] + gk[k] * z0;
-            if (a) sr += a[rk] * c[r];
-            z[rk] = cond_step(RULE_MOMENT, sr, dg[rk], lam[r][(size_t) k * ls], tau, z0,
-                              v + rk, ent + rk);
-            if (a) u[rk] = a[rk] * (z[rk] - z0);
+            z[rk] = cond_step(RULE_MOMENT, s[r] + gk[k] * z0 + a[rk] * c[r], dg[rk],
+                              lam[r][(size_t) k * ls], tau, z0, v + rk, ent + rk);
+            u[rk] = a[rk] * (z[rk] - z0);
         }
     }
 }

@@ -168,8 +168,6 @@ void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf)
     if (d->nmiss > 0) {
         ws->units = (int *) R_alloc((size_t) (I > J ? I : J) + 1, sizeof(int));
         ws->lq = (double *) R_alloc(2 * (size_t) J, sizeof(double));
-        ws->P = (double *) R_alloc(2 * (size_t) K * (I > J ? I : J) + K, sizeof(double));
-        ws->gm = ws->P + 2 * (size_t) K * (I > J ? I : J);
     }
 }
 
@@ -261,11 +259,6 @@ static inline void h_sse_terms(const double *G, const double *H, const double *F
     *sl = l;
     *sq = q;
 }
-
-/* Below this share of G[k,k], the observed part of a diagonal is summed
- * over the observed entries rather than taken as the difference (whose
- * rounding, relative to it, would be G[k,k] / dg[k] ulps). */
-#define FILL_CANCEL 0.25
 
 /*
  * VB with the missing entries filled in (vb_fill, vb_control(missing =
@@ -1212,6 +1205,12 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     double *buf = st->work;
     sweep_work ws;
     bnmf_sweep_work(d, &ws, buf);
+    if (vb && augmented) {
+        /* vb_fill's table of the other side's moments (fill_moments) */
+        const size_t n = I > J ? I : J;
+        ws.P = (double *) R_alloc(2 * (size_t) K * n + K, sizeof(double));
+        ws.gm = ws.P + 2 * (size_t) K * n;
+    }
     if (masked || rule == RULE_MOMENT) bnmf_sweep_threads(d, &ws, c->threads);
     if (buf) buf += bnmf_sweep_work_len(d);
     /* augmented: the latent entries' current values, then (within a sweep)

@@ -35,3 +35,15 @@ gdsc_path <- function() {
   }
   NULL
 }
+
+# A 12 x 9 positive X of rank 2 and its copy Xa with exactly a third of every
+# row (3 of 9) and of every column (4 of 12) missing (`miss`, a cyclic
+# pattern): the largest share at which the "auto" settings of
+# icm_control() and vb_control() still impute.
+third_missing <- function() {
+  X <- abs(make_nmf_data(I = 12, J = 9, K = 2, sd = 0.3, seed = 5)$X)
+  miss <- outer(seq_len(12), seq_len(9), function(i, j) (i + j) %% 3 == 0)
+  Xa <- X
+  Xa[miss] <- NA
+  list(X = X, Xa = Xa, miss = miss)
+}

@@ -119,15 +119,11 @@ test_that("icm_control(): \"auto\" by default, resolved on the data, kept by upd
 })
 
 test_that("icm_control(\"auto\") imputes when no row or column misses more than a third", {
-  dat <- make_nmf_data(I = 12, J = 9, K = 2, sd = 0.3, seed = 5)
-  X <- abs(dat$X)
-  # exactly a third of every row (3 of 9) and of every column (4 of 12)
-  # missing: a cyclic pattern
-  miss <- outer(seq_len(12), seq_len(9), function(i, j) (i + j) %% 3 == 0)
-  expect_equal(max(rowMeans(miss)), 1 / 3)
-  expect_equal(max(colMeans(miss)), 1 / 3)
-  Xa <- X
-  Xa[miss] <- NA
+  tm <- third_missing()
+  X <- tm$X
+  Xa <- tm$Xa
+  expect_equal(max(rowMeans(tm$miss)), 1 / 3)
+  expect_equal(max(colMeans(tm$miss)), 1 / 3)
   auto <- function(Y, ...) {
     set.seed(9)
     bnmf(Y, rank = 2, method = "icm", iter = 50, tol = 0, progress = FALSE, ...)

@@ -368,12 +368,10 @@ test_that("a filled-in VB fit ends where the masked one does", {
 })
 
 test_that("vb_control(): \"auto\" by default, resolved on the data, kept by update(), checked", {
-  d <- make_nmf_data(I = 12, J = 9, K = 2, sd = 0.3, seed = 5)
-  X <- abs(d$X)
-  # exactly a third of every row (3 of 9) and of every column (4 of 12)
-  miss <- outer(seq_len(12), seq_len(9), function(i, j) (i + j) %% 3 == 0)
-  Xa <- X
-  Xa[miss] <- NA
+  tm <- third_missing() # a third of every row and every column missing
+  X <- tm$X
+  Xa <- tm$Xa
+  miss <- tm$miss
   expect_identical(vb_control()$missing, "auto")
   fit_vb <- function(Y, ...) {
     set.seed(9)
