@@ -146,10 +146,11 @@
 #' sets another number, `NA` leaves the BLAS as it is everywhere.
 #'
 #' `options(bnmf.threads = n)` runs the rows and columns with missing entries
-#' of ICM and VB sweeps with masked entries (`icm_control(missing = "mask")`,
-#' `vb_control(missing = "mask")`) and of NP sweeps on n threads, where the
-#' package was built with OpenMP (the default is 1; Gibbs sweeps, imputing
-#' sweeps and complete rows are not affected). Each
+#' of ICM sweeps with masked entries (`icm_control(missing = "mask")`), of VB
+#' sweeps (masked or imputing, [vb_control()]) and of NP sweeps on n
+#' threads, where the package was built with OpenMP (the default is 1;
+#' Gibbs sweeps, ICM's imputing sweeps and complete rows are not affected;
+#' VB's imputing sweeps run all their rows so). Each
 #' row is computed alone and the terms of the error are added in a fixed
 #' order, so the fit is the same, to the last bit, on any number of threads.
 #' It gains where the BLAS runs one thread: at 1000 x 1000, K = 20 with 20%
@@ -440,7 +441,7 @@ gaussian_check <- function(job) {
                  nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
   if (method %in% c("icm", "vb")) {
-    job$settings$missing <- icm_missing(job$control$missing, job$data)
+    job$settings$missing <- missing_setting(job$control$missing, job$data)
   }
   check_signs(job$X, method)
   job

@@ -67,18 +67,19 @@ icm_control <- function(missing = c("auto", "mask", "impute")) {
 }
 
 # The largest share of missing entries that icm_control(missing = "auto")
-# leaves to "impute", in every row and every column.
-ICM_IMPUTE_MAX_SHARE <- 1 / 3
+# and vb_control(missing = "auto") leave to "impute", in every row and
+# every column.
+IMPUTE_MAX_SHARE <- 1 / 3
 
-# The setting an ICM fit runs with: "auto" resolved on the data (its
+# The setting an ICM or VB fit runs with: "auto" resolved on the data (its
 # prepare_data() description) to "impute" when no row or column misses more
-# than ICM_IMPUTE_MAX_SHARE of its entries, else (and with nothing missing)
-# to "mask".
-icm_missing <- function(missing, data) {
+# than IMPUTE_MAX_SHARE of its entries, else (and with nothing missing) to
+# "mask".
+missing_setting <- function(missing, data) {
   if (missing != "auto") return(missing)
   I <- data$dims[1L]
   J <- data$dims[2L]
   if (length(data$miss_pos) == 0L) return("mask")
   worst <- max(max(diff(data$mrow_ptr)) / J, max(diff(data$mcol_ptr)) / I)
-  if (worst <= ICM_IMPUTE_MAX_SHARE) "impute" else "mask"
+  if (worst <= IMPUTE_MAX_SHARE) "impute" else "mask"
 }

@@ -38,7 +38,7 @@ Xm <- X
 Xm[sample(length(Xm), round(0.2 * length(Xm)))] <- NA
 # no row or column of Xm misses more than a third, so the defaults of ICM
 # and VB impute
-stopifnot(bnmf:::icm_missing("auto", bnmf:::prepare_data(Xm, K)) == "impute")
+stopifnot(bnmf:::missing_setting("auto", bnmf:::prepare_data(Xm, K)) == "impute")
 
 elapsed <- function(expr) {
   t0 <- proc.time()[["elapsed"]]

@@ -64,7 +64,7 @@ for (nm in names(cases)) {
   cs <- cases[[nm]]
   m <- is.na(cs$X)
   worst <- c(max(rowMeans(m)), max(colMeans(m)))
-  auto <- bnmf:::icm_missing("auto", bnmf:::prepare_data(cs$X, cs$K)) # the package's rule
+  auto <- bnmf:::missing_setting("auto", bnmf:::prepare_data(cs$X, cs$K)) # the package's rule
   res <- fit_both(cs$X, cs$K, rounds, max_iter, method)
   target <- vapply(res$mask, function(z) z$lp[at_tol(z$lp)], 0)
   reach <- lapply(res, time_to, target)

@@ -47,3 +47,35 @@ third_missing <- function() {
   Xa[miss] <- NA
   list(X = X, Xa = Xa, miss = miss)
 }
+
+# A fit of Y (rank 2, seed 9, `iter` sweeps, tol = 0) by `method` ("icm"
+# or "vb"), with its control's `missing = setting` (NULL: the default).
+missing_fit <- function(Y, method, iter, setting = NULL) {
+  control <- switch(method, icm = icm_control, vb = vb_control)
+  set.seed(9)
+  bnmf(Y, rank = 2, method = method, iter = iter, tol = 0, progress = FALSE,
+       control = if (!is.null(setting)) control(setting))
+}
+
+# missing_fit() with the default control and with `setting` asked for: the
+# default must have chosen `setting` and given the same fit. Returns the
+# default's fit.
+expect_auto_setting <- function(Y, method, setting, iter) {
+  fa <- missing_fit(Y, method, iter)
+  fs <- missing_fit(Y, method, iter, setting)
+  expect_identical(fa$settings$missing, setting)
+  expect_identical(fa$W, fs$W)
+  expect_identical(fa$H, fs$H)
+  expect_identical(fa$trace, fs$trace)
+  invisible(fa)
+}
+
+# update() of missing_fit(Y, method, iter, setting) by 3 sweeps keeps the
+# setting and continues exactly: the fit of iter + 3 sweeps.
+expect_update_continues <- function(Y, method, setting, iter) {
+  f3 <- suppressWarnings(update(missing_fit(Y, method, iter, setting), iter = 3))
+  expect_identical(f3$settings$missing, setting)
+  f <- missing_fit(Y, method, iter + 3, setting)
+  expect_equal(f3$W, f$W, tolerance = 1e-12)
+  expect_equal(f3$H, f$H, tolerance = 1e-12)
+}

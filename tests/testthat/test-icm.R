@@ -124,61 +124,40 @@ test_that("icm_control(\"auto\") imputes when no row or column misses more than 
   Xa <- tm$Xa
   expect_equal(max(rowMeans(tm$miss)), 1 / 3)
   expect_equal(max(colMeans(tm$miss)), 1 / 3)
-  auto <- function(Y, ...) {
-    set.seed(9)
-    bnmf(Y, rank = 2, method = "icm", iter = 50, tol = 0, progress = FALSE, ...)
-  }
-  fa <- auto(Xa)
-  expect_identical(fa$settings$missing, "impute")
-  fi <- auto(Xa, control = icm_control("impute"))
-  expect_identical(fa$W, fi$W)
-  expect_identical(fa$H, fi$H)
-  expect_identical(fa$trace, fi$trace)
+  fa <- expect_auto_setting(Xa, "icm", "impute", 50)
   # a fit asked to mask keeps masking when update() continues it, though
   # "auto" would impute on these data
-  fk <- auto(Xa, control = icm_control("mask"))
-  expect_identical(fk$settings$missing, "mask")
-  fk3 <- suppressWarnings(update(fk, iter = 3))
-  expect_identical(fk3$settings$missing, "mask")
-  set.seed(9)
-  f53 <- bnmf(Xa, rank = 2, method = "icm", iter = 53, tol = 0, progress = FALSE,
-              control = icm_control("mask"))
-  expect_equal(fk3$W, f53$W, tolerance = 1e-12)
-  expect_equal(fk3$H, f53$H, tolerance = 1e-12)
+  expect_update_continues(Xa, "icm", "mask", 50)
   # rows: three of them miss a third (3 of 9), every column one entry (1 of
   # 12), so "impute"; a fourth entry in the first row: "mask" on the row alone
   Xr <- X
   Xr[cbind(rep(1:3, each = 3), 1:9)] <- NA
-  expect_identical(auto(Xr)$settings$missing, "impute")
+  expect_identical(missing_fit(Xr, "icm", 50)$settings$missing, "impute")
   Xr[1, 4] <- NA
   expect_gt(max(rowMeans(is.na(Xr))), 1 / 3)
   expect_lt(max(colMeans(is.na(Xr))), 1 / 3)
-  expect_identical(auto(Xr)$settings$missing, "mask")
+  expect_identical(missing_fit(Xr, "icm", 50)$settings$missing, "mask")
   # columns: three of them miss a third (4 of 12), every row one entry (1 of
   # 9), so "impute"; a fifth entry in the first column: "mask" on the column
   # alone (no row misses more than 2 of 9)
   Xc <- X
   Xc[cbind(1:12, rep(1:3, each = 4))] <- NA
-  expect_identical(auto(Xc)$settings$missing, "impute")
+  expect_identical(missing_fit(Xc, "icm", 50)$settings$missing, "impute")
   Xc[5, 1] <- NA
   expect_lt(max(rowMeans(is.na(Xc))), 1 / 3)
   expect_gt(max(colMeans(is.na(Xc))), 1 / 3)
-  fc <- auto(Xc)
-  expect_identical(fc$settings$missing, "mask")
-  fm <- auto(Xc, control = icm_control("mask"))
-  expect_identical(fc$W, fm$W)
-  expect_identical(fc$trace, fm$trace)
+  fc <- expect_auto_setting(Xc, "icm", "mask", 50)
   # print() says which ran, when entries are missing
   expect_output(print(fa), "missing entries: filled with W H", fixed = TRUE)
   expect_output(print(fc), "missing entries: left out", fixed = TRUE)
   # complete data: one sweep for both, recorded as "mask", not printed
-  fx <- auto(X)
+  fx <- missing_fit(X, "icm", 50)
   expect_identical(fx$settings$missing, "mask")
   expect_false(any(grepl("missing entries:", capture.output(print(fx)), fixed = TRUE)))
   # a sparse X: the shares count every entry, stored or not
   skip_if_not_installed("Matrix")
   Xs <- Matrix::Matrix(Xa, sparse = TRUE)
-  expect_identical(auto(Xs)$settings$missing, "impute")
+  expect_identical(missing_fit(Xs, "icm", 50)$settings$missing, "impute")
 })
 
 test_that("ICM stops at a KKT point when masked rows skip their own Gram matrix (K >= 16)", {

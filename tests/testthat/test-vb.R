@@ -373,39 +373,19 @@ test_that("vb_control(): \"auto\" by default, resolved on the data, kept by upda
   Xa <- tm$Xa
   miss <- tm$miss
   expect_identical(vb_control()$missing, "auto")
-  fit_vb <- function(Y, ...) {
-    set.seed(9)
-    bnmf(Y, rank = 2, method = "vb", iter = 30, tol = 0, progress = FALSE, ...)
-  }
-  fa <- fit_vb(Xa)
-  expect_identical(fa$settings$missing, "impute")
-  fi <- fit_vb(Xa, control = vb_control("impute"))
-  expect_identical(fa$W, fi$W)
-  expect_identical(fa$trace, fi$trace)
+  fa <- expect_auto_setting(Xa, "vb", "impute", 30)
   # one more entry of the first row: "mask"
   Xm <- Xa
   Xm[1, which(!miss[1, ])[1]] <- NA
-  fm <- fit_vb(Xm)
-  expect_identical(fm$settings$missing, "mask")
-  expect_identical(fm$trace, fit_vb(Xm, control = vb_control("mask"))$trace)
+  fm <- expect_auto_setting(Xm, "vb", "mask", 30)
   # update() continues with the setting the fit ran
-  fk <- fit_vb(Xa, control = vb_control("mask"))
-  expect_identical(suppressWarnings(update(fk, iter = 3))$settings$missing, "mask")
-  set.seed(9)
-  f33 <- bnmf(Xa, rank = 2, method = "vb", iter = 33, tol = 0, progress = FALSE,
-              control = vb_control("mask"))
-  expect_equal(suppressWarnings(update(fk, iter = 3))$W, f33$W, tolerance = 1e-12)
-  fi3 <- suppressWarnings(update(fi, iter = 3))
-  expect_identical(fi3$settings$missing, "impute")
-  set.seed(9)
-  fi33 <- bnmf(Xa, rank = 2, method = "vb", iter = 33, tol = 0, progress = FALSE,
-               control = vb_control("impute"))
-  expect_equal(fi3$W, fi33$W, tolerance = 1e-12)
+  expect_update_continues(Xa, "vb", "mask", 30)
+  expect_update_continues(Xa, "vb", "impute", 30)
   # print() says which ran, when entries are missing
   expect_output(print(fa), "missing entries: filled with E[W] E[H]", fixed = TRUE)
   expect_output(print(fm), "missing entries: left out", fixed = TRUE)
   # complete data: recorded as "mask", not printed
-  fx <- fit_vb(X)
+  fx <- missing_fit(X, "vb", 30)
   expect_identical(fx$settings$missing, "mask")
   expect_false(any(grepl("missing entries", capture.output(print(fx)))))
   expect_error(vb_control("none"), "missing", class = "bnmf_error_input")
