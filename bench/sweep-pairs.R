@@ -26,7 +26,11 @@ kinds <- list(
   "ICM, complete data" = list(method = "icm", miss = 0, acc = FALSE, n = 1500L),
   "ICM, 20% missing (masked)" = list(method = "icm", miss = 0.2, acc = FALSE, n = 400L),
   "VB, complete data" = list(method = "vb", miss = 0, acc = FALSE, n = 1500L),
-  "VB, 20% missing (masked)" = list(method = "vb", miss = 0.2, acc = FALSE, n = 400L)
+  "VB, 20% missing (masked)" = list(method = "vb", miss = 0.2, acc = FALSE, n = 400L),
+  "VB, 20% missing (imputed)" = list(method = "vb", miss = 0.2, acc = FALSE, n = 600L,
+                                     impute = TRUE),
+  "ICM, 20% missing (imputed)" = list(method = "icm", miss = 0.2, acc = FALSE, n = 800L,
+                                      impute = TRUE)
 )
 
 if (length(args) >= 1L && args[1L] == "--child") {
@@ -40,7 +44,7 @@ if (length(args) >= 1L && args[1L] == "--child") {
   K <- 20L
   X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
   if (kd$miss > 0) X[sample(length(X), round(kd$miss * length(X)))] <- NA
-  masked <- kd$method != "gibbs" && kd$miss > 0
+  masked <- kd$method != "gibbs" && kd$miss > 0 && !isTRUE(kd$impute)
   me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
   source(file.path(dirname(me), "chain-setup.R"))
   ch <- bench_chain(X, K, kd$method, masked, keep_wh = kd$acc)
