@@ -59,7 +59,10 @@
 #'   Seung (2001), on the observed entries only, for the Euclidean loss
 #'   \eqn{\sum_\Omega (X - WH)^2} or the generalised Kullback-Leibler
 #'   divergence \eqn{\sum_\Omega X \log(X / WH) - X + WH} (`loss`); the loss
-#'   never increases. No prior, no uncertainty: posterior summaries are not
+#'   never increases. With missing entries the Euclidean updates either
+#'   leave them out or fill them with `W H` of the previous sweep (EM, at the
+#'   cost of complete data), with the same fixed points ([np_control()]).
+#'   No prior, no uncertainty: posterior summaries are not
 #'   available for these fits. Needs `X >= 0`.
 #'
 #' @section Particles:
@@ -147,9 +150,10 @@
 #'
 #' `options(bnmf.threads = n)` runs the rows and columns with missing entries
 #' of ICM sweeps with masked entries (`icm_control(missing = "mask")`), of VB
-#' sweeps (masked or imputing, [vb_control()]) and of NP sweeps on n
+#' sweeps (masked or imputing, [vb_control()]) and of NP sweeps with masked
+#' entries ([np_control()]) on n
 #' threads, where the package was built with OpenMP (the default is 1;
-#' Gibbs sweeps, ICM's imputing sweeps and complete rows are not affected;
+#' Gibbs sweeps, ICM's and NP's imputing sweeps and complete rows are not affected;
 #' VB's imputing sweeps run all their rows so). Each
 #' row is computed alone and the terms of the error are added in a fixed
 #' order, so the fit is the same, to the last bit, on any number of threads.
@@ -246,9 +250,10 @@
 #'   Counts; `NULL`, the default, is the Gaussian likelihood); method
 #'   `"ssvi"` is for `"poisson"` only (its default). Method `"rrt"`:
 #'   `"gaussian"` (the default) or `"uniform"`. `"icm"` and `"np"` take none.
-#' @param control Methods `"icm"` and `"vb"`: the treatment of missing
-#'   entries, made by [icm_control()] or [vb_control()] (`NULL` means
-#'   `icm_control()`, `vb_control()`); method `"hmc"`: tuning
+#' @param control Methods `"icm"`, `"vb"` and `"np"`: the treatment of
+#'   missing entries, made by [icm_control()], [vb_control()] or
+#'   [np_control()] (`NULL` means `icm_control()`, `vb_control()`,
+#'   `np_control()`); method `"hmc"`: tuning
 #'   of the sampler, made by
 #'   [hmc_control()] (`NULL`, the default, means `hmc_control()`); methods
 #'   `"svgd"` and `"dsgd"`: their steps, made by [stein_control()]; method
@@ -385,7 +390,7 @@ check_method_args <- function(method, given, likelihood = NULL) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
   pois <- identical(likelihood, "poisson") || method == "ssvi"
-  control_methods <- c("icm", "vb", "hmc", "svgd", "dsgd", "ssvi", "rrt")
+  control_methods <- c("icm", "vb", "np", "hmc", "svgd", "dsgd", "ssvi", "rrt")
   if (given[["control"]] && (!method %in% control_methods || pois && method == "vb")) {
     abort_input(sprintf("`control` applies to methods %s only (\"vb\" with the Gaussian likelihood).",
                         paste0("\"", control_methods, "\"", collapse = ", ")))
@@ -431,8 +436,11 @@ gaussian_check <- function(job) {
                                  keep, job$progress)
   job$settings$loss <- if (method == "np") loss else NULL
   if (method == "gibbs") job$settings$wh_thin <- check_count(job$wh_thin, "wh_thin", min = 1)
-  if (method %in% c("icm", "vb")) {
+  if (method %in% c("icm", "vb", "np")) {
     job$control <- check_control(job$control, paste0(method, "_control"))
+  }
+  if (method == "np" && loss == "kl" && job$control$missing == "impute") {
+    abort_input("`control`: np_control(missing = \"impute\") is for the Euclidean loss; with loss = \"kl\" the missing entries are always masked.")
   }
   s <- job$settings
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
@@ -440,8 +448,9 @@ gaussian_check <- function(job) {
                  copies = if (method == "vb") 7 else 5, data = 1 + 2 * (method == "gibbs"),
                  nx = if (inherits(job$X, "Matrix")) length(job$X@x) else length(job$X))
   job$data <- prepare_data(job$X, job$rank)
-  if (method %in% c("icm", "vb")) {
-    job$settings$missing <- missing_setting(job$control$missing, job$data)
+  if (method %in% c("icm", "vb", "np")) {
+    job$settings$missing <- if (identical(loss, "kl")) "mask" else
+      missing_setting(job$control$missing, job$data)
   }
   check_signs(job$X, method)
   job

@@ -47,7 +47,7 @@ print.bnmf_icm <- function(x, ...) {
   invisible(x)
 }
 
-# How the sweeps of an ICM or VB fit treated its missing entries (`maker`:
+# How the sweeps of an ICM, VB or NP fit treated its missing entries (`maker`:
 # the control's maker; `impute`, `mask`: what each setting does).
 cat_missing <- function(x, maker, impute, mask) {
   if (x$n_missing > 0 && !is.null(x$settings$missing)) {
@@ -77,6 +77,8 @@ print.bnmf_np <- function(x, ...) {
               if (identical(x$settings$loss, "kl")) "Kullback-Leibler" else "Euclidean"))
   NextMethod()
   cat_optimiser(x, sprintf("loss %s", format(signif(x$loss, 8))))
+  cat_missing(x, "np_control", "filled with W H of the previous sweep (EM",
+              "left out of every update")
   invisible(x)
 }
 

@@ -6,10 +6,14 @@
 #   R_LIBS=<lib> Rscript bench/icm-auto.R [rounds]
 #   R_LIBS=<lib> bench/openblas.sh Rscript bench/icm-auto.R [rounds]
 #
-# BNMF_BENCH_METHOD: "icm" (the default) or "vb" (the ELBO in place of the
-# log posterior below).
+# BNMF_BENCH_METHOD: "icm" (the default), "vb" (the ELBO in place of the
+# log posterior below) or "np" (minus the Euclidean loss; every X with its
+# negative entries set to 0).
 # BNMF_BENCH_CASES: a subset of the case names below, separated by ";".
-# BNMF_BENCH_ITER: the most sweeps of a fit (default 800). Each fit runs to
+# BNMF_BENCH_ITER: the most sweeps of a fit (default 800);
+# BNMF_BENCH_IMPUTE_ITER those of the imputing fits (default the same: the
+# multiplicative updates' imputing sweeps move less, and need more of them
+# to reach a masked fit that has not converged). Each fit runs to
 # tol = 1e-9; the "target" is the log posterior at which the masked fit of
 # the same round stops at bnmf's default tol = 1e-6, and each setting's time
 # to first reach it is read off its trace (sweeps x its mean ms per sweep).
@@ -54,8 +58,10 @@ if (nzchar(only)) {
   cases <- cases[pick]
 }
 max_iter <- as.integer(Sys.getenv("BNMF_BENCH_ITER", "800"))
+impute_iter <- as.integer(Sys.getenv("BNMF_BENCH_IMPUTE_ITER", max_iter))
 method <- Sys.getenv("BNMF_BENCH_METHOD", "icm")
-stopifnot(method %in% c("icm", "vb"))
+stopifnot(method %in% c("icm", "vb", "np"))
+if (method == "np") cases <- lapply(cases, function(cs) within(cs, X <- pmax(X, 0)))
 cat("method:", method, "\n\n")
 
 cat("| case | worst row, column: share missing | `\"auto\"` takes | `\"impute\"`: ms / sweep | s to target | `\"mask\"`: ms / sweep | s to target | mask / impute (s to target) |\n")
@@ -65,7 +71,7 @@ for (nm in names(cases)) {
   m <- is.na(cs$X)
   worst <- c(max(rowMeans(m)), max(colMeans(m)))
   auto <- bnmf:::missing_setting("auto", bnmf:::prepare_data(cs$X, cs$K)) # the package's rule
-  res <- fit_both(cs$X, cs$K, rounds, max_iter, method)
+  res <- fit_both(cs$X, cs$K, rounds, max_iter, method, impute_iter)
   target <- vapply(res$mask, function(z) z$lp[at_tol(z$lp)], 0)
   reach <- lapply(res, time_to, target)
   ms <- lapply(res, function(z) vapply(z, `[[`, 0, "ms"))

@@ -39,19 +39,21 @@ fmt_range <- function(x, d = 2) {
   sprintf(paste0("%.", d, "f (%.", d, "f-%.", d, "f)"), stats::median(x), min(x), max(x))
 }
 
-# Fits of X (rank K) by `method` ("icm" or "vb") with its control's
+# Fits of X (rank K) by `method` ("icm", "vb" or "np") with its control's
 # missing = "impute" and "mask", the same start per round (seed 100 +
 # round), the order alternating by round, each to tol = 1e-9 or max_iter
-# sweeps. Returns list(impute, mask), each a list over rounds of list(ms =
-# mean ms a sweep, lp = log posterior (VB: ELBO) trace).
-fit_both <- function(X, K, rounds, max_iter, method = "icm") {
-  control <- switch(method, icm = icm_control, vb = vb_control)
+# sweeps (impute_iter for "impute"). Returns list(impute, mask), each a
+# list over rounds of list(ms = mean ms a sweep, lp = log posterior (VB:
+# ELBO; NP: minus the loss) trace).
+fit_both <- function(X, K, rounds, max_iter, method = "icm", impute_iter = max_iter) {
+  control <- switch(method, icm = icm_control, vb = vb_control, np = np_control)
   res <- list(impute = list(), mask = list())
   for (r in seq_len(rounds)) {
     for (s in if (r %% 2) c("impute", "mask") else c("mask", "impute")) {
       set.seed(100 + r)
       t <- system.time(fit <- suppressWarnings(
-        bnmf(X, K, method = method, iter = max_iter, tol = 1e-9, progress = FALSE,
+        bnmf(X, K, method = method, iter = if (s == "impute") impute_iter else max_iter,
+             tol = 1e-9, progress = FALSE,
              control = control(s))))[["elapsed"]]
       res[[s]][[r]] <- list(ms = 1000 * t / fit$iterations, lp = fit$trace$logpost)
     }

@@ -52,6 +52,12 @@
  * missing entries), with each row corrected for its own terms there and its
  * precisions from the observed entries: the masked sweep's fixed points at
  * O(|missing| K) a half sweep (see vb_fill below).
+ * NP (Lee-Seung) may take it as well (np_control(missing = "impute")): the
+ * multiplicative updates of the data filled with W0 H0 lower the filled
+ * data's loss, which is the observed loss plus sum (W0 H0 - W H)^2 over the
+ * missing entries, so they never raise the observed loss (an EM iteration),
+ * and where W, H > 0 their fixed points, (M o X) H' = (M o W H) H' and the
+ * same for H, are the masked updates'.
  * Masked ICM, VB and NP sweeps of data with missing entries, and VB's with
  * them filled in, update their rows (columns) by pieces, a block of
  * complete rows or one row, on ctrl$threads OpenMP threads (run_pieces):
@@ -1316,8 +1322,6 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
  * state together. */
 static void check_sweep_args(const nmf_data *d, const nmf_prior *pr, const sweep_ctrl *c)
 {
-    if (c->rule == RULE_MULT && d->nmiss > 0 && !c->masked)
-        Rf_error("bnmf internal error: Lee-Seung needs masked missing entries");
     /* (with ARD the rates are the lambda_k, checked > 0 by bnmf_read_state) */
     if (!pr->ard && (c->rule == RULE_DRAW || c->rule == RULE_MOMENT)) {
         for (R_xlen_t t = 0; t < (R_xlen_t) d->I * d->K; t++)

@@ -68,7 +68,12 @@ local({
     invisible(bnmf(data, rank = 5, method = "vb", iter = 15, progress = FALSE))
     invisible(bnmf(data, rank = 5, method = "vb", iter = 15, progress = FALSE,
                    control = vb_control("impute")))
-    invisible(bnmf(abs(data), rank = 5, method = "np", iter = 15, progress = FALSE))
+    invisible(bnmf(abs(data), rank = 5, method = "np", iter = 15, progress = FALSE,
+                   control = np_control("mask")))
+    # NP with the missing entries filled in (EM), continued
+    fit <- bnmf(abs(data), rank = 5, method = "np", iter = 15, progress = FALSE,
+                control = np_control("impute"))
+    invisible(update(fit, iter = 5, progress = FALSE))
   }
 })
 invisible(.Call(bnmf:::C_cond_row_sub, tcrossprod(matrix(rexp(51), 3)) + diag(3),

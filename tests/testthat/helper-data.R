@@ -48,10 +48,10 @@ third_missing <- function() {
   list(X = X, Xa = Xa, miss = miss)
 }
 
-# A fit of Y (rank 2, seed 9, `iter` sweeps, tol = 0) by `method` ("icm"
-# or "vb"), with its control's `missing = setting` (NULL: the default).
+# A fit of Y (rank 2, seed 9, `iter` sweeps, tol = 0) by `method` ("icm",
+# "vb" or "np"), with its control's `missing = setting` (NULL: the default).
 missing_fit <- function(Y, method, iter, setting = NULL) {
-  control <- switch(method, icm = icm_control, vb = vb_control)
+  control <- switch(method, icm = icm_control, vb = vb_control, np = np_control)
   set.seed(9)
   bnmf(Y, rank = 2, method = method, iter = iter, tol = 0, progress = FALSE,
        control = if (!is.null(setting)) control(setting))

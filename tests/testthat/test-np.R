@@ -37,7 +37,7 @@ test_that("the multiplicative updates equal a plain-R implementation", {
   H0 <- matrix(runif(3 * 12), 3, 12)
   for (loss in c("euclidean", "kl")) {
     fit <- bnmf(X, rank = 3, method = "np", loss = loss, init = list(W = W0, H = H0),
-                iter = 7, tol = 0)
+                iter = 7, tol = 0, control = np_control("mask"))
     ref <- list(W = W0, H = H0)
     for (s in 1:7) ref <- ls_sweep_r(X, ref$W, ref$H, loss)
     expect_equal(unname(fit$W), ref$W, tolerance = 1e-10)
@@ -55,9 +55,13 @@ test_that("the loss never increases, and sparse input gives the dense answer", {
   set.seed(25)
   Xs <- Matrix::rsparsematrix(30, 25, 0.3, rand.x = function(n) rexp(n))
   for (loss in c("euclidean", "kl")) {
-    for (Y in list(X, Xm, Xs)) {
+    # Xm: the Euclidean loss imputes by default ("auto"), and masks when asked
+    for (case in list(list(X, NULL), list(Xm, NULL), list(Xm, np_control("mask")),
+                      list(Xs, NULL))) {
+      Y <- case[[1]]
       set.seed(26)
-      fit <- bnmf(Y, rank = 4, method = "np", loss = loss, iter = 200, tol = 0)
+      fit <- bnmf(Y, rank = 4, method = "np", loss = loss, iter = 200, tol = 0,
+                  control = case[[2]])
       l <- fit$trace$sse
       expect_length(l, 200)
       expect_lte(max(diff(l)), 1e-12 * max(l))
@@ -70,6 +74,92 @@ test_that("the loss never increases, and sparse input gives the dense answer", {
     expect_equal(fs$W, fd$W, tolerance = 1e-10)
     expect_equal(fs$loss, np_loss_r(as.matrix(Xs), fd$W, fd$H, loss), tolerance = 1e-10)
   }
+})
+
+# Plain-R reference of one imputing sweep (np_control(missing = "impute")):
+# the Euclidean updates of X filled with W H (at the sweep's start) where it
+# is missing.
+ls_fill_sweep_r <- function(X, W, H) {
+  Xf <- ifelse(is.na(X), W %*% H, X)
+  W <- W * (Xf %*% t(H)) / (W %*% H %*% t(H))
+  H <- H * (t(W) %*% Xf) / (t(W) %*% W %*% H)
+  list(W = W, H = H)
+}
+
+test_that("imputing updates equal a plain-R implementation of EM", {
+  d <- make_nmf_data(I = 15, J = 12, K = 3, sd = 0.05, seed = 21)
+  X <- abs(d$X)
+  set.seed(41)
+  X[sample(length(X), 36)] <- NA
+  set.seed(22)
+  W0 <- matrix(runif(15 * 3), 15, 3)
+  H0 <- matrix(runif(3 * 12), 3, 12)
+  fit <- bnmf(X, rank = 3, method = "np", init = list(W = W0, H = H0), iter = 7, tol = 0,
+              control = np_control("impute"))
+  expect_identical(fit$settings$missing, "impute")
+  ref <- list(W = W0, H = H0)
+  for (s in 1:7) ref <- ls_fill_sweep_r(X, ref$W, ref$H)
+  expect_equal(unname(fit$W), ref$W, tolerance = 1e-10)
+  expect_equal(unname(fit$H), ref$H, tolerance = 1e-10)
+  # the loss reported is the observed one, not the filled data's
+  expect_equal(fit$loss, np_loss_r(X, ref$W, ref$H, "euclidean"), tolerance = 1e-10)
+  # and the steps differ from the masked ones (the test above has power)
+  fm <- bnmf(X, rank = 3, method = "np", init = list(W = W0, H = H0), iter = 7, tol = 0,
+             control = np_control("mask"))
+  expect_gt(max(abs(fm$W - fit$W)), 1e-3)
+})
+
+test_that("imputing and masking have the same fixed points", {
+  d <- make_nmf_data(I = 12, J = 10, K = 2, sd = 0.05, seed = 31)
+  X <- abs(d$X)
+  set.seed(32)
+  X[sample(length(X), 24)] <- NA
+  set.seed(33)
+  fm <- bnmf(X, rank = 2, method = "np", control = np_control("mask"), iter = 50000, tol = 0)
+  one <- function(f, setting) {
+    bnmf(X, rank = 2, method = "np", control = np_control(setting),
+         init = list(W = f$W, H = f$H), iter = 1, tol = 0)
+  }
+  # at the masked fit's fixed point an imputing sweep stays (and so does a
+  # masked one: the fit has converged)
+  for (setting in c("impute", "mask")) {
+    f1 <- one(fm, setting)
+    expect_lt(max(abs(f1$W - fm$W) / fm$W), 1e-12)
+    expect_lt(max(abs(f1$H - fm$H) / fm$H), 1e-12)
+  }
+  # short of it, it moves
+  set.seed(33)
+  f100 <- bnmf(X, rank = 2, method = "np", control = np_control("mask"), iter = 100, tol = 0)
+  expect_gt(max(abs(one(f100, "impute")$W - f100$W) / f100$W), 1e-3)
+})
+
+test_that("np_control(): the auto rule, update(), print() and errors", {
+  tm <- third_missing()
+  fa <- expect_auto_setting(tm$Xa, "np", "impute", 30)
+  expect_update_continues(tm$Xa, "np", "impute", 30)
+  expect_update_continues(tm$Xa, "np", "mask", 30)
+  Xr <- tm$X
+  Xr[1, 1:4] <- NA
+  fr <- expect_auto_setting(Xr, "np", "mask", 30)
+  expect_output(print(fa), "missing entries: filled with W H of the previous sweep (EM",
+                fixed = TRUE)
+  expect_output(print(fr), "missing entries: left out", fixed = TRUE)
+  expect_identical(missing_fit(tm$X, "np", 30)$settings$missing, "mask")
+  # the KL loss masks
+  fk <- bnmf(tm$Xa, rank = 2, method = "np", loss = "kl", iter = 30, tol = 0)
+  expect_identical(fk$settings$missing, "mask")
+  expect_error(bnmf(tm$Xa, rank = 2, method = "np", loss = "kl",
+                    control = np_control("impute")),
+               "Euclidean", class = "bnmf_error_input")
+  expect_error(bnmf(tm$Xa, rank = 2, method = "np", control = icm_control()),
+               "np_control", class = "bnmf_error_input")
+  expect_error(np_control("fill"), "missing", class = "bnmf_error_input")
+  # a sparse X (its NA entries missing, its zeros data) imputes the same way
+  skip_if_not_installed("Matrix")
+  fs <- missing_fit(Matrix::Matrix(tm$Xa, sparse = TRUE), "np", 30)
+  expect_identical(fs$settings$missing, "impute")
+  expect_equal(fs$W, fa$W, tolerance = 1e-12)
+  expect_equal(fs$loss, fa$loss, tolerance = 1e-12)
 })
 
 test_that("KL updates of a tall sparse X (several row blocks) equal a plain-R implementation", {
