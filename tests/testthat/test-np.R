@@ -86,11 +86,17 @@ ls_fill_sweep_r <- function(X, W, H) {
   list(W = W, H = H)
 }
 
+# |X| of make_nmf_data(I, J, K, sd = 0.05, seed) with n_miss entries missing
+# at random (drawn after set.seed(miss_seed)).
+abs_missing_x <- function(I, J, K, seed, n_miss, miss_seed) {
+  X <- abs(make_nmf_data(I = I, J = J, K = K, sd = 0.05, seed = seed)$X)
+  set.seed(miss_seed)
+  X[sample(length(X), n_miss)] <- NA
+  X
+}
+
 test_that("imputing updates equal a plain-R implementation of EM", {
-  d <- make_nmf_data(I = 15, J = 12, K = 3, sd = 0.05, seed = 21)
-  X <- abs(d$X)
-  set.seed(41)
-  X[sample(length(X), 36)] <- NA
+  X <- abs_missing_x(15, 12, 3, seed = 21, n_miss = 36, miss_seed = 41)
   set.seed(22)
   W0 <- matrix(runif(15 * 3), 15, 3)
   H0 <- matrix(runif(3 * 12), 3, 12)
@@ -110,10 +116,7 @@ test_that("imputing updates equal a plain-R implementation of EM", {
 })
 
 test_that("imputing and masking have the same fixed points", {
-  d <- make_nmf_data(I = 12, J = 10, K = 2, sd = 0.05, seed = 31)
-  X <- abs(d$X)
-  set.seed(32)
-  X[sample(length(X), 24)] <- NA
+  X <- abs_missing_x(12, 10, 2, seed = 31, n_miss = 24, miss_seed = 32)
   set.seed(33)
   fm <- bnmf(X, rank = 2, method = "np", control = np_control("mask"), iter = 50000, tol = 0)
   one <- function(f, setting) {
