@@ -10,7 +10,7 @@
 #'   where observed, 0 where missing) and likewise for H. Each row with
 #'   missing entries needs its own `K x K` Gram matrix of the other side,
 #'   `K^2 / 2` multiply-adds per missing entry (or per observed one, when
-#'   fewer): with 20% missing at K = 20 these cost about twice the rest of a
+#'   fewer): with 20% missing at K = 20 these cost nearly twice the rest of a
 #'   sweep under an optimised BLAS.
 #' - `"impute"`: the missing entries hold `W H` of the previous sweep and the
 #'   sweep is the complete-data one. The loss of the data so filled is the
