@@ -273,7 +273,9 @@ ard_relevance <- function(object) {
 #' @export
 print.summary.bnmf <- function(x, digits = 3, ...) {
   digits <- check_count(digits, "digits", min = 1)
-  cat(sprintf("Bayesian NMF (%s), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
+  # NP has no prior: its fits are not Bayesian
+  cat(sprintf("%s (%s), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
+              if (identical(x$method, "np")) "NMF by multiplicative updates" else "Bayesian NMF",
               x$method, x$rank, x$dims[1L], x$dims[2L],
               format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
   cat("Factors:\n")
@@ -816,7 +818,8 @@ summary.bnmf_nmtf <- function(object, ...) {
 #' @export
 print.summary.bnmf_nmtf <- function(x, digits = 3, ...) {
   digits <- check_count(digits, "digits", min = 1)
-  cat(sprintf("Bayesian NMTF (%s), K = %d, L = %d, X %d x %d, %s observed entries (%d missing)\n\n",
+  cat(sprintf("%s (%s), K = %d, L = %d, X %d x %d, %s observed entries (%d missing)\n\n",
+              if (identical(x$method, "np")) "NMTF by multiplicative updates" else "Bayesian NMTF",
               x$method, x$rank[[1L]], x$rank[[2L]], x$dims[1L], x$dims[2L],
               format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
   for (side in c("row", "col")) {

@@ -202,6 +202,10 @@ test_that("np fits give point estimates and refuse posterior summaries by name",
   expect_equal(dim(h), c(2L, 3L))
   expect_output(print(fit), "multiplicative updates")
   expect_output(print(summary(fit)), "KL loss")
+  # no prior: not headed as a Bayesian fit
+  expect_output(print(summary(fit)), "^NMF by multiplicative updates \\(np\\)")
+  tri <- muffle_convergence(bnmf(X, rank = c(2, 2), method = "np", iter = 20, tol = 0))
+  expect_output(print(summary(tri)), "^NMTF by multiplicative updates \\(np\\)")
   for (bad in list(function() sigma(fit), function() logLik(fit),
                    function() predict(fit, se.fit = TRUE), function() elbo(fit),
                    function() bnmf:::draws_cube(fit))) {
