@@ -838,7 +838,7 @@ static ALWAYS_INLINE void vs_chunk(double *restrict vs, const double *restrict V
  * pass per sum in flight at a time was bound by the additions' latency (a
  * sum of eight coordinates waited four cycles a vector). The 2 K = 40 sums
  * of VB's imputing rows at K = 20 (fill_sums) take one pass instead of 32
- * then 8: each entry's five cache lines read once, its index once (0.98 of
+ * then 8: each entry's five cache lines read once, its index once (0.96 of
  * the sweep's time, OpenBLAS, 1000 x 1000, 20% missing). */
 BNMF_CLONES static void sub_var_sums(double *restrict vs, const double *restrict V,
                                      const int *restrict idx, int nm, int K)

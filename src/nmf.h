@@ -73,7 +73,7 @@ typedef struct {
     int n;             /* sweeps */
     nmf_rule rule;
     int masked;        /* missing entries masked (else latent: Gibbs draws
-                        * them, ICM and VB fill them with W H) */
+                        * them, ICM, VB and NP fill them with W H) */
     int accumulate;    /* update the running moments (Gibbs only) */
     int thin;          /* keep every thin-th sweep */
     int keep_draws;    /* copy the kept W and H */

@@ -332,6 +332,19 @@ static void fill_sums(const double *G, const double *P, const double *gm, const 
     }
 }
 
+/* fill_sums for the nr rows (columns) first ... first + nr - 1 of a block,
+ * whose missing entries are idx[ptr[t] ... ptr[t + 1] - 1] of the other
+ * side's n: the block's r-th into w->se + 2 K r, w->dg + K r, w->fa + K r. */
+static void fill_block(sweep_work *w, const int *ptr, const int *idx, int n, int K,
+                       int first, int nr)
+{
+    for (int r = 0; r < nr; r++) {
+        const int t = first + r;
+        fill_sums(w->G, w->P, w->gm, idx + ptr[t], ptr[t + 1] - ptr[t], n, K,
+                  w->se + (size_t) r * 2 * K, w->dg + (size_t) r * K, w->fa + (size_t) r * K);
+    }
+}
+
 /* P and gm for fill_sums from the other side's n entries: means Z and
  * variances V, entry t's coordinate k at t * ts + k * ks. */
 static void fill_moments(double *P, double *gm, const double *Z, const double *V, int n,
@@ -367,14 +380,12 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
     const int I = d->I, J = d->J, K = d->K, rows = d->sparse;
     if (vb_fill(d, vb, masked)) {
         const double *lam[COND_BLOCK];
+        fill_block(w, d->mrow_ptr, d->mrow_j, J, K, i, nr);
         for (int r = 0; r < nr; r++) {
             const int ir = i + r;
             double *zr = w->zrow + (size_t) r * K, *br = w->brow + (size_t) r * K;
             const double *ms = w->se + (size_t) r * 2 * K;
             lam[r] = pr->lamW + ir;
-            fill_sums(w->G, w->P, w->gm, d->mrow_j + d->mrow_ptr[ir],
-                      d->mrow_ptr[ir + 1] - d->mrow_ptr[ir], J, K, w->se + (size_t) r * 2 * K,
-                      w->dg + (size_t) r * K, w->fa + (size_t) r * K);
             for (int k = 0; k < K; k++) {
                 zr[k] = W[ir + (size_t) k * I];
                 br[k] = (rows ? w->Wt[k + (size_t) ir * K] : w->D[ir + (size_t) k * I]) -
@@ -562,15 +573,12 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, const double *
     const double *fj = w->F + (size_t) j * K;
     if (vb_fill(d, vb, masked)) {
         const double *lam[COND_BLOCK];
+        fill_block(w, d->mcol_ptr, d->miss_i, I, K, j, nr);
         for (int r = 0; r < nr; r++) {
-            const int jr = j + r;
             const double *hr = hj + (size_t) r * K, *fr = fj + (size_t) r * K;
             double *br = w->brow + (size_t) r * K;
             const double *ms = w->se + (size_t) r * 2 * K;
-            lam[r] = pr->lamH + (size_t) jr * K;
-            fill_sums(w->G, w->P, w->gm, d->miss_i + d->mcol_ptr[jr],
-                      d->mcol_ptr[jr + 1] - d->mcol_ptr[jr], I, K, w->se + (size_t) r * 2 * K,
-                      w->dg + (size_t) r * K, w->fa + (size_t) r * K);
+            lam[r] = pr->lamH + (size_t) (j + r) * K;
             for (int k = 0; k < K; k++) br[k] = fr[k] - hr[k] * ms[k];
         }
         if (update)
