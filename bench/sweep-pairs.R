@@ -30,7 +30,12 @@ kinds <- list(
   "VB, 20% missing (imputed)" = list(method = "vb", miss = 0.2, acc = FALSE, n = 600L,
                                      impute = TRUE),
   "ICM, 20% missing (imputed)" = list(method = "icm", miss = 0.2, acc = FALSE, n = 800L,
-                                      impute = TRUE)
+                                      impute = TRUE),
+  # NP (Euclidean) on max(X, 0)
+  "NP, 20% missing (masked)" = list(method = "np", miss = 0.2, acc = FALSE, n = 600L,
+                                    nonneg = TRUE),
+  "NP, 20% missing (imputed)" = list(method = "np", miss = 0.2, acc = FALSE, n = 800L,
+                                     nonneg = TRUE, impute = TRUE)
 )
 
 if (length(args) >= 1L && args[1L] == "--child") {
@@ -43,6 +48,7 @@ if (length(args) >= 1L && args[1L] == "--child") {
   J <- 1000L
   K <- 20L
   X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
+  if (isTRUE(kd$nonneg)) X <- pmax(X, 0)
   if (kd$miss > 0) X[sample(length(X), round(kd$miss * length(X)))] <- NA
   masked <- kd$method != "gibbs" && kd$miss > 0 && !isTRUE(kd$impute)
   me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])

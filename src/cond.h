@@ -50,6 +50,9 @@ void bnmf_expected_gram(const double *Z, const double *V, int K, int n,
                         gram_layout layout, double *G);
 void bnmf_gram_update(double *G, const double *G0, const double *base, int stride,
                       const int *idx, int n, int K, double sign);
+double bnmf_mult_row_masked(double *z, const double *G, const double *b,
+                            const double *other, int n, const int *miss, int nm, int K,
+                            int *obs, double *den, double *q);
 const double *bnmf_masked_gram(double *Gi, const double *Gfull, const double *other,
                                int ostride, int n, const int *miss, int nm, int K,
                                int *obs, const double *V, size_t vstride,

@@ -409,6 +409,17 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
     } else {
         const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
         const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);
+        if (rule == RULE_MULT && nmi > 0) {
+            /* the multiplicative rule needs only Gi z, not Gi */
+            for (int k = 0; k < K; k++) {
+                w->zrow[k] = W[i + (size_t) k * I];
+                w->brow[k] = rows ? w->Wt[k + (size_t) i * K] : w->D[i + (size_t) k * I];
+            }
+            bnmf_mult_row_masked(w->zrow, w->G, w->brow, H, J, mi, nmi, K, w->obs, w->vrow,
+                                 NULL);
+            for (int k = 0; k < K; k++) W[i + (size_t) k * I] = w->zrow[k];
+            return;
+        }
         const int sub = sub_rule(w, rule, hk, first, K, nmi, J);
         const double *G = !masked || sub ? w->G :
             bnmf_masked_gram(w->Gi, w->G, H, K, J, mi, nmi, K, w->obs,
@@ -609,6 +620,14 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, const double *
     }
     const int nmj = masked ? d->mcol_ptr[j + 1] - d->mcol_ptr[j] : 0;
     const int *mj = d->miss_i + (masked ? d->mcol_ptr[j] : 0);
+    if (update && rule == RULE_MULT && nmj > 0) {
+        /* the multiplicative rule needs only Gi h_j and h_j' Gi h_j, not Gi */
+        double q;
+        bnmf_mult_row_masked(hj, w->G, fj, w->Wt, I, mj, nmj, K, w->obs, w->vrow, &q);
+        for (int k = 0; k < K; k++) *sl += hj[k] * fj[k];
+        *sq += q;
+        return;
+    }
     if (update && sub_rule(w, rule, hk, first, K, nmj, I)) {
         /* without the column's own Gram matrix: its terms of the SSE from
          * the full one, less sum_i (w_i' h_j)^2 over the missing i (the

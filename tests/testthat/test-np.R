@@ -46,6 +46,38 @@ test_that("the multiplicative updates equal a plain-R implementation", {
   }
 })
 
+test_that("masked Euclidean updates match plain R when rows or columns miss most entries", {
+  # the kernel takes a row's G z less its missing terms when at most half
+  # its entries are missing, else the sum over its observed ones; K = 6
+  # covers both the four-value steps and the remainder, K = 45 the loop for
+  # K above 43
+  for (K in c(6L, 45L)) {
+    I <- if (K > 6) 60L else 20L
+    J <- if (K > 6) 50L else 16L
+    d <- make_nmf_data(I = I, J = J, K = K, sd = 0.05, seed = 31)
+    X <- abs(d$X)
+    set.seed(32)
+    X[sample(length(X), 40)] <- NA
+    X[1:3, 1:12] <- NA # rows 1-3 miss most of their entries
+    X[5:19, 2] <- NA   # and column 2 (more so below at K = 45)
+    if (K > 6) {
+      X[1:3, 1:40] <- NA
+      X[5:50, 2] <- NA
+    }
+    W0 <- matrix(runif(I * K), I, K)
+    H0 <- matrix(runif(K * J), K, J)
+    fit <- bnmf(X, rank = K, method = "np", init = list(W = W0, H = H0), iter = 7, tol = 0,
+                control = np_control("mask"))
+    ref <- list(W = W0, H = H0)
+    for (s in 1:7) ref <- ls_sweep_r(X, ref$W, ref$H, "euclidean")
+    expect_equal(unname(fit$W), ref$W, tolerance = 1e-10)
+    expect_equal(unname(fit$H), ref$H, tolerance = 1e-10)
+    expect_equal(fit$loss, np_loss_r(X, ref$W, ref$H, "euclidean"), tolerance = 1e-10)
+    expect_equal(fit$trace$loglik[7], -np_loss_r(X, ref$W, ref$H, "euclidean"),
+                 tolerance = 1e-10)
+  }
+})
+
 test_that("the loss never increases, and sparse input gives the dense answer", {
   d <- make_nmf_data(I = 30, J = 25, K = 3, sd = 0.1, seed = 23)
   X <- abs(d$X)
