@@ -61,7 +61,8 @@
 #'   divergence \eqn{\sum_\Omega X \log(X / WH) - X + WH} (`loss`); the loss
 #'   never increases. With missing entries the Euclidean updates either
 #'   leave them out or fill them with `W H` of the previous sweep (EM, at the
-#'   cost of complete data), with the same fixed points ([np_control()]).
+#'   cost of complete data), with the same fixed points ([np_control()]; the
+#'   default leaves them out).
 #'   No prior, no uncertainty: posterior summaries are not
 #'   available for these fits. Needs `X >= 0`.
 #'
@@ -450,7 +451,8 @@ gaussian_check <- function(job) {
   job$data <- prepare_data(job$X, job$rank)
   if (method %in% c("icm", "vb", "np")) {
     job$settings$missing <- if (identical(loss, "kl")) "mask" else
-      missing_setting(job$control$missing, job$data)
+      if (method == "np") np_missing_setting(job$control$missing) else
+        missing_setting(job$control$missing, job$data)
   }
   check_signs(job$X, method)
   job

@@ -7,11 +7,11 @@
 #' ways of updating W and H have the same fixed points:
 #' - `"mask"`: the updates of the observed entries alone,
 #'   \eqn{W \leftarrow W \circ ((M \circ X) H') / ((M \circ WH) H')}{W <- W * ((M * X) H') / ((M * WH) H')} (M: 1
-#'   where observed, 0 where missing) and likewise for H. Each row with
-#'   missing entries needs its own `K x K` Gram matrix of the other side,
-#'   `K^2 / 2` multiply-adds per missing entry (or per observed one, when
-#'   fewer): with 20% missing at K = 20 these cost nearly twice the rest of a
-#'   sweep under an optimised BLAS.
+#'   where observed, 0 where missing) and likewise for H. A row with missing
+#'   entries takes its part of `(M * WH) H'` as `w (H H')` less the terms of
+#'   its missing entries (or as the sum over its observed ones, when fewer):
+#'   `2 K` multiply-adds per entry (`3 K` for a column of H, whose terms of
+#'   the loss need them again), no `K x K` matrix of its own.
 #' - `"impute"`: the missing entries hold `W H` of the previous sweep and the
 #'   sweep is the complete-data one. The loss of the data so filled is the
 #'   observed loss plus the squared changes of `W H` at the missing entries,
@@ -20,17 +20,15 @@
 #'   are positive the fixed points are the masked updates'. A sweep costs
 #'   what complete data cost, but moves less: the larger the share of a row's
 #'   entries that are missing, the shorter its step.
-#' - `"auto"` (the default) takes `"impute"` when no row and no column of X
-#'   misses more than a third of its entries (the rule of [icm_control()]),
-#'   and `"mask"` otherwise (and with complete data, where both are the same
-#'   sweep). At 1000 x 1000, K = 20 with 20% missing at random, an imputing
-#'   sweep took half the masked one's time under OpenBLAS (1.4 against 2.8
-#'   times the two matrix products) and reached the loss of 1000 masked
-#'   sweeps in 1.2 to 1.5 times as many sweeps: 1.3 to 1.8 times as fast in
-#'   all (also at 600 x 300, K = 10, and with 30% missing). Under R's
-#'   reference BLAS, whose products dominate a sweep, the two were about
-#'   even (0.9 to 1.05). See `bench/icm-auto.R` and `bench/README.md` in the
-#'   package's repository.
+#' - `"auto"` (the default) masks. At 1000 x 1000, K = 20 with 20% missing
+#'   at random, a masked sweep costs 1.35 times an imputing one under
+#'   OpenBLAS (one thread) and 1.07 times under R's reference BLAS, and
+#'   needs fewer sweeps: whole fits reached a given loss in 0.93 to 1.08
+#'   times the imputing fits' time under OpenBLAS and in 0.73 to 0.86 times
+#'   under the reference BLAS (20% and 30% missing at random, 500 rows
+#'   missing 30%, 600 x 300 at K = 10), and far sooner where rows miss
+#'   nearly all their entries. See `bench/icm-auto.R` and `bench/README.md`
+#'   in the package's repository.
 #'
 #' The Kullback-Leibler loss (`loss = "kl"`) always masks.
 #' The setting used (`"mask"` or `"impute"`, after `"auto"` has chosen) is in
@@ -57,10 +55,13 @@
 #' # the same tol it stops a little short of the masked fit's loss)
 #' rbind(mask = c(fit_mask$loss, fit_mask$iterations),
 #'       impute = c(fit_imp$loss, fit_imp$iterations))
-#' # what the default, "auto", chose here
+#' # the default, "auto", masks
 #' bnmf(X, rank = 3, method = "np", iter = 5000)$settings$missing
 #' @export
 np_control <- function(missing = c("auto", "mask", "impute")) {
   structure(list(missing = check_choice(missing, c("auto", "mask", "impute"), "missing")),
             class = "bnmf_np_control")
 }
+
+# The setting of an NP fit: "auto" masks (see np_control()'s Details).
+np_missing_setting <- function(missing) if (missing == "auto") "mask" else missing

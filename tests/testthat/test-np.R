@@ -87,8 +87,9 @@ test_that("the loss never increases, and sparse input gives the dense answer", {
   set.seed(25)
   Xs <- Matrix::rsparsematrix(30, 25, 0.3, rand.x = function(n) rexp(n))
   for (loss in c("euclidean", "kl")) {
-    # Xm: the Euclidean loss imputes by default ("auto"), and masks when asked
-    for (case in list(list(X, NULL), list(Xm, NULL), list(Xm, np_control("mask")),
+    # Xm: the Euclidean loss masks by default ("auto"), and imputes when asked
+    for (case in list(list(X, NULL), list(Xm, NULL),
+                      list(Xm, if (loss == "euclidean") np_control("impute")),
                       list(Xs, NULL))) {
       Y <- case[[1]]
       set.seed(26)
@@ -170,12 +171,16 @@ test_that("imputing and masking have the same fixed points", {
 
 test_that("np_control(): the auto rule, update(), print() and errors", {
   tm <- third_missing()
-  fa <- expect_auto_setting(tm$Xa, "np", "impute", 30)
-  expect_update_continues(tm$Xa, "np", "impute", 30)
-  expect_update_continues(tm$Xa, "np", "mask", 30)
+  # "auto" masks, also where ICM's and VB's rule would impute (tm$Xa) and
+  # where a row misses more than a third (Xr)
+  fr <- expect_auto_setting(tm$Xa, "np", "mask", 30)
   Xr <- tm$X
   Xr[1, 1:4] <- NA
-  fr <- expect_auto_setting(Xr, "np", "mask", 30)
+  expect_auto_setting(Xr, "np", "mask", 30)
+  expect_update_continues(tm$Xa, "np", "impute", 30)
+  expect_update_continues(tm$Xa, "np", "mask", 30)
+  fa <- missing_fit(tm$Xa, "np", 30, "impute")
+  expect_identical(fa$settings$missing, "impute")
   expect_output(print(fa), "missing entries: filled with W H of the previous sweep (EM",
                 fixed = TRUE)
   expect_output(print(fr), "missing entries: left out", fixed = TRUE)
@@ -191,7 +196,7 @@ test_that("np_control(): the auto rule, update(), print() and errors", {
   expect_error(np_control("fill"), "missing", class = "bnmf_error_input")
   # a sparse X (its NA entries missing, its zeros data) imputes the same way
   skip_if_not_installed("Matrix")
-  fs <- missing_fit(Matrix::Matrix(tm$Xa, sparse = TRUE), "np", 30)
+  fs <- missing_fit(Matrix::Matrix(tm$Xa, sparse = TRUE), "np", 30, "impute")
   expect_identical(fs$settings$missing, "impute")
   expect_equal(fs$W, fa$W, tolerance = 1e-12)
   expect_equal(fs$loss, fa$loss, tolerance = 1e-12)
