@@ -124,9 +124,9 @@ configs <- list(
        method = "vb", masked = 0, accumulate = 0, target = NA, threads = 2L),
   list(name = "NP (Lee-Seung), Euclidean, complete data", Xd = pmax(X, 0), method = "np",
        masked = 1, accumulate = 0, target = 1.3),
-  list(name = "NP (Lee-Seung), Euclidean, 20% missing, masked (np_control(missing = \"mask\"))",
+  list(name = "NP (Lee-Seung), Euclidean, 20% missing, masked (the default, \"auto\", masks)",
        Xd = pmax(Xm, 0), method = "np", masked = 1, accumulate = 0, target = 2),
-  list(name = "NP (Lee-Seung), Euclidean, 20% missing, imputed (EM; the default, \"auto\", takes it on this X)",
+  list(name = "NP (Lee-Seung), Euclidean, 20% missing, imputed (EM; np_control(missing = \"impute\"))",
        Xd = pmax(Xm, 0), method = "np", masked = 0, accumulate = 0, target = 2),
   list(name = "NP (Lee-Seung), KL, complete data", Xd = pmax(X, 0), method = "kl",
        masked = 1, accumulate = 0, target = NA)
