@@ -944,173 +944,6 @@ const double *bnmf_masked_gram(double *Gi, const double *Gfull, const double *ot
     return Gi;
 }
 
-#if defined(__GNUC__)
-typedef double mr_v4 __attribute__((vector_size(32), aligned(8)));
-#endif
-
-/* o' z over K values in four partial sums, k = 0, 1, 2, 3 (mod 4) (the last
- * K mod 4 terms into the first three in turn), then (s0 + s1) + (s2 + s3) */
-static ALWAYS_INLINE double mr_dot(const double *o, const double *z, int K)
-{
-    int k = 0;
-#if defined(__GNUC__)
-    mr_v4 a = {0.0, 0.0, 0.0, 0.0};
-    for (; k + 4 <= K; k += 4) a += *(const mr_v4 *) (o + k) * *(const mr_v4 *) (z + k);
-    double s0 = a[0], s1 = a[1], s2 = a[2], s3 = a[3];
-#else
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    for (; k + 4 <= K; k += 4) {
-        s0 += o[k] * z[k];
-        s1 += o[k + 1] * z[k + 1];
-        s2 += o[k + 2] * z[k + 2];
-        s3 += o[k + 3] * z[k + 3];
-    }
-#endif
-    if (k < K) s0 += o[k] * z[k];
-    if (k + 1 < K) s1 += o[k + 1] * z[k + 1];
-    if (k + 2 < K) s2 += o[k + 2] * z[k + 2];
-    return (s0 + s1) + (s2 + s3);
-}
-
-/* d += c o over K values */
-static ALWAYS_INLINE void mr_axpy(double *restrict d, double c, const double *restrict o,
-                                  int K)
-{
-    int k = 0;
-#if defined(__GNUC__)
-    const mr_v4 cv = {c, c, c, c};
-    for (; k + 4 <= K; k += 4) {
-        mr_v4 dv = *(mr_v4 *) (d + k);
-        dv += cv * *(const mr_v4 *) (o + k);
-        *(mr_v4 *) (d + k) = dv;
-    }
-#endif
-    for (; k < K; k++) d[k] += c * o[k];
-}
-
-#if defined(__GNUC__)
-/* den += sign sum_t (o_t' z) o_t over the ni vectors o_t = other + idx[t] K,
- * K = 4 nc + rem (nc <= 10 and rem < 4 constants where inlined): the same
- * sums as mr_dot and mr_axpy term by term, with den held in registers over
- * t (through memory, each term's additions waited on the last term's
- * stores) */
-static ALWAYS_INLINE void mr_terms(double *den, const double *z, const double *other,
-                                   const int *idx, int ni, int K, double sign, int nc,
-                                   int rem)
-{
-    mr_v4 dv[10];
-    double dr[3] = {0.0, 0.0, 0.0};
-    VS_UNROLL
-    for (int c = 0; c < nc; c++) dv[c] = *(const mr_v4 *) (den + 4 * c);
-    for (int l = 0; l < rem; l++) dr[l] = den[4 * nc + l];
-    for (int t = 0; t < ni; t++) {
-        const double *o = other + (size_t) idx[t] * K;
-        mr_v4 a = {0.0, 0.0, 0.0, 0.0};
-        VS_UNROLL
-        for (int c = 0; c < nc; c++) a += *(const mr_v4 *) (o + 4 * c) * *(const mr_v4 *) (z + 4 * c);
-        double s0 = a[0], s1 = a[1], s2 = a[2];
-        const int k = 4 * nc;
-        if (rem > 0) s0 += o[k] * z[k];
-        if (rem > 1) s1 += o[k + 1] * z[k + 1];
-        if (rem > 2) s2 += o[k + 2] * z[k + 2];
-        const double r = sign * ((s0 + s1) + (s2 + a[3]));
-        const mr_v4 rv = {r, r, r, r};
-        VS_UNROLL
-        for (int c = 0; c < nc; c++) dv[c] += rv * *(const mr_v4 *) (o + 4 * c);
-        for (int l = 0; l < rem; l++) dr[l] += r * o[k + l];
-    }
-    VS_UNROLL
-    for (int c = 0; c < nc; c++) *(mr_v4 *) (den + 4 * c) = dv[c];
-    for (int l = 0; l < rem; l++) den[4 * nc + l] = dr[l];
-}
-#endif
-
-/**
- * The multiplicative (Lee-Seung) update of a row with missing entries,
- * z_k <- z_k max(b_k, 0) / den_k (where den_k > 0), den = Gi z, Gi the Gram
- * matrix of the other side's vectors at the row's observed entries, without
- * forming Gi (O(nm K), against O(nm K^2) for Gi itself):
- *   den = G z - sum_{t missing} (o_t' z) o_t,
- * or, when more than half the entries are missing (where that difference
- * would cancel), den = sum_{t observed} (o_t' z) o_t.
- * @param z      the row (K values), updated in place
- * @param G      the Gram matrix of all n vectors
- * @param b      the row's data projected on the observed vectors
- * @param other  the other side's n vectors, K contiguous values each
- * @param miss   the nm missing indices among 0..n-1, sorted
- * @param obs    n ints of scratch
- * @param den    K doubles of scratch
- * @param q      NULL, or receives z' Gi z for the new z (the row's term of
- *               the SSE's quadratic part)
- * @return sum_k |change of z_k|
- */
-BNMF_CLONES double bnmf_mult_row_masked(double *z, const double *G, const double *b,
-                                        const double *other, int n, const int *miss,
-                                        int nm, int K, int *obs, double *den, double *q)
-{
-    const int down = 2 * nm <= n;
-    const int *idx = miss;
-    int ni = nm;
-    if (!down) {
-        ni = 0;
-        for (int t = 0, m = 0; t < n; t++) {
-            if (m < nm && miss[m] == t) {
-                m++;
-                continue;
-            }
-            obs[ni++] = t;
-        }
-        idx = obs;
-    }
-    for (int k = 0; k < K; k++) {
-        double s = 0.0;
-        if (down) {
-            const double *gk = G + (size_t) k * K;
-            for (int l = 0; l < K; l++) s += gk[l] * z[l];
-        }
-        den[k] = s;
-    }
-    const double sign = down ? -1.0 : 1.0;
-#if defined(__GNUC__)
-    if (K <= 43) {
-        switch (K / 4) {
-        case 0: mr_terms(den, z, other, idx, ni, K, sign, 0, K % 4); break;
-        case 1: mr_terms(den, z, other, idx, ni, K, sign, 1, K % 4); break;
-        case 2: mr_terms(den, z, other, idx, ni, K, sign, 2, K % 4); break;
-        case 3: mr_terms(den, z, other, idx, ni, K, sign, 3, K % 4); break;
-        case 4: mr_terms(den, z, other, idx, ni, K, sign, 4, K % 4); break;
-        case 5: mr_terms(den, z, other, idx, ni, K, sign, 5, K % 4); break;
-        case 6: mr_terms(den, z, other, idx, ni, K, sign, 6, K % 4); break;
-        case 7: mr_terms(den, z, other, idx, ni, K, sign, 7, K % 4); break;
-        case 8: mr_terms(den, z, other, idx, ni, K, sign, 8, K % 4); break;
-        case 9: mr_terms(den, z, other, idx, ni, K, sign, 9, K % 4); break;
-        default: mr_terms(den, z, other, idx, ni, K, sign, 10, K % 4); break;
-        }
-    } else
-#endif
-    for (int t = 0; t < ni; t++) {
-        const double *o = other + (size_t) idx[t] * K;
-        mr_axpy(den, sign * mr_dot(o, z, K), o, K);
-    }
-    double change = 0.0;
-    for (int k = 0; k < K; k++) {
-        if (den[k] > 0.0) {
-            const double znew = z[k] * (b[k] > 0.0 ? b[k] : 0.0) / den[k];
-            change += fabs(znew - z[k]);
-            z[k] = znew;
-        }
-    }
-    if (q) {
-        double s = down ? bnmf_quad_form(G, z, K) : 0.0, r = 0.0;
-        for (int t = 0; t < ni; t++) {
-            const double e = mr_dot(other + (size_t) idx[t] * K, z, K);
-            r += e * e;
-        }
-        *q = s + sign * r;
-    }
-    return change;
-}
-
 /* cond_sub's vectors are stored np = nm rounded up to even apart, zero
  * padded, so that its loops run two values at a time */
 static inline int sub_stride(int nm)
@@ -1382,6 +1215,147 @@ static inline double gz_four(const double *g, const double *z, int K)
 #endif
     for (; l < K; l++) g0 += g[l] * z[l];
     return (g0 + g1) + (g2 + g3);
+}
+
+#if defined(__GNUC__)
+typedef double mr_v4 __attribute__((vector_size(32), aligned(8)));
+#endif
+
+/* d += c o over K values */
+static ALWAYS_INLINE void mr_axpy(double *restrict d, double c, const double *restrict o,
+                                  int K)
+{
+    int k = 0;
+#if defined(__GNUC__)
+    const mr_v4 cv = {c, c, c, c};
+    for (; k + 4 <= K; k += 4) {
+        mr_v4 dv = *(mr_v4 *) (d + k);
+        dv += cv * *(const mr_v4 *) (o + k);
+        *(mr_v4 *) (d + k) = dv;
+    }
+#endif
+    for (; k < K; k++) d[k] += c * o[k];
+}
+
+#if defined(__GNUC__)
+/* den += sign sum_t (o_t' z) o_t over the ni vectors o_t = other + idx[t] K,
+ * K = 4 nc + rem (nc <= 10 and rem < 4 constants where inlined): the same
+ * sums as gz_four and mr_axpy term by term, with den held in registers over
+ * t (through memory, each term's additions waited on the last term's
+ * stores) */
+static ALWAYS_INLINE void mr_terms(double *den, const double *z, const double *other,
+                                   const int *idx, int ni, int K, double sign, int nc,
+                                   int rem)
+{
+    mr_v4 dv[10];
+    double dr[3] = {0.0, 0.0, 0.0};
+    VS_UNROLL
+    for (int c = 0; c < nc; c++) dv[c] = *(const mr_v4 *) (den + 4 * c);
+    for (int l = 0; l < rem; l++) dr[l] = den[4 * nc + l];
+    for (int t = 0; t < ni; t++) {
+        const double *o = other + (size_t) idx[t] * K;
+        mr_v4 a = {0.0, 0.0, 0.0, 0.0};
+        VS_UNROLL
+        for (int c = 0; c < nc; c++) a += *(const mr_v4 *) (o + 4 * c) * *(const mr_v4 *) (z + 4 * c);
+        double s0 = a[0];
+        const int k = 4 * nc;
+        for (int l = 0; l < rem; l++) s0 += o[k + l] * z[k + l];
+        const double r = sign * ((s0 + a[1]) + (a[2] + a[3]));
+        const mr_v4 rv = {r, r, r, r};
+        VS_UNROLL
+        for (int c = 0; c < nc; c++) dv[c] += rv * *(const mr_v4 *) (o + 4 * c);
+        for (int l = 0; l < rem; l++) dr[l] += r * o[k + l];
+    }
+    VS_UNROLL
+    for (int c = 0; c < nc; c++) *(mr_v4 *) (den + 4 * c) = dv[c];
+    for (int l = 0; l < rem; l++) den[4 * nc + l] = dr[l];
+}
+#endif
+
+/**
+ * The multiplicative (Lee-Seung) update of a row with missing entries,
+ * z_k <- z_k max(b_k, 0) / den_k (where den_k > 0), den = Gi z, Gi the Gram
+ * matrix of the other side's vectors at the row's observed entries, without
+ * forming Gi (O(nm K), against O(nm K^2) for Gi itself):
+ *   den = G z - sum_{t missing} (o_t' z) o_t,
+ * or, when more than half the entries are missing (where that difference
+ * would cancel), den = sum_{t observed} (o_t' z) o_t.
+ * @param z      the row (K values), updated in place
+ * @param G      the Gram matrix of all n vectors
+ * @param b      the row's data projected on the observed vectors
+ * @param other  the other side's n vectors, K contiguous values each
+ * @param miss   the nm missing indices among 0..n-1, sorted
+ * @param obs    n ints of scratch
+ * @param den    K doubles of scratch
+ * @param q      NULL, or receives z' Gi z for the new z (the row's term of
+ *               the SSE's quadratic part)
+ * @return sum_k |change of z_k|
+ */
+BNMF_CLONES double bnmf_mult_row_masked(double *z, const double *G, const double *b,
+                                        const double *other, int n, const int *miss,
+                                        int nm, int K, int *obs, double *den, double *q)
+{
+    const int down = 2 * nm <= n;
+    const int *idx = miss;
+    int ni = nm;
+    if (!down) {
+        ni = 0;
+        for (int t = 0, m = 0; t < n; t++) {
+            if (m < nm && miss[m] == t) {
+                m++;
+                continue;
+            }
+            obs[ni++] = t;
+        }
+        idx = obs;
+    }
+    for (int k = 0; k < K; k++) {
+        double s = 0.0;
+        if (down) {
+            const double *gk = G + (size_t) k * K;
+            for (int l = 0; l < K; l++) s += gk[l] * z[l];
+        }
+        den[k] = s;
+    }
+    const double sign = down ? -1.0 : 1.0;
+#if defined(__GNUC__)
+    if (K <= 43) {
+        switch (K / 4) {
+        case 0: mr_terms(den, z, other, idx, ni, K, sign, 0, K % 4); break;
+        case 1: mr_terms(den, z, other, idx, ni, K, sign, 1, K % 4); break;
+        case 2: mr_terms(den, z, other, idx, ni, K, sign, 2, K % 4); break;
+        case 3: mr_terms(den, z, other, idx, ni, K, sign, 3, K % 4); break;
+        case 4: mr_terms(den, z, other, idx, ni, K, sign, 4, K % 4); break;
+        case 5: mr_terms(den, z, other, idx, ni, K, sign, 5, K % 4); break;
+        case 6: mr_terms(den, z, other, idx, ni, K, sign, 6, K % 4); break;
+        case 7: mr_terms(den, z, other, idx, ni, K, sign, 7, K % 4); break;
+        case 8: mr_terms(den, z, other, idx, ni, K, sign, 8, K % 4); break;
+        case 9: mr_terms(den, z, other, idx, ni, K, sign, 9, K % 4); break;
+        default: mr_terms(den, z, other, idx, ni, K, sign, 10, K % 4); break;
+        }
+    } else
+#endif
+    for (int t = 0; t < ni; t++) {
+        const double *o = other + (size_t) idx[t] * K;
+        mr_axpy(den, sign * gz_four(o, z, K), o, K);
+    }
+    double change = 0.0;
+    for (int k = 0; k < K; k++) {
+        if (den[k] > 0.0) {
+            const double znew = z[k] * (b[k] > 0.0 ? b[k] : 0.0) / den[k];
+            change += fabs(znew - z[k]);
+            z[k] = znew;
+        }
+    }
+    if (q) {
+        double s = down ? bnmf_quad_form(G, z, K) : 0.0, r = 0.0;
+        for (int t = 0; t < ni; t++) {
+            const double e = gz_four(other + (size_t) idx[t] * K, z, K);
+            r += e * e;
+        }
+        *q = s + sign * r;
+    }
+    return change;
 }
 
 /* cs->osq[k] = q, and cs->gkk[k] (holding the variance sum) the row's Gram
