@@ -200,6 +200,12 @@ test_that("np_control(): the auto rule, update(), print() and errors", {
   expect_identical(fs$settings$missing, "impute")
   expect_equal(fs$W, fa$W, tolerance = 1e-12)
   expect_equal(fs$loss, fa$loss, tolerance = 1e-12)
+  # and masks the same way (the default)
+  fsm <- missing_fit(Matrix::Matrix(tm$Xa, sparse = TRUE), "np", 30)
+  expect_identical(fsm$settings$missing, "mask")
+  expect_equal(fsm$W, fr$W, tolerance = 1e-12)
+  expect_equal(fsm$H, fr$H, tolerance = 1e-12)
+  expect_equal(fsm$loss, fr$loss, tolerance = 1e-12)
 })
 
 test_that("KL updates of a tall sparse X (several row blocks) equal a plain-R implementation", {
