@@ -512,11 +512,23 @@ BNMF_CLONES double bnmf_wh_latent(const double *W, const double *H, int I, int K
         const double *w3 = Wt + (size_t) mi[t + 3] * K, *h3 = H + (size_t) mj[t + 3] * K;
         wh_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
         int k = 0;
-        for (; k + 4 <= K; k += 4) {
-            a0 += *(const wh_v4 *) (w0 + k) * *(const wh_v4 *) (h0 + k);
-            a1 += *(const wh_v4 *) (w1 + k) * *(const wh_v4 *) (h1 + k);
-            a2 += *(const wh_v4 *) (w2 + k) * *(const wh_v4 *) (h2 + k);
-            a3 += *(const wh_v4 *) (w3 + k) * *(const wh_v4 *) (h3 + k);
+        if (h0 == h3) {
+            /* the four in one column (the entries are sorted by column):
+             * its values loaded once */
+            for (; k + 4 <= K; k += 4) {
+                const wh_v4 h = *(const wh_v4 *) (h0 + k);
+                a0 += *(const wh_v4 *) (w0 + k) * h;
+                a1 += *(const wh_v4 *) (w1 + k) * h;
+                a2 += *(const wh_v4 *) (w2 + k) * h;
+                a3 += *(const wh_v4 *) (w3 + k) * h;
+            }
+        } else {
+            for (; k + 4 <= K; k += 4) {
+                a0 += *(const wh_v4 *) (w0 + k) * *(const wh_v4 *) (h0 + k);
+                a1 += *(const wh_v4 *) (w1 + k) * *(const wh_v4 *) (h1 + k);
+                a2 += *(const wh_v4 *) (w2 + k) * *(const wh_v4 *) (h2 + k);
+                a3 += *(const wh_v4 *) (w3 + k) * *(const wh_v4 *) (h3 + k);
+            }
         }
         const double e0 = wh_end(a0, w0, h0, k, K), e1 = wh_end(a1, w1, h1, k, K);
         const double e2 = wh_end(a2, w2, h2, k, K), e3 = wh_end(a3, w3, h3, k, K);
