@@ -512,9 +512,9 @@ BNMF_CLONES double bnmf_wh_latent(const double *W, const double *H, int I, int K
         const double *w3 = Wt + (size_t) mi[t + 3] * K, *h3 = H + (size_t) mj[t + 3] * K;
         wh_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
         int k = 0;
-        if (h0 == h3) {
-            /* the four in one column (the entries are sorted by column):
-             * its values loaded once */
+        if (h0 == h1 && h1 == h2 && h2 == h3) {
+            /* the four in one column (the usual case: the entries are sorted
+             * by column): its values loaded once */
             for (; k + 4 <= K; k += 4) {
                 const wh_v4 h = *(const wh_v4 *) (h0 + k);
                 a0 += *(const wh_v4 *) (w0 + k) * h;
