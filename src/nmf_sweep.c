@@ -33,14 +33,16 @@
  *    sweep from N((WH)_ij, 1/tau); the sweep then runs at complete-data speed.
  *    tau is drawn with the missing entries integrated out (the block
  *    (tau, X_miss) is drawn jointly from p(tau | W, H, X_obs) p(X_miss | ...)).
- *  - masked (ICM, VB; available to Gibbs): the data hold zeros at missing
+ *  - masked (ICM, VB, NP; available to Gibbs): the data hold zeros at missing
  *    entries and G_i = H H' - sum_{j missing in row i} h_j h_j' (or the sum
  *    over the observed j when that is shorter), so only O(|missing| K^2) work
  *    is added. ICM from K = SUB_MIN_K_ICM on and VB from SUB_MIN_K_VB on do
  *    not form G_i of a row with at most half its entries missing:
  *    bnmf_cond_row_sub corrects each coordinate's sum with
  *    r_j = h_j' w_i over the missing j, kept current as w_i moves
- *    (O(|missing| K) a pass).
+ *    (O(|missing| K) a pass). NP's multiplicative rule needs only G_i w_i:
+ *    G w_i less sum_{j missing} (h_j' w_i) h_j, or the sum over the
+ *    observed j when those are fewer (bnmf_mult_row_masked, O(|missing| K)).
  * ICM may also take the augmented path, with the latent entries set to W H at
  * the end of each sweep instead of drawn (icm_control(missing = "impute")):
  * an ECM iteration. With x~ = W0 H0 at the missing entries, the complete-data
