@@ -194,6 +194,31 @@ double bnmf_cond_step(nmf_rule rule, double s, double gkk, double lk, double tau
  * @param v, ent K values of scratch; VB: receive the variances and entropies
  * @return sum_k |change of z_k|
  */
+/* den = G z (the multiplicative rule's denominators) */
+static void mult_gz(const double *G, const double *z, int K, double *den)
+{
+    for (int k = 0; k < K; k++) {
+        const double *gk = G + (size_t) k * K;
+        double s = 0.0;
+        for (int l = 0; l < K; l++) s += gk[l] * z[l];
+        den[k] = s;
+    }
+}
+
+/* z_k <- z_k max(b_k, 0) / den_k where den_k > 0; returns sum_k |change| */
+static double mult_apply(double *z, const double *b, const double *den, int K)
+{
+    double change = 0.0;
+    for (int k = 0; k < K; k++) {
+        if (den[k] > 0.0) {
+            const double znew = z[k] * (b[k] > 0.0 ? b[k] : 0.0) / den[k];
+            change += fabs(znew - z[k]);
+            z[k] = znew;
+        }
+    }
+    return change;
+}
+
 double bnmf_cond_row_pass(double *z, const double *G, const double *b,
                           const double *lam, int ls, double tau, int K, int first,
                           nmf_rule rule, double *v, double *ent)
@@ -202,20 +227,8 @@ double bnmf_cond_row_pass(double *z, const double *G, const double *b,
     if (rule == RULE_MULT) {
         /* z_k <- z_k b_k / (G z)_k: minimises the Euclidean loss's auxiliary
          * function (Lee & Seung 2001), so the loss never increases. */
-        for (int k = 0; k < K; k++) {
-            const double *gk = G + (size_t) k * K;
-            double den = 0.0;
-            for (int l = 0; l < K; l++) den += gk[l] * z[l];
-            v[k] = den;
-        }
-        for (int k = 0; k < K; k++) {
-            if (v[k] > 0.0) {
-                const double znew = z[k] * (b[k] > 0.0 ? b[k] : 0.0) / v[k];
-                change += fabs(znew - z[k]);
-                z[k] = znew;
-            }
-        }
-        return change;
+        mult_gz(G, z, K, v);
+        return mult_apply(z, b, v, K);
     }
     for (int k = first; k < K; k++) {
         const double *gk = G + (size_t) k * K;
@@ -768,6 +781,21 @@ BNMF_CLONES void bnmf_gram_update(double *G, const double *G0, const double *bas
     }
 }
 
+/* The n - nm indices among 0..n-1 not in the sorted miss[0..nm) into obs;
+ * returns n - nm. */
+static int observed_idx(const int *miss, int nm, int n, int *obs)
+{
+    int m = 0, no = 0;
+    for (int t = 0; t < n; t++) {
+        if (m < nm && miss[m] == t) {
+            m++;
+            continue;
+        }
+        obs[no++] = t;
+    }
+    return no;
+}
+
 /* Gi = Gfull minus the terms of the missing vectors, or the observed terms
  * summed directly when those are fewer. Returns 1 when it downdated, 0 when
  * it summed the observed terms (listed in `obs`, `*nobs` of them). */
@@ -781,11 +809,7 @@ static int gram_minus_missing(double *Gi, const double *Gfull, const double *oth
         return 1;
     }
     memset(Gi, 0, sizeof(double) * K * K);
-    int m = 0, no = 0;
-    for (int t = 0; t < n; t++) {
-        if (m < nm && miss[m] == t) { m++; continue; }
-        obs[no++] = t;
-    }
+    const int no = observed_idx(miss, nm, n, obs);
     bnmf_gram_update(Gi, NULL, other, ostride, obs, no, K, 1.0);
     bnmf_symmetrise(Gi, K);
     *nobs = no;
@@ -1217,21 +1241,17 @@ static inline double gz_four(const double *g, const double *z, int K)
     return (g0 + g1) + (g2 + g3);
 }
 
-#if defined(__GNUC__)
-typedef double mr_v4 __attribute__((vector_size(32), aligned(8)));
-#endif
-
 /* d += c o over K values */
 static ALWAYS_INLINE void mr_axpy(double *restrict d, double c, const double *restrict o,
                                   int K)
 {
     int k = 0;
 #if defined(__GNUC__)
-    const mr_v4 cv = {c, c, c, c};
+    const vs_v4 cv = {c, c, c, c};
     for (; k + 4 <= K; k += 4) {
-        mr_v4 dv = *(mr_v4 *) (d + k);
-        dv += cv * *(const mr_v4 *) (o + k);
-        *(mr_v4 *) (d + k) = dv;
+        vs_v4 dv = *(vs_v4 *) (d + k);
+        dv += cv * *(const vs_v4 *) (o + k);
+        *(vs_v4 *) (d + k) = dv;
     }
 #endif
     for (; k < K; k++) d[k] += c * o[k];
@@ -1247,27 +1267,27 @@ static ALWAYS_INLINE void mr_terms(double *den, const double *z, const double *o
                                    const int *idx, int ni, int K, double sign, int nc,
                                    int rem)
 {
-    mr_v4 dv[10];
+    vs_v4 dv[10];
     double dr[3] = {0.0, 0.0, 0.0};
     VS_UNROLL
-    for (int c = 0; c < nc; c++) dv[c] = *(const mr_v4 *) (den + 4 * c);
+    for (int c = 0; c < nc; c++) dv[c] = *(const vs_v4 *) (den + 4 * c);
     for (int l = 0; l < rem; l++) dr[l] = den[4 * nc + l];
     for (int t = 0; t < ni; t++) {
         const double *o = other + (size_t) idx[t] * K;
-        mr_v4 a = {0.0, 0.0, 0.0, 0.0};
+        vs_v4 a = {0.0, 0.0, 0.0, 0.0};
         VS_UNROLL
-        for (int c = 0; c < nc; c++) a += *(const mr_v4 *) (o + 4 * c) * *(const mr_v4 *) (z + 4 * c);
+        for (int c = 0; c < nc; c++) a += *(const vs_v4 *) (o + 4 * c) * *(const vs_v4 *) (z + 4 * c);
         double s0 = a[0];
         const int k = 4 * nc;
         for (int l = 0; l < rem; l++) s0 += o[k + l] * z[k + l];
         const double r = sign * ((s0 + a[1]) + (a[2] + a[3]));
-        const mr_v4 rv = {r, r, r, r};
+        const vs_v4 rv = {r, r, r, r};
         VS_UNROLL
-        for (int c = 0; c < nc; c++) dv[c] += rv * *(const mr_v4 *) (o + 4 * c);
+        for (int c = 0; c < nc; c++) dv[c] += rv * *(const vs_v4 *) (o + 4 * c);
         for (int l = 0; l < rem; l++) dr[l] += r * o[k + l];
     }
     VS_UNROLL
-    for (int c = 0; c < nc; c++) *(mr_v4 *) (den + 4 * c) = dv[c];
+    for (int c = 0; c < nc; c++) *(vs_v4 *) (den + 4 * c) = dv[c];
     for (int l = 0; l < rem; l++) den[4 * nc + l] = dr[l];
 }
 #endif
@@ -1296,27 +1316,10 @@ BNMF_CLONES double bnmf_mult_row_masked(double *z, const double *G, const double
                                         int nm, int K, int *obs, double *den, double *q)
 {
     const int down = 2 * nm <= n;
-    const int *idx = miss;
-    int ni = nm;
-    if (!down) {
-        ni = 0;
-        for (int t = 0, m = 0; t < n; t++) {
-            if (m < nm && miss[m] == t) {
-                m++;
-                continue;
-            }
-            obs[ni++] = t;
-        }
-        idx = obs;
-    }
-    for (int k = 0; k < K; k++) {
-        double s = 0.0;
-        if (down) {
-            const double *gk = G + (size_t) k * K;
-            for (int l = 0; l < K; l++) s += gk[l] * z[l];
-        }
-        den[k] = s;
-    }
+    const int ni = down ? nm : observed_idx(miss, nm, n, obs);
+    const int *idx = down ? miss : obs;
+    if (down) mult_gz(G, z, K, den);
+    else memset(den, 0, sizeof(double) * K);
     const double sign = down ? -1.0 : 1.0;
 #if defined(__GNUC__)
     if (K <= 43) {
@@ -1339,14 +1342,7 @@ BNMF_CLONES double bnmf_mult_row_masked(double *z, const double *G, const double
         const double *o = other + (size_t) idx[t] * K;
         mr_axpy(den, sign * gz_four(o, z, K), o, K);
     }
-    double change = 0.0;
-    for (int k = 0; k < K; k++) {
-        if (den[k] > 0.0) {
-            const double znew = z[k] * (b[k] > 0.0 ? b[k] : 0.0) / den[k];
-            change += fabs(znew - z[k]);
-            z[k] = znew;
-        }
-    }
+    const double change = mult_apply(z, b, den, K);
     if (q) {
         double s = down ? bnmf_quad_form(G, z, K) : 0.0, r = 0.0;
         for (int t = 0; t < ni; t++) {

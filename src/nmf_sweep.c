@@ -411,30 +411,23 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
     } else {
         const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
         const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);
-        if (rule == RULE_MULT && nmi > 0) {
-            /* the multiplicative rule needs only Gi z, not Gi */
-            for (int k = 0; k < K; k++) {
-                w->zrow[k] = W[i + (size_t) k * I];
-                w->brow[k] = rows ? w->Wt[k + (size_t) i * K] : w->D[i + (size_t) k * I];
-            }
-            bnmf_mult_row_masked(w->zrow, w->G, w->brow, H, J, mi, nmi, K, w->obs, w->vrow,
-                                 NULL);
-            for (int k = 0; k < K; k++) W[i + (size_t) k * I] = w->zrow[k];
-            return;
-        }
-        const int sub = sub_rule(w, rule, hk, first, K, nmi, J);
-        const double *G = !masked || sub ? w->G :
-            bnmf_masked_gram(w->Gi, w->G, H, K, J, mi, nmi, K, w->obs,
-                             vb ? vb->Hvar : NULL, K, 1);
         for (int k = 0; k < K; k++) {
             w->zrow[k] = W[i + (size_t) k * I];
             w->brow[k] = rows ? w->Wt[k + (size_t) i * K] : w->D[i + (size_t) k * I];
         }
-        if (sub) {
+        const int sub = sub_rule(w, rule, hk, first, K, nmi, J);
+        if (rule == RULE_MULT && nmi > 0) {
+            /* the multiplicative rule needs only Gi z, not Gi */
+            bnmf_mult_row_masked(w->zrow, w->G, w->brow, H, J, mi, nmi, K, w->obs, w->vrow,
+                                 NULL);
+        } else if (sub) {
             bnmf_cond_sub_gather(&w->sub, H, vb ? vb->Hvar : NULL, mi, nmi, K, w->zrow);
             bnmf_cond_row_sub(w->zrow, w->G, w->brow, pr->lamW + i, I, tau, K, rule,
                               w->vrow, w->erow, &w->sub);
         } else {
+            const double *G = !masked ? w->G :
+                bnmf_masked_gram(w->Gi, w->G, H, K, J, mi, nmi, K, w->obs,
+                                 vb ? vb->Hvar : NULL, K, 1);
             if (hk)
                 bnmf_chib_eval_row(hk, i, I, hk->target[i * hk->tstride], w->zrow, G,
                                    w->brow, pr->lamW + i, I, tau, K, first);
