@@ -50,15 +50,27 @@ run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
 # A task run as a future: while it runs, a file in `dir` (a directory of the
 # main process) names its process and machine, so that an interrupt in the
 # main process can stop it; and R's BLAS runs with `blas` threads (NA: as
-# the worker has it), as the tasks run in this process do.
+# the worker has it), as the tasks run in this process do. A task that
+# starts after the main process gave the run up (its file stop_flag(dir)
+# exists) returns NULL at once: the mark is made before that check and the
+# flag before the main process reads the marks (stop_tasks_on_interrupt()),
+# so a task on this machine is either signalled or sees the flag, also when
+# it reaches its worker only after the interrupt.
 task_in_worker <- function(task, fun, dir, blas, ...) {
   mark <- file.path(dir, paste(Sys.getpid(), Sys.info()[["nodename"]], sep = "@"))
   if (dir.exists(dir)) {
     file.create(mark, showWarnings = FALSE)
     on.exit(unlink(mark), add = TRUE)
   }
+  if (file.exists(stop_flag(dir))) return(NULL)
   with_blas_threads(blas, fun(task, ...))
 }
+
+# The file that tells the tasks of the run whose marks are in `dir` that the
+# main process gave the run up. Beside `dir`, not in it: `dir` is removed
+# when run_tasks() returns, the flag stays (in the session's temporary
+# directory) for the tasks that start later.
+stop_flag <- function(dir) paste0(dir, "-stop")
 
 # Evaluate `expr` with R's BLAS at `n` threads (NA: as it is), giving the
 # BLAS its setting back afterwards.
@@ -111,12 +123,13 @@ option_threads <- function() {
 
 # Evaluate `expr` (futures of task_in_worker()); on an interrupt, stop the
 # tasks still running in processes of this machine (SIGINT, which their
-# sweeps check) and restart the workers of the plan (future::plan() shuts
+# sweeps check; the tasks not yet started see stop_flag(dir)) and restart the workers of the plan (future::plan() shuts
 # down the workers of the plan it replaces), so that the abandoned tasks
 # neither keep the workers busy nor block the next call; then the interrupt
 # goes on to the top level.
 stop_tasks_on_interrupt <- function(dir, expr) {
   withCallingHandlers(expr, interrupt = function(cnd) {
+    file.create(stop_flag(dir), showWarnings = FALSE)
     marks <- strsplit(list.files(dir), "@", fixed = TRUE)
     here <- Sys.info()[["nodename"]]
     for (m in marks) {

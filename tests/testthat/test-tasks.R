@@ -71,6 +71,45 @@ test_that("run_tasks(): one stream per task, drawn in this process, whatever the
   expect_identical(bnmf:::run_tasks(3, draw, n = 2), a)
 })
 
+test_that("a task that starts after an interrupt of its run returns at once", {
+  # The handshake of stop_tasks_on_interrupt() and task_in_worker(): the
+  # main process makes the stop flag and then reads the marks; a task makes
+  # its mark and then reads the flag. A task that reaches its worker late
+  # must not run (it would hold the worker for the whole task).
+  dir <- withr::local_tempfile()
+  dir.create(dir)
+  ran <- 0
+  fun <- function(task) {
+    ran <<- ran + 1
+    # while the task runs, its mark names this process
+    expect_true(file.exists(file.path(dir, paste(Sys.getpid(), Sys.info()[["nodename"]],
+                                                 sep = "@"))))
+    task * 2
+  }
+  expect_identical(bnmf:::task_in_worker(3, fun, dir, NA_integer_), 6)
+  expect_identical(ran, 1)
+  expect_length(list.files(dir), 0L) # the mark goes with the task
+  # An interrupt: the handler makes the flag, signals the marked processes
+  # (none here) and restarts the plan's workers; the interrupt goes on.
+  old <- future::plan(future::sequential)
+  withr::defer(future::plan(old))
+  withr::defer(unlink(bnmf:::stop_flag(dir)))
+  got <- tryCatch(bnmf:::stop_tasks_on_interrupt(dir, {
+    signalCondition(structure(class = c("interrupt", "condition"),
+                              list(message = "", call = NULL)))
+    "not interrupted"
+  }), interrupt = function(c) "interrupted")
+  expect_identical(got, "interrupted")
+  expect_true(file.exists(bnmf:::stop_flag(dir)))
+  expect_null(bnmf:::task_in_worker(3, fun, dir, NA_integer_))
+  expect_identical(ran, 1)
+  expect_length(list.files(dir), 0L)
+  # also once run_tasks() has removed the run's directory
+  unlink(dir, recursive = TRUE)
+  expect_null(bnmf:::task_in_worker(3, fun, dir, NA_integer_))
+  expect_identical(ran, 1)
+})
+
 test_that("the local solver gives the candidates of bnmf()'s ICM with a flat prior", {
   withr::local_seed(7)
   X <- pmax(toy(7), 0)
