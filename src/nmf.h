@@ -250,7 +250,8 @@ typedef void (*sparse_run_fun)(size_t p0, const double *y, int n, void *ctx);
 void bnmf_sparse_visit(const nmf_data *d, const double *At, const double *B, int K,
                        int *cur, sparse_run_fun each, void *ctx, const double *const *pf);
 double bnmf_sparse_kl_ratio(const nmf_data *d, const double *x, const double *At,
-                            const double *B, int K, int *cur, double *Z);
+                            const double *B, int K, int *cur, double *Z, int loss_too);
+void bnmf_kl_ratio_only(double *S, const double *x, size_t n);
 double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
                       const int *mj, R_xlen_t n, double *Wt, double *v);
 double bnmf_sse(const nmf_data *d, const double *x, const double *W, const double *H,

@@ -63,10 +63,12 @@ static double sum_wh_obs(const nmf_data *d, const double *W, const double *H)
 /*
  * The ratio R = X / WH on the observed entries and one numerator:
  * which = 0: NW = R H' (I x K); which = 1: NH = W' R (K x J); which = -1:
- * none (the loss only). Returns sum_Omega X log(X / WH) - X.
+ * none (the loss only). Returns sum_Omega X log(X / WH) - X when `loss_too`,
+ * else 0 (the H half sweep's: the loss of its state is not needed, and its
+ * log per entry was most of the sweep's time).
  */
 static double kl_numerator(const nmf_data *d, const double *x, const double *W,
-                           const double *H, int which, kl_work *w)
+                           const double *H, int which, int loss_too, kl_work *w)
 {
     const int I = d->I, J = d->J, K = d->K;
     double loss = 0.0;
@@ -76,7 +78,7 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
          * product of it: each entry's terms in the order of the columns, as
          * one pass over the columns would add them */
         bnmf_transpose(W, I, K, w->Wt);
-        loss = bnmf_sparse_kl_ratio(d, x, w->Wt, H, K, w->cur, w->Z);
+        loss = bnmf_sparse_kl_ratio(d, x, w->Wt, H, K, w->cur, w->Z, loss_too);
         if (which == 0) {
             bnmf_x_ht_rows(d, w->Z, H, w->Dt, w->cur);
             bnmf_transpose(w->Dt, K, I, w->NW);
@@ -94,8 +96,12 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
         F77_CALL(dgemm)("N", "N", &I, &m, &K, &one, W, &I, Hb, &K, &zero, w->S, &I
                         FCONE FCONE);
         const double *xb = x + (size_t) j0 * I;
-        for (size_t t = 0; t < (size_t) I * m; t++)
-            w->S[t] = kl_ratio(xb[t], w->S[t], &loss);
+        if (loss_too) {
+            for (size_t t = 0; t < (size_t) I * m; t++)
+                w->S[t] = kl_ratio(xb[t], w->S[t], &loss);
+        } else {
+            bnmf_kl_ratio_only(w->S, xb, (size_t) I * m);
+        }
         if ((j0 / nb & 15) == 15) R_CheckUserInterrupt(); /* every 1024 columns */
         if (which == 0)
             F77_CALL(dgemm)("N", "T", &I, &K, &m, &one, w->S, &I, Hb, &K, &one, w->NW,
@@ -188,7 +194,7 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
     for (int s = 0; s < n_sweeps; s++) {
         /* The loss of the current state (after sweep s - 1), with the ratio
          * the W update needs. */
-        double loss = kl_numerator(d, x, W, H, upd_W ? 0 : -1, &w) +
+        double loss = kl_numerator(d, x, W, H, upd_W ? 0 : -1, 1, &w) +
             sum_wh_obs(d, W, H);
         if (s > 0) {
             tr[s - 1] = loss;
@@ -202,7 +208,7 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
         }
         if (upd_W) kl_update_W(d, W, H, &w);
         R_CheckUserInterrupt();
-        kl_numerator(d, x, W, H, 1, &w);
+        kl_numerator(d, x, W, H, 1, 0, &w);
         kl_update_H(d, W, H, &w);
         done = s + 1;
         R_CheckUserInterrupt();
@@ -210,7 +216,7 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
     if (done > 0 && done == n_sweeps) {
         /* The loss after the last sweep, compared with the one before it, so
          * that where a run is cut into calls never changes when it stops. */
-        const double loss = kl_numerator(d, x, W, H, -1, &w) + sum_wh_obs(d, W, H);
+        const double loss = kl_numerator(d, x, W, H, -1, 1, &w) + sum_wh_obs(d, W, H);
         tr[done - 1] = loss;
         *logpost = -loss;
         if (tol > 0.0 && R_FINITE(prev) && fabs(-loss - prev) <= tol * loss)

@@ -557,8 +557,11 @@ static void kl_entry(size_t p, double y, void *ctx)
 }
 
 /* Z = X / (F S G') at the stored entries (0 where X is 0, so at the masked
- * missing entries too); returns the loss sum_Omega X log(X / Y) - X + Y. */
-static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w)
+ * missing entries too); returns the loss sum_Omega X log(X / Y) - X + Y,
+ * or (loss_too = 0: for the updates, which need only Z) 0 without the log
+ * per entry. */
+static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w,
+                       int loss_too)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
     mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);
@@ -568,7 +571,7 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w)
          * the order of the stored values, as fitted_entries visits them */
         bnmf_transpose(w->W, I, L, w->Wt);
         bnmf_transpose(st->G, J, L, w->Gt);
-        c.loss = bnmf_sparse_kl_ratio(d, st->x, w->Wt, w->Gt, L, w->obs, w->Z);
+        c.loss = bnmf_sparse_kl_ratio(d, st->x, w->Wt, w->Gt, L, w->obs, w->Z, loss_too);
     } else {
         /* the dense ratio is formed in place, block by block */
         const double one = 1.0, zero = 0.0;
@@ -577,10 +580,15 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w)
             double *blk = w->Z + (size_t) j0 * I;
             F77_CALL(dgemm)("N", "T", &I, &nb, &L, &one, w->W, &I, st->G + j0, &J, &zero,
                             blk, &I FCONE FCONE);
-            for (size_t t = 0; t < (size_t) I * nb; t++)
-                kl_entry((size_t) j0 * I + t, blk[t], &c);
+            if (loss_too) {
+                for (size_t t = 0; t < (size_t) I * nb; t++)
+                    kl_entry((size_t) j0 * I + t, blk[t], &c);
+            } else {
+                bnmf_kl_ratio_only(blk, st->x + (size_t) j0 * I, (size_t) I * nb);
+            }
         }
     }
+    if (!loss_too) return 0.0;
     /* sum_Omega Y = (1' F) S (G' 1) less the missing entries */
     double tot = 0.0;
     for (int l = 0; l < L; l++) {
@@ -621,7 +629,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
     double *F = st->F, *S = st->S, *G = st->G;
     double *den = w->den;
     if (c->update_F) {
-        kl_ratio(d, st, w);
+        kl_ratio(d, st, w, 0);
         if (w->dL.sparse) bnmf_transpose(G, J, L, w->Gt); /* bnmf_x_g reads it */
         bnmf_x_g(&w->dL, w->Z, G, w->Gt, w->Q, w->obs);
         mat_mult("N", "T", I, K, L, w->Q, I, S, K, w->D);
@@ -643,7 +651,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
         mult_step(F, w->D, den, (size_t) I * K);
     }
     if (c->update_G) {
-        kl_ratio(d, st, w);  /* also w->W = F S */
+        kl_ratio(d, st, w, 0);  /* also w->W = F S */
         bnmf_wt_x(&w->dL, w->Z, w->W, w->E, w->Wt, w->obs);           /* E = (F S)' Z, L x J */
         for (int l = 0; l < L; l++) {
             double ws = 0.0;
@@ -657,7 +665,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
         mult_step(G, w->Ht, den, (size_t) J * L);
     }
     if (c->update_S) {
-        kl_ratio(d, st, w);
+        kl_ratio(d, st, w, 0);
         bnmf_wt_x(&w->dK, w->Z, F, w->P, w->Ft, w->obs);
         mat_mult("N", "N", K, L, J, w->P, K, G, J, w->Bd);     /* F' Z G */
         for (int l = 0; l < L; l++) {
@@ -676,7 +684,7 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
                         G[d->miss_j[m] + (size_t) l * J];
         mult_step(S, w->Bd, den, (size_t) K * L);
     }
-    return kl_ratio(d, st, w);
+    return kl_ratio(d, st, w, 1);
 }
 
 /*
