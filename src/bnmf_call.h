@@ -15,6 +15,7 @@ SEXP bnmf_nmf_sweeps_call(SEXP state, SEXP data, SEXP prior, SEXP ctrl);
 SEXP bnmf_wh_entries_call(SEXP W, SEXP H, SEXP i, SEXP j);
 SEXP bnmf_gram_update_call(SEXP G, SEXP Z, SEXP idx, SEXP sign);
 SEXP bnmf_gram_cols_call(SEXP W);
+SEXP bnmf_kl_loss_call(SEXP x, SEXP r);
 SEXP bnmf_sparse_products_call(SEXP data, SEXP x, SEXP W, SEXP H);
 SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par);
 SEXP bnmf_cond_row_sub_call(SEXP G, SEXP O, SEXP V, SEXP B, SEXP Z, SEXP L, SEXP par);

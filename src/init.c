@@ -23,6 +23,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(cond_rows, 5),
     CALLDEF(cond_row_sub, 7),
     CALLDEF(nmf_kl, 3),
+    CALLDEF(kl_loss, 2),
     CALLDEF(stein_kernel, 3),
     CALLDEF(simplex_qp, 3),
     CALLDEF(chib_run, 5),

@@ -34,16 +34,6 @@ typedef struct {
     int *cur;    /* sparse X: J cursors of the row-blocked products */
 } kl_work;
 
-/* ratio X / WH on an entry (0 where X is 0, which includes masked missing
- * entries) and its contribution X log(X / WH) - X to the loss. */
-static inline double kl_ratio(double x, double s, double *loss)
-{
-    if (x == 0.0) return 0.0;
-    if (s < DBL_MIN) s = DBL_MIN;
-    *loss += x * log(x / s) - x;
-    return x / s;
-}
-
 /* sum over the observed entries of (WH)_ij. */
 static double sum_wh_obs(const nmf_data *d, const double *W, const double *H)
 {
@@ -96,12 +86,8 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
         F77_CALL(dgemm)("N", "N", &I, &m, &K, &one, W, &I, Hb, &K, &zero, w->S, &I
                         FCONE FCONE);
         const double *xb = x + (size_t) j0 * I;
-        if (loss_too) {
-            for (size_t t = 0; t < (size_t) I * m; t++)
-                w->S[t] = kl_ratio(xb[t], w->S[t], &loss);
-        } else {
-            bnmf_kl_ratio_only(w->S, xb, (size_t) I * m);
-        }
+        bnmf_kl_ratio_only(w->S, xb, (size_t) I * m);
+        if (loss_too) loss += bnmf_kl_loss(xb, w->S, (size_t) I * m);
         if ((j0 / nb & 15) == 15) R_CheckUserInterrupt(); /* every 1024 columns */
         if (which == 0)
             F77_CALL(dgemm)("N", "T", &I, &K, &m, &one, w->S, &I, Hb, &K, &one, w->NW,

@@ -542,20 +542,6 @@ static void acc_run(size_t p0, const double *y, int n, void *ctx)
 
 /* ---- the I-divergence updates of Yoo & Choi (loss = "kl") ---- */
 
-typedef struct { const double *x; double *Z; double loss; } kl_ctx;
-static void kl_entry(size_t p, double y, void *ctx)
-{
-    kl_ctx *c = (kl_ctx *) ctx;
-    const double x = c->x[p];
-    if (x == 0.0) {
-        c->Z[p] = 0.0;
-        return;
-    }
-    if (y < DBL_MIN) y = DBL_MIN;
-    c->loss += x * log(x / y) - x;
-    c->Z[p] = x / y;
-}
-
 /* Z = X / (F S G') at the stored entries (0 where X is 0, so at the masked
  * missing entries too); returns the loss sum_Omega X log(X / Y) - X + Y,
  * or (loss_too = 0: for the updates, which need only Z) 0 without the log
@@ -565,13 +551,13 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w,
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
     mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);
-    kl_ctx c = {st->x, w->Z, 0.0};
+    double loss = 0.0;
     if (d->sparse) {
         /* (F S)' and G' by rows, their rows in blocks; the loss summed in
          * the order of the stored values, as fitted_entries visits them */
         bnmf_transpose(w->W, I, L, w->Wt);
         bnmf_transpose(st->G, J, L, w->Gt);
-        c.loss = bnmf_sparse_kl_ratio(d, st->x, w->Wt, w->Gt, L, w->obs, w->Z, loss_too);
+        loss = bnmf_sparse_kl_ratio(d, st->x, w->Wt, w->Gt, L, w->obs, w->Z, loss_too);
     } else {
         /* the dense ratio is formed in place, block by block */
         const double one = 1.0, zero = 0.0;
@@ -580,12 +566,9 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w,
             double *blk = w->Z + (size_t) j0 * I;
             F77_CALL(dgemm)("N", "T", &I, &nb, &L, &one, w->W, &I, st->G + j0, &J, &zero,
                             blk, &I FCONE FCONE);
-            if (loss_too) {
-                for (size_t t = 0; t < (size_t) I * nb; t++)
-                    kl_entry((size_t) j0 * I + t, blk[t], &c);
-            } else {
-                bnmf_kl_ratio_only(blk, st->x + (size_t) j0 * I, (size_t) I * nb);
-            }
+            const double *xb = st->x + (size_t) j0 * I;
+            bnmf_kl_ratio_only(blk, xb, (size_t) I * nb);
+            if (loss_too) loss += bnmf_kl_loss(xb, blk, (size_t) I * nb);
         }
     }
     if (!loss_too) return 0.0;
@@ -605,7 +588,7 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w,
         miss_products(d, st, w);
         for (int m = 0; m < d->nmiss; m++) tot -= w->r[m];
     }
-    return c.loss + tot;
+    return loss + tot;
 }
 
 /* z <- z * num / den entry-wise (den <= 0: unchanged). */

@@ -231,6 +231,40 @@ test_that("KL updates of a tall sparse X (several row blocks) equal a plain-R im
   expect_equal(fit$loss, np_loss_r(X, ref$W, ref$H, "kl"), tolerance = 1e-10)
 })
 
+test_that("the I-divergence's terms take a log within one ulp of log()", {
+  # bnmf_kl_loss() takes log r four values at a time by its own series
+  # (kl_log4 in linalg.c): across the whole range of normal doubles, near 1
+  # (where log r is small and its relative error matters), and near the
+  # ends of its reduction interval (sqrt(1/2), sqrt(2)).
+  set.seed(46)
+  r <- c(exp(runif(40000, log(2.3e-308), log(1.7e308))), 1 + runif(20000, -0.3, 0.45),
+         1 + rnorm(4000, sd = 1e-9), sqrt(2) * (1 + c(-1, 1) %o% (1:2000) * 2^-52),
+         sqrt(0.5) * (1 + c(-1, 1) %o% (1:2000) * 2^-52), 2^(-1022:1023),
+         .Machine$double.xmin, .Machine$double.xmax)
+  r <- r[seq_len(length(r) %/% 4 * 4)]
+  out <- .Call(bnmf:::C_kl_loss, rep(1, length(r)), r)
+  ref <- log(r)
+  ulp <- 2^(floor(log2(abs(ref))) - 52)
+  nz <- ref != 0
+  expect_lte(max(abs(out$log - ref)[nz] / ulp[nz]), 1)
+  expect_identical(out$log[!nz], ref[!nz]) # log 1 = 0 exactly
+  # The terms: x log r - x where x > 0, nothing where x = 0 (whatever r is
+  # there); groups with a ratio that is subnormal, 0 or infinite take log()
+  x <- rexp(4003)
+  x[sample(4003, 800)] <- 0
+  rr <- rexp(4003) * 10
+  rr[c(5, 6)] <- c(1e-310, 0) # a subnormal and a zero ratio where x = 0 ...
+  x[c(5, 6)] <- 0
+  rr[9] <- 1e-310 # ... and a subnormal one where x > 0
+  x[9] <- 2
+  rr[20] <- Inf # an infinite ratio where x = 0
+  x[20] <- 0
+  term <- ifelse(x > 0, x * log(rr) - x, 0)
+  expect_equal(.Call(bnmf:::C_kl_loss, x, rr)$loss, sum(term), tolerance = 1e-13)
+  x[20] <- 1
+  expect_identical(.Call(bnmf:::C_kl_loss, x, rr)$loss, Inf)
+})
+
 test_that("np fits give point estimates and refuse posterior summaries by name", {
   d <- make_nmf_data(I = 20, J = 15, K = 2, sd = 0.05, seed = 28)
   X <- abs(d$X)
