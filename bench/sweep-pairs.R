@@ -35,7 +35,12 @@ kinds <- list(
   "NP, 20% missing (masked)" = list(method = "np", miss = 0.2, acc = FALSE, n = 600L,
                                     nonneg = TRUE),
   "NP, 20% missing (imputed)" = list(method = "np", miss = 0.2, acc = FALSE, n = 800L,
-                                     nonneg = TRUE, impute = TRUE)
+                                     nonneg = TRUE, impute = TRUE),
+  # KL (I-divergence) updates on max(X, 0), through engine_kl()
+  "NP, KL, complete data" = list(method = "kl", miss = 0, acc = FALSE, n = 300L,
+                                 nonneg = TRUE),
+  "NP, KL, 20% missing" = list(method = "kl", miss = 0.2, acc = FALSE, n = 300L,
+                               nonneg = TRUE)
 )
 
 if (length(args) >= 1L && args[1L] == "--child") {
@@ -55,6 +60,7 @@ if (length(args) >= 1L && args[1L] == "--child") {
   source(file.path(dirname(me), "chain-setup.R"))
   ch <- bench_chain(X, K, kd$method, masked, keep_wh = kd$acc)
   sweeps <- function(n, acc) {
+    if (kd$method == "kl") return(bnmf:::engine_kl(ch$state, ch$data, n))
     bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = kd$method, masked = masked,
                          accumulate = acc, wh_thin = kd$wh_thin %||% 1L)
   }

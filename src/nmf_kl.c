@@ -20,6 +20,7 @@
  */
 #include <float.h>
 #include <limits.h>
+#include <string.h>
 #include "bnmf_call.h"
 #include "nmf.h"
 
@@ -29,13 +30,15 @@ typedef struct {
     double *S;   /* I x nb block of WH, then of X / WH */
     double *NW;  /* I x K numerator of the W update */
     double *NH;  /* K x J numerator of the H update */
-    double *rs;  /* K sums over columns or rows */
+    double *rs;  /* 2 K values: sums over columns or rows */
+    double *v;   /* W H at the missing entries (sum_wh_obs) */
     double *Z, *Wt, *Dt; /* sparse X: X / WH at the stored values; W' and (Z H')' (K x I) */
     int *cur;    /* sparse X: J cursors of the row-blocked products */
 } kl_work;
 
-/* sum over the observed entries of (WH)_ij. */
-static double sum_wh_obs(const nmf_data *d, const double *W, const double *H)
+/* sum over the observed entries of (WH)_ij: over all, by the factors' sums,
+ * less W H at the missing entries (bnmf_wh_latent, into w->v). */
+static double sum_wh_obs(const nmf_data *d, const double *W, const double *H, kl_work *w)
 {
     const int I = d->I, J = d->J, K = d->K;
     double tot = 0.0;
@@ -45,8 +48,11 @@ static double sum_wh_obs(const nmf_data *d, const double *W, const double *H)
         for (int j = 0; j < J; j++) b += H[k + (size_t) j * K];
         tot += a * b;
     }
-    for (int m = 0; m < d->nmiss; m++)
-        tot -= bnmf_wh_entry(W, H, I, K, d->miss_i[m], d->miss_j[m]);
+    if (d->nmiss > 0) {
+        memset(w->v, 0, sizeof(double) * (size_t) d->nmiss);
+        bnmf_wh_latent(W, H, I, K, d->miss_i, d->miss_j, d->nmiss, w->Wt, w->v);
+        for (R_xlen_t m = 0; m < d->nmiss; m++) tot -= w->v[m];
+    }
     return tot;
 }
 
@@ -101,29 +107,41 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
 
 /*
  * The multiplicative step of one factor Z (W, or H seen row by row), Z <- Z *
- * N / D, where D for row r and factor k is the sum of the other side O over
- * the entries observed in that row: the sum over all n of O's entries (rs),
- * less those of the row's missing entries. Z(r, k) is Z[r zr + k zk], O(k, t)
- * is O[k ok + t ot], and the missing entries of row r are idx[ptr[r] ..
- * ptr[r + 1]).
+ * N / D, where D for row r and factor k is the sum of the other side's
+ * coordinate k over the entries observed in that row. The other side is Ot:
+ * n vectors of K contiguous values (H; W's transpose). D is the sum over
+ * all n (rs[k], given) less the row's missing entries' (bnmf_idx_sums: all K sums in
+ * one pass over them), or, for a row missing more than half, the sum over
+ * its observed entries, where the difference would cancel. Z(r, k) is
+ * Z[r zr + k zk]; the missing entries of row r are idx[ptr[r] .. ptr[r +
+ * 1]), sorted (Ot is read only where a row has some). vs: K values of
+ * scratch.
  */
 static void kl_scale(double *Z, const double *N, int rows, size_t zr, size_t zk,
-                     const double *O, int n, size_t ok, size_t ot, const int *ptr,
-                     const int *idx, int K, double *rs)
+                     const double *Ot, int n, const int *ptr, const int *idx, int K,
+                     double *rs, double *vs)
 {
-    for (int k = 0; k < K; k++) {
-        double s = 0.0;
-        for (int t = 0; t < n; t++) s += O[k * ok + (size_t) t * ot];
-        rs[k] = s;
-    }
     for (int r = 0; r < rows; r++) {
         const int *mt = idx + ptr[r];
         const int nm = ptr[r + 1] - ptr[r];
+        if (nm == 0) {
+            for (int k = 0; k < K; k++) vs[k] = rs[k];
+        } else if (2 * nm <= n) {
+            bnmf_idx_sums(vs, Ot, mt, nm, K);
+            for (int k = 0; k < K; k++) vs[k] = rs[k] - vs[k];
+        } else {
+            for (int k = 0; k < K; k++) vs[k] = 0.0;
+            for (int t = 0, m = 0; t < n; t++) {
+                if (m < nm && mt[m] == t) {
+                    m++;
+                    continue;
+                }
+                for (int k = 0; k < K; k++) vs[k] += Ot[(size_t) t * K + k];
+            }
+        }
         for (int k = 0; k < K; k++) {
-            double den = rs[k];
-            for (int t = 0; t < nm; t++) den -= O[k * ok + (size_t) mt[t] * ot];
             const size_t rk = r * zr + k * zk;
-            if (den > 0.0) Z[rk] *= N[rk] / den;
+            if (vs[k] > 0.0) Z[rk] *= N[rk] / vs[k];
         }
     }
 }
@@ -131,15 +149,28 @@ static void kl_scale(double *Z, const double *N, int rows, size_t zr, size_t zk,
 /* W <- W * NW / DW with DW[i, k] = sum_{j in Omega_i} H_kj. */
 static void kl_update_W(const nmf_data *d, double *W, const double *H, kl_work *w)
 {
-    kl_scale(W, w->NW, d->I, 1, (size_t) d->I, H, d->J, 1, (size_t) d->K, d->mrow_ptr,
-             d->mrow_j, d->K, w->rs);
+    const int J = d->J, K = d->K;
+    for (int k = 0; k < K; k++) {
+        double s = 0.0;
+        for (int j = 0; j < J; j++) s += H[k + (size_t) j * K];
+        w->rs[k] = s;
+    }
+    kl_scale(W, w->NW, d->I, 1, (size_t) d->I, H, J, d->mrow_ptr, d->mrow_j, K, w->rs,
+             w->rs + K);
 }
 
 /* H <- H * NH / DH with DH[k, j] = sum_{i in Omega_j} W_ik. */
 static void kl_update_H(const nmf_data *d, const double *W, double *H, kl_work *w)
 {
-    kl_scale(H, w->NH, d->J, (size_t) d->K, 1, W, d->I, (size_t) d->I, 1, d->mcol_ptr,
-             d->miss_i, d->K, w->rs);
+    const int I = d->I, K = d->K;
+    for (int k = 0; k < K; k++) {
+        double s = 0.0;
+        for (int i = 0; i < I; i++) s += W[i + (size_t) k * I];
+        w->rs[k] = s;
+    }
+    if (d->nmiss > 0) bnmf_transpose(W, I, K, w->Wt);
+    kl_scale(H, w->NH, d->J, (size_t) K, 1, w->Wt, I, d->mcol_ptr, d->miss_i, K, w->rs,
+             w->rs + K);
 }
 
 /**
@@ -164,12 +195,14 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
     w.S = d->sparse ? NULL : (double *) R_alloc((size_t) I * nb, sizeof(double));
     w.NW = (double *) R_alloc((size_t) I * K, sizeof(double));
     w.NH = (double *) R_alloc((size_t) K * J, sizeof(double));
-    w.rs = (double *) R_alloc(K, sizeof(double));
-    w.Z = w.Wt = w.Dt = NULL;
+    w.rs = (double *) R_alloc((size_t) 2 * K, sizeof(double));
+    w.v = (double *) R_alloc(d->nmiss > 0 ? (size_t) d->nmiss : 1, sizeof(double));
+    /* W' (kl_update_H, sum_wh_obs; sparse X: the ratio and numerators) */
+    w.Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
+    w.Z = w.Dt = NULL;
     w.cur = NULL;
     if (d->sparse) {
         w.Z = (double *) R_alloc(d->nx > 0 ? d->nx : 1, sizeof(double));
-        w.Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
         w.Dt = (double *) R_alloc((size_t) K * I, sizeof(double));
         w.cur = (int *) R_alloc(J > 0 ? J : 1, sizeof(int));
     }
@@ -181,7 +214,7 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
         /* The loss of the current state (after sweep s - 1), with the ratio
          * the W update needs. */
         double loss = kl_numerator(d, x, W, H, upd_W ? 0 : -1, 1, &w) +
-            sum_wh_obs(d, W, H);
+            sum_wh_obs(d, W, H, &w);
         if (s > 0) {
             tr[s - 1] = loss;
             const double cur = -loss;
@@ -202,7 +235,7 @@ int bnmf_nmf_kl(const nmf_data *d, nmf_state *st, const kl_ctrl *c, double *tr,
     if (done > 0 && done == n_sweeps) {
         /* The loss after the last sweep, compared with the one before it, so
          * that where a run is cut into calls never changes when it stops. */
-        const double loss = kl_numerator(d, x, W, H, -1, 1, &w) + sum_wh_obs(d, W, H);
+        const double loss = kl_numerator(d, x, W, H, -1, 1, &w) + sum_wh_obs(d, W, H, &w);
         tr[done - 1] = loss;
         *logpost = -loss;
         if (tol > 0.0 && R_FINITE(prev) && fabs(-loss - prev) <= tol * loss)

@@ -46,12 +46,13 @@ test_that("the multiplicative updates equal a plain-R implementation", {
   }
 })
 
-test_that("masked Euclidean updates match plain R when rows or columns miss most entries", {
-  # the kernel takes a row's G z less its missing terms when at most half
-  # its entries are missing, else the sum over its observed ones; K = 6
-  # covers both the four-value steps and the remainder, K = 45 the loop for
-  # K above 43
-  for (K in c(6L, 45L)) {
+test_that("masked Euclidean and KL updates match plain R when rows or columns miss most entries", {
+  # the Euclidean kernel takes a row's G z less its missing terms when at
+  # most half its entries are missing, else the sum over its observed ones;
+  # K = 6 covers both the four-value steps and the remainder, K = 45 the
+  # loop for K above 43. The KL updates' denominators (the other side's sum
+  # over a row's observed entries) make the same choice.
+  for (K in c(6L, 45L)) for (loss in c("euclidean", "kl")) {
     I <- if (K > 6) 60L else 20L
     J <- if (K > 6) 50L else 16L
     d <- make_nmf_data(I = I, J = J, K = K, sd = 0.05, seed = 31)
@@ -66,15 +67,15 @@ test_that("masked Euclidean updates match plain R when rows or columns miss most
     }
     W0 <- matrix(runif(I * K), I, K)
     H0 <- matrix(runif(K * J), K, J)
-    fit <- bnmf(X, rank = K, method = "np", init = list(W = W0, H = H0), iter = 7, tol = 0,
-                control = np_control("mask"))
+    fit <- bnmf(X, rank = K, method = "np", loss = loss, init = list(W = W0, H = H0),
+                iter = 7, tol = 0, control = if (loss == "euclidean") np_control("mask"))
     ref <- list(W = W0, H = H0)
-    for (s in 1:7) ref <- ls_sweep_r(X, ref$W, ref$H, "euclidean")
-    expect_equal(unname(fit$W), ref$W, tolerance = 1e-10)
-    expect_equal(unname(fit$H), ref$H, tolerance = 1e-10)
-    expect_equal(fit$loss, np_loss_r(X, ref$W, ref$H, "euclidean"), tolerance = 1e-10)
-    expect_equal(fit$trace$loglik[7], -np_loss_r(X, ref$W, ref$H, "euclidean"),
-                 tolerance = 1e-10)
+    for (s in 1:7) ref <- ls_sweep_r(X, ref$W, ref$H, loss)
+    expect_equal(unname(fit$W), ref$W, tolerance = 1e-10, info = loss)
+    expect_equal(unname(fit$H), ref$H, tolerance = 1e-10, info = loss)
+    expect_equal(fit$loss, np_loss_r(X, ref$W, ref$H, loss), tolerance = 1e-10, info = loss)
+    expect_equal(fit$trace$loglik[7], -np_loss_r(X, ref$W, ref$H, loss),
+                 tolerance = 1e-10, info = loss)
   }
 })
 
