@@ -15,6 +15,7 @@
 #include "bnmf.h"
 #include "nmf.h"
 #include "bnmf_call.h"
+#include "vlog.h"
 
 /** Fill the lower triangle of a K x K matrix from its upper triangle. */
 void bnmf_symmetrise(double *G, int K)
@@ -334,44 +335,10 @@ BNMF_CLONES void bnmf_kl_ratio_only(double *S, const double *x, size_t n)
     }
 }
 
-#if defined(__GNUC__)
-typedef double kl_v4 __attribute__((vector_size(32), aligned(8)));
-typedef long long kl_v4i __attribute__((vector_size(32), aligned(8)));
-
-/* log r, four values at a time, for r positive, normal and finite (the
- * caller checks). With r = 2^e m, m in [sqrt(1/2), sqrt(2)), f = m - 1
- * (exact) and s = f / (2 + f), log m = 2 atanh(s) = 2 s + 2 s sum_{n >= 1}
- * s^(2n) / (2n + 1) = f - s (f - P), P = 2 sum_n s^(2n) / (2n + 1), taken to
- * n = 9 (|s| <= 0.1716: the rest below 2^-55 of the result); then e log 2
- * added in two parts, the first with 42 significant bits, so that e times
- * it is exact. f is exact and the correction s (f - P) at most 0.18 f, so
- * the result is within about one ulp (tested against R's log()). */
-static ALWAYS_INLINE void kl_log4(kl_v4 *lg, const kl_v4 *rp)
-{
-    const kl_v4 r = *rp;
-    const kl_v4i u = (kl_v4i) r;
-    const kl_v4i mant = (u & 0x000FFFFFFFFFFFFFLL) | 0x3FF0000000000000LL;
-    const kl_v4i ex = (u >> 52) & 0x7FF;
-    kl_v4 m = (kl_v4) mant;
-    /* e = ex - 1023 as a double: 2^52 + ex from its bits, less 2^52 + 1023 */
-    kl_v4 e = (kl_v4) (ex | 0x4330000000000000LL) - (0x1p52 + 1023.0);
-    const kl_v4i big = m > 1.4142135623730951;
-    const kl_v4 one = {1.0, 1.0, 1.0, 1.0};
-    m = (kl_v4) (((kl_v4i) m & ~big) | ((kl_v4i) (0.5 * m) & big));
-    e += (kl_v4) ((kl_v4i) one & big);
-    const kl_v4 f = m - 1.0;
-    const kl_v4 sv = f / (2.0 + f), z = sv * sv;
-    const kl_v4 P = z * (2.0 / 3 + z * (2.0 / 5 + z * (2.0 / 7 + z * (2.0 / 9 + z * (2.0 / 11 +
-                    z * (2.0 / 13 + z * (2.0 / 15 + z * (2.0 / 17 + z * (2.0 / 19)))))))));
-    const double ln2_hi = 0x1.62e42fefa3800p-1, ln2_lo = 0x1.ef35793c76730p-45;
-    *lg = e * ln2_hi + (f - (sv * (f - P) - e * ln2_lo));
-}
-#endif
-
 /**
  * sum over x[t] != 0 of x[t] log r[t] - x[t], t < n: the I-divergence's
  * terms from the ratio r = X / WH (bnmf_kl_ratio_only). Four terms at a
- * time in four partial sums (with kl_log4; a group with a ratio that is not
+ * time in four partial sums (with bnmf_log4; a group with a ratio that is not
  * positive, normal and finite takes log() instead), the rest one by one.
  */
 BNMF_CLONES double bnmf_kl_loss(const double *x, const double *r, size_t n)
@@ -379,23 +346,23 @@ BNMF_CLONES double bnmf_kl_loss(const double *x, const double *r, size_t n)
     size_t t = 0;
     double loss = 0.0;
 #if defined(__GNUC__)
-    const kl_v4 zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
-    kl_v4 acc = zero;
+    const vl_v4 zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
+    vl_v4 acc = zero;
     for (; t + 4 <= n; t += 4) {
-        const kl_v4 xv = *(const kl_v4 *) (x + t);
-        const kl_v4i x0 = xv == zero;
+        const vl_v4 xv = *(const vl_v4 *) (x + t);
+        const vl_v4i x0 = xv == zero;
         /* log 1 = 0 where x is 0: those terms are 0 - 0 */
-        const kl_v4 rv = (kl_v4) (((kl_v4i) *(const kl_v4 *) (r + t) & ~x0) |
-                                  ((kl_v4i) one & x0));
-        const kl_v4i ex = ((kl_v4i) rv >> 52) & 0x7FF;
-        const kl_v4i odd = (ex == 0) | (ex == 0x7FF) | (rv < zero);
+        const vl_v4 rv = (vl_v4) (((vl_v4i) *(const vl_v4 *) (r + t) & ~x0) |
+                                  ((vl_v4i) one & x0));
+        const vl_v4i ex = ((vl_v4i) rv >> 52) & 0x7FF;
+        const vl_v4i odd = (ex == 0) | (ex == 0x7FF) | (rv < zero);
         if (odd[0] | odd[1] | odd[2] | odd[3]) {
             for (int l = 0; l < 4; l++)
                 if (xv[l] != 0.0) acc[l] += xv[l] * log(rv[l]) - xv[l];
             continue;
         }
-        kl_v4 lg;
-        kl_log4(&lg, &rv);
+        vl_v4 lg;
+        bnmf_log4(&lg, &rv);
         acc += xv * lg - xv;
     }
     loss = (acc[0] + acc[1]) + (acc[2] + acc[3]);
@@ -432,9 +399,9 @@ SEXP bnmf_kl_loss_call(SEXP x, SEXP r)
             for (int l = 0; l < 4; l++) pl[t + l] = NA_REAL;
             continue;
         }
-        const kl_v4 rv = *(const kl_v4 *) (pr + t);
-        kl_v4 v;
-        kl_log4(&v, &rv);
+        const vl_v4 rv = *(const vl_v4 *) (pr + t);
+        vl_v4 v;
+        bnmf_log4(&v, &rv);
         for (int l = 0; l < 4; l++) pl[t + l] = v[l];
     }
 #endif
