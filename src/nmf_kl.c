@@ -13,10 +13,11 @@
  * Cost of a sweep: dense X, four I x J x K products (WH before each half
  * sweep and the two numerators), done in blocks of columns so that no I x J
  * temporary is formed; a dgCMatrix X, O(nnz K) (its zeros are observed and
- * add nothing to the numerators). The loss of the state entering a half
- * sweep comes with the ratio X / WH that the half sweep needs anyway, so the
- * loss after sweep s is known at the start of sweep s + 1 (and computed once
- * more at the end).
+ * add nothing to the numerators). The loss of the state entering a sweep
+ * comes with the ratio X / WH that its W half needs anyway (its logs four
+ * at a time, bnmf_kl_loss), so the loss after sweep s is known at the start
+ * of sweep s + 1 (and computed once more at the end); the H half forms its
+ * ratio without the loss.
  */
 #include <float.h>
 #include <limits.h>
@@ -30,7 +31,7 @@ typedef struct {
     double *S;   /* I x nb block of WH, then of X / WH */
     double *NW;  /* I x K numerator of the W update */
     double *NH;  /* K x J numerator of the H update */
-    double *rs;  /* 2 K values: sums over columns or rows */
+    double *rs;  /* 2 K values: the other side's sums, and a row's (kl_scale) */
     double *v;   /* W H at the missing entries (sum_wh_obs) */
     double *Z, *Wt, *Dt; /* sparse X: X / WH at the stored values; W' and (Z H')' (K x I) */
     int *cur;    /* sparse X: J cursors of the row-blocked products */
@@ -110,9 +111,9 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
  * N / D, where D for row r and factor k is the sum of the other side's
  * coordinate k over the entries observed in that row. The other side is Ot:
  * n vectors of K contiguous values (H; W's transpose). D is the sum over
- * all n (rs[k], given) less the row's missing entries' (bnmf_idx_sums: all K sums in
- * one pass over them), or, for a row missing more than half, the sum over
- * its observed entries, where the difference would cancel. Z(r, k) is
+ * all n (rs[k], given) less the row's missing entries' (bnmf_idx_sums: all
+ * K sums in one pass over them), or, for a row missing more than half, the
+ * sum over its observed entries, where the difference would cancel. Z(r, k) is
  * Z[r zr + k zk]; the missing entries of row r are idx[ptr[r] .. ptr[r +
  * 1]), sorted (Ot is read only where a row has some). vs: K values of
  * scratch.
