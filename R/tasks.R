@@ -123,10 +123,10 @@ option_threads <- function() {
 
 # Evaluate `expr` (futures of task_in_worker()); on an interrupt, stop the
 # tasks still running in processes of this machine (SIGINT, which their
-# sweeps check; the tasks not yet started see stop_flag(dir)) and restart the workers of the plan (future::plan() shuts
-# down the workers of the plan it replaces), so that the abandoned tasks
-# neither keep the workers busy nor block the next call; then the interrupt
-# goes on to the top level.
+# sweeps check; the tasks not yet started see stop_flag(dir)) and restart
+# the workers of the plan (future::plan() shuts down the workers of the plan
+# it replaces), so that the abandoned tasks neither keep the workers busy
+# nor block the next call; then the interrupt goes on to the top level.
 stop_tasks_on_interrupt <- function(dir, expr) {
   withCallingHandlers(expr, interrupt = function(cnd) {
     file.create(stop_flag(dir), showWarnings = FALSE)

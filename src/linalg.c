@@ -309,35 +309,32 @@ void bnmf_sparse_visit(const nmf_data *d, const double *At, const double *B, int
 }
 
 /**
- * S[t] = x[t] / max(S[t], DBL_MIN), +0 where x[t] is 0, for t < n: the
- * ratio X / WH of the I-divergence's updates without their loss (the same
- * values as the loops that also sum the loss), four at a time.
+ * Z[t] = x[t] / max(Y[t], DBL_MIN), +0 where x[t] is 0, for t < n (Z may
+ * be Y): the ratio X / WH of the I-divergence's updates, four at a time.
  */
-BNMF_CLONES void bnmf_kl_ratio_only(double *S, const double *x, size_t n)
+BNMF_CLONES void bnmf_kl_ratio(double *Z, const double *Y, const double *x, size_t n)
 {
     size_t t = 0;
 #if defined(__GNUC__)
-    typedef double v4 __attribute__((vector_size(32), aligned(8)));
-    typedef long long v4i __attribute__((vector_size(32), aligned(8)));
-    const v4 lo = {DBL_MIN, DBL_MIN, DBL_MIN, DBL_MIN}, zero = {0.0, 0.0, 0.0, 0.0};
+    const vl_v4 lo = {DBL_MIN, DBL_MIN, DBL_MIN, DBL_MIN}, zero = {0.0, 0.0, 0.0, 0.0};
     for (; t + 4 <= n; t += 4) {
-        const v4 xv = *(const v4 *) (x + t);
-        v4 sv = *(const v4 *) (S + t);
-        const v4i small = sv < lo;
-        sv = (v4) (((v4i) sv & ~small) | ((v4i) lo & small));
-        const v4 q = xv / sv;
-        *(v4 *) (S + t) = (v4) ((v4i) q & ~(xv == zero));
+        const vl_v4 xv = *(const vl_v4 *) (x + t);
+        vl_v4 yv = *(const vl_v4 *) (Y + t);
+        const vl_v4i small = yv < lo;
+        yv = (vl_v4) (((vl_v4i) yv & ~small) | ((vl_v4i) lo & small));
+        const vl_v4 q = xv / yv;
+        *(vl_v4 *) (Z + t) = (vl_v4) ((vl_v4i) q & ~(xv == zero));
     }
 #endif
     for (; t < n; t++) {
-        const double v = S[t] < DBL_MIN ? DBL_MIN : S[t];
-        S[t] = x[t] == 0.0 ? 0.0 : x[t] / v;
+        const double v = Y[t] < DBL_MIN ? DBL_MIN : Y[t];
+        Z[t] = x[t] == 0.0 ? 0.0 : x[t] / v;
     }
 }
 
 /**
  * sum over x[t] != 0 of x[t] log r[t] - x[t], t < n: the I-divergence's
- * terms from the ratio r = X / WH (bnmf_kl_ratio_only). Four terms at a
+ * terms from the ratio r = X / WH (bnmf_kl_ratio). Four terms at a
  * time in four partial sums (with bnmf_log4; a group with a ratio that is not
  * positive, normal and finite takes log() instead), the rest one by one.
  */
@@ -417,12 +414,7 @@ typedef struct { const double *x; double *Z; } kl_runs;
 static void kl_run(size_t p0, const double *y, int n, void *ctx)
 {
     const kl_runs *a = (const kl_runs *) ctx;
-    const double *x = a->x + p0;
-    double *Z = a->Z + p0;
-    for (int t = 0; t < n; t++) {
-        const double v = y[t] < DBL_MIN ? DBL_MIN : y[t];
-        Z[t] = x[t] == 0.0 ? 0.0 : x[t] / v;
-    }
+    bnmf_kl_ratio(a->Z + p0, y, a->x + p0, (size_t) n);
 }
 
 /**

@@ -93,7 +93,7 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
         F77_CALL(dgemm)("N", "N", &I, &m, &K, &one, W, &I, Hb, &K, &zero, w->S, &I
                         FCONE FCONE);
         const double *xb = x + (size_t) j0 * I;
-        bnmf_kl_ratio_only(w->S, xb, (size_t) I * m);
+        bnmf_kl_ratio(w->S, w->S, xb, (size_t) I * m);
         if (loss_too) loss += bnmf_kl_loss(xb, w->S, (size_t) I * m);
         if ((j0 / nb & 15) == 15) R_CheckUserInterrupt(); /* every 1024 columns */
         if (which == 0)

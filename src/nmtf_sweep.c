@@ -553,8 +553,7 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w,
     mat_mult("N", "N", I, L, K, st->F, I, st->S, K, w->W);
     double loss = 0.0;
     if (d->sparse) {
-        /* (F S)' and G' by rows, their rows in blocks; the loss summed in
-         * the order of the stored values, as fitted_entries visits them */
+        /* (F S)' and G' by rows, their rows in blocks */
         bnmf_transpose(w->W, I, L, w->Wt);
         bnmf_transpose(st->G, J, L, w->Gt);
         loss = bnmf_sparse_kl_ratio(d, st->x, w->Wt, w->Gt, L, w->obs, w->Z, loss_too);
@@ -567,7 +566,7 @@ static double kl_ratio(const nmf_data *d, const nmtf_state *st, nmtf_work *w,
             F77_CALL(dgemm)("N", "T", &I, &nb, &L, &one, w->W, &I, st->G + j0, &J, &zero,
                             blk, &I FCONE FCONE);
             const double *xb = st->x + (size_t) j0 * I;
-            bnmf_kl_ratio_only(blk, xb, (size_t) I * nb);
+            bnmf_kl_ratio(blk, blk, xb, (size_t) I * nb);
             if (loss_too) loss += bnmf_kl_loss(xb, blk, (size_t) I * nb);
         }
     }
