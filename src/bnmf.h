@@ -227,4 +227,46 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd);
 #define BNMF_CLONES
 #endif
 
+#if defined(__GNUC__)
+typedef double bnmf_v4 __attribute__((vector_size(32), aligned(8)));
+#endif
+
+/* sum_l g[l] z[l] over K values in four partial sums, sum over l = 0, 1,
+ * 2, 3 (mod 4) (the rest into the first): ((s0 + s1) + (s2 + s3)) */
+static ALWAYS_INLINE double bnmf_dot4(const double *g, const double *z, int K)
+{
+    int l = 0;
+#if defined(__GNUC__)
+    bnmf_v4 S = {0.0, 0.0, 0.0, 0.0};
+    for (; l + 4 <= K; l += 4) S += *(const bnmf_v4 *) (g + l) * *(const bnmf_v4 *) (z + l);
+    double g0 = S[0], g1 = S[1], g2 = S[2], g3 = S[3];
+#else
+    double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
+    for (; l + 4 <= K; l += 4) {
+        g0 += g[l] * z[l];
+        g1 += g[l + 1] * z[l + 1];
+        g2 += g[l + 2] * z[l + 2];
+        g3 += g[l + 3] * z[l + 3];
+    }
+#endif
+    for (; l < K; l++) g0 += g[l] * z[l];
+    return (g0 + g1) + (g2 + g3);
+}
+
+/* d += c o over K values */
+static ALWAYS_INLINE void bnmf_axpy4(double *restrict d, double c, const double *restrict o,
+                                     int K)
+{
+    int k = 0;
+#if defined(__GNUC__)
+    const bnmf_v4 cv = {c, c, c, c};
+    for (; k + 4 <= K; k += 4) {
+        bnmf_v4 dv = *(bnmf_v4 *) (d + k);
+        dv += cv * *(const bnmf_v4 *) (o + k);
+        *(bnmf_v4 *) (d + k) = dv;
+    }
+#endif
+    for (; k < K; k++) d[k] += c * o[k];
+}
+
 #endif

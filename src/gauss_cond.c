@@ -1218,49 +1218,12 @@ void bnmf_cond_sub_gather(cond_sub *cs, const double *other, const double *V,
     else for (int k = 0; k < K; k++) cs->gkk[k] = 0.0;
 }
 
-/* sum_l g[l] z[l] over K values in four partial sums, sum l = 0, 1, 2, 3
- * (mod 4) (the rest into the first): ((s0 + s1) + (s2 + s3)). */
-static inline double gz_four(const double *g, const double *z, int K)
-{
-    int l = 0;
-#if defined(__GNUC__)
-    typedef double v4u __attribute__((vector_size(32), aligned(8)));
-    v4u S = {0.0, 0.0, 0.0, 0.0};
-    for (; l + 4 <= K; l += 4) S += *(const v4u *) (g + l) * *(const v4u *) (z + l);
-    double g0 = S[0], g1 = S[1], g2 = S[2], g3 = S[3];
-#else
-    double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
-    for (; l + 4 <= K; l += 4) {
-        g0 += g[l] * z[l];
-        g1 += g[l + 1] * z[l + 1];
-        g2 += g[l + 2] * z[l + 2];
-        g3 += g[l + 3] * z[l + 3];
-    }
-#endif
-    for (; l < K; l++) g0 += g[l] * z[l];
-    return (g0 + g1) + (g2 + g3);
-}
 
-/* d += c o over K values */
-static ALWAYS_INLINE void mr_axpy(double *restrict d, double c, const double *restrict o,
-                                  int K)
-{
-    int k = 0;
-#if defined(__GNUC__)
-    const vs_v4 cv = {c, c, c, c};
-    for (; k + 4 <= K; k += 4) {
-        vs_v4 dv = *(vs_v4 *) (d + k);
-        dv += cv * *(const vs_v4 *) (o + k);
-        *(vs_v4 *) (d + k) = dv;
-    }
-#endif
-    for (; k < K; k++) d[k] += c * o[k];
-}
 
 #if defined(__GNUC__)
 /* den += sign sum_t (o_t' z) o_t over the ni vectors o_t = other + idx[t] K,
  * K = 4 nc + rem (nc <= 10 and rem < 4 constants where inlined): the same
- * sums as gz_four and mr_axpy term by term, with den held in registers over
+ * sums as bnmf_dot4 and bnmf_axpy4 term by term, with den held in registers over
  * t (through memory, each term's additions waited on the last term's
  * stores) */
 static ALWAYS_INLINE void mr_terms(double *den, const double *z, const double *other,
@@ -1340,13 +1303,13 @@ BNMF_CLONES double bnmf_mult_row_masked(double *z, const double *G, const double
 #endif
     for (int t = 0; t < ni; t++) {
         const double *o = other + (size_t) idx[t] * K;
-        mr_axpy(den, sign * gz_four(o, z, K), o, K);
+        bnmf_axpy4(den, sign * bnmf_dot4(o, z, K), o, K);
     }
     const double change = mult_apply(z, b, den, K);
     if (q) {
         double s = down ? bnmf_quad_form(G, z, K) : 0.0, r = 0.0;
         for (int t = 0; t < ni; t++) {
-            const double e = gz_four(other + (size_t) idx[t] * K, z, K);
+            const double e = bnmf_dot4(other + (size_t) idx[t] * K, z, K);
             r += e * e;
         }
         *q = s + sign * r;
@@ -1363,12 +1326,12 @@ static inline void sub_diag(cond_sub *cs, const double *G, int k, int K, double 
     cs->gkk[k] = d > 0.0 ? d : 0.0;
 }
 
-/* b_k - sum_{l != k} G_kl z_l, the sum in four partial sums (gz_four) */
+/* b_k - sum_{l != k} G_kl z_l, the sum in four partial sums (bnmf_dot4) */
 static inline double sub_gz(const double *G, const double *b, const double *z, int k,
                             int K)
 {
     const double *gk = G + (size_t) k * K;
-    return b[k] - gz_four(gk, z, K) + gk[k] * z[k];
+    return b[k] - bnmf_dot4(gk, z, K) + gk[k] * z[k];
 }
 
 /* One pass of bnmf_cond_row_sub: bnmf_cond_row_pass on the full G, each

@@ -253,6 +253,7 @@ double bnmf_sparse_kl_ratio(const nmf_data *d, const double *x, const double *At
                             const double *B, int K, int *cur, double *Z, int loss_too);
 void bnmf_kl_ratio(double *Z, const double *Y, const double *x, size_t n);
 double bnmf_kl_loss(const double *x, const double *r, size_t n);
+double bnmf_xlog_sum(const double *x, const double *r, size_t n);
 double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
                       const int *mj, R_xlen_t n, double *Wt, double *v);
 double bnmf_sse(const nmf_data *d, const double *x, const double *W, const double *H,

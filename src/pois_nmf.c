@@ -251,32 +251,41 @@ double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H)
     return tot;
 }
 
+/* The ratio pass collects this many rates and then takes their logs four
+ * at a time (bnmf_xlog_sum; log() one at a time took a ninth of a Poisson
+ * VB sweep) */
+#define LOG_BUF 64
+
 /* Columns [j0, j1) of the ratio pass into NAt (K x I, added to), NB and
  * the log-likelihood sum (returned). */
-static double ratio_cols(const pois_data *pd, const double *At, const double *B, double *NAt,
+BNMF_CLONES static double ratio_cols(const pois_data *pd, const double *At, const double *B, double *NAt,
                          double *NB, int want_lik, int j0, int j1)
 {
     const int K = pd->K;
-    double lik = 0.0;
+    double sb[LOG_BUF], lik = 0.0;
+    int ns = 0, q0 = pd->cp[j0];
     for (int j = j0; j < j1; j++) {
         const double *bj = B + (size_t) j * K;
         double *nb = NB ? NB + (size_t) j * K : NULL;
         for (int q = pd->cp[j]; q < pd->cp[j + 1]; q++) {
             const int i = pd->ri[q];
             const double *ai = At + (size_t) i * K;
-            double s = 0.0;
-            for (int k = 0; k < K; k++) s += ai[k] * bj[k];
+            double s = bnmf_dot4(ai, bj, K);
             if (s < DBL_MIN) s = DBL_MIN;
             const double x = pd->xv[q], r = x / s;
-            if (want_lik) lik += x * log(s);
-            if (NAt) {
-                double *na = NAt + (size_t) i * K;
-                for (int k = 0; k < K; k++) na[k] += r * bj[k];
+            if (want_lik) {
+                sb[ns++] = s;
+                if (ns == LOG_BUF) {
+                    lik += bnmf_xlog_sum(pd->xv + q0, sb, ns);
+                    q0 += ns;
+                    ns = 0;
+                }
             }
-            if (nb)
-                for (int k = 0; k < K; k++) nb[k] += r * ai[k];
+            if (NAt) bnmf_axpy4(NAt + (size_t) i * K, r, bj, K);
+            if (nb) bnmf_axpy4(nb, r, ai, K);
         }
     }
+    if (ns) lik += bnmf_xlog_sum(pd->xv + q0, sb, ns);
     return lik;
 }
 
@@ -301,8 +310,7 @@ static int split_col(const int *cp, int j0, int j1, int t, int T)
  * s_ij = sum_k At[k, i] B[k, j]; returns sum X_ij log s_ij, and adds the
  * ratios r_ij = X_ij / s_ij into NAt[, i] += r_ij B[, j] (K x I) and
  * NB[, j] += r_ij At[, i] (K x J), each if not NULL (zeroed first). With
- * want_lik = 0 the log is skipped and 0 returned (a log per count is a
- * fifth of a VB sweep's second pass).
+ * want_lik = 0 the log is skipped and 0 returned.
  *
  * With pd->threads = T > 1 (OpenMP), each block of columns is split into T
  * contiguous ranges of about equal counts, one per thread: NB's columns are disjoint, NAt gets a

@@ -50,6 +50,20 @@ for (K in c(6L, 10L, 16L, 20L, 33L)) {
   out[[paste("gibbs", K)]] <- bnmf(Y, rank = K, method = "gibbs", iter = 30, burnin = 10,
                                    wh_thin = 2)[c("W", "H", "W_sd", "H_sd", "tau", "moments")]
 }
+# Poisson VB and SSVI (the ratio pass: bnmf_dot4, bnmf_axpy4, bnmf_xlog_sum)
+# and the I-divergence updates (bnmf_kl_ratio, bnmf_kl_loss)
+Yc <- matrix(rpois(length(Y), pmax(replace(Y, is.na(Y), 0), 0)), nrow(Y))
+Yc[is.na(Y)] <- NA
+for (K in c(6L, 10L, 20L, 33L)) {
+  set.seed(1)
+  out[[paste("poisson vb", K)]] <- bnmf(Yc, rank = K, likelihood = "poisson", method = "vb",
+                                        iter = 25, tol = 0)[c("W", "H", "trace")]
+  set.seed(1)
+  out[[paste("ssvi", K)]] <- bnmf(Yc, rank = K, method = "ssvi", iter = 5)[c("W", "H")]
+  set.seed(1)
+  out[[paste("np kl", K)]] <- bnmf(pmax(Y, 0), rank = K, method = "np", loss = "kl",
+                                   iter = 25, tol = 0)[c("W", "H", "trace")]
+}
 saveRDS(out, args[2])
 RS
 Rscript "$work/fits.R" "$work/lib_clones" "$work/clones.rds"
