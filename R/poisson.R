@@ -304,6 +304,8 @@ pois_chunks <- function(total, step, pb, done = 0L, multiple = 1L) {
     if (isTRUE(out$stop)) break
     chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
   }
+  # no chunk at all (total = 0, e.g. burnin = 0): no trace
+  if (!length(traces)) return(list(trace = NULL, done = done))
   list(trace = do.call(if (is.matrix(traces[[1L]])) rbind else c, traces), done = done)
 }
 

@@ -40,14 +40,42 @@ kinds <- list(
   "NP, KL, complete data" = list(method = "kl", miss = 0, acc = FALSE, n = 300L,
                                  nonneg = TRUE),
   "NP, KL, 20% missing" = list(method = "kl", miss = 0.2, acc = FALSE, n = 300L,
-                               nonneg = TRUE)
+                               nonneg = TRUE),
+  # Poisson NMF (likelihood = "poisson") on sparse counts, 5000 x 2000, K = 20,
+  # 17.5% non-zero, drawn from the model: whole fits of 5 and 5 + n sweeps
+  # (tol = 0), the difference over n
+  "Poisson VB, sparse counts" = list(method = "poisson vb", n = 40L),
+  "Poisson Gibbs, sparse counts" = list(method = "poisson gibbs", n = 20L)
 )
+
+# the Poisson kinds' child: ms a sweep
+poisson_child <- function(kd) {
+  suppressPackageStartupMessages(library(Matrix))
+  set.seed(1)
+  I <- 5000L
+  J <- 2000L
+  K <- 20L
+  M <- matrix(rgamma(I * K, 0.5), I, K) %*% matrix(rgamma(K * J, 0.5), K, J)
+  X <- as(matrix(rpois(length(M), M * (0.2 / mean(M))), I, J), "CsparseMatrix")
+  rm(M)
+  fit <- function(n) {
+    set.seed(2)
+    system.time(bnmf(X, K, likelihood = "poisson", method = sub("poisson ", "", kd$method),
+                     iter = n, tol = 0, progress = FALSE))[["elapsed"]]
+  }
+  invisible(fit(2L))
+  (fit(5L + kd$n) - fit(5L)) * 1000 / kd$n
+}
 
 if (length(args) >= 1L && args[1L] == "--child") {
   # one timing: --child LIB KIND
   suppressPackageStartupMessages(library(bnmf, lib.loc = args[2L]))
   `%||%` <- function(a, b) if (is.null(a)) b else a
   kd <- kinds[[args[3L]]]
+  if (grepl("^poisson", kd$method)) {
+    cat(sprintf("%.6f\n", poisson_child(kd)))
+    quit(save = "no")
+  }
   set.seed(20240601)
   I <- 1000L
   J <- 1000L

@@ -251,42 +251,32 @@ double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H)
     return tot;
 }
 
-/* The ratio pass collects this many rates and then takes their logs four
- * at a time (bnmf_xlog_sum; log() one at a time took a ninth of a Poisson
- * VB sweep) */
-#define LOG_BUF 64
-
-/* Columns [j0, j1) of the ratio pass into NAt (K x I, added to), NB and
- * the log-likelihood sum (returned). */
-BNMF_CLONES static double ratio_cols(const pois_data *pd, const double *At, const double *B, double *NAt,
-                         double *NB, int want_lik, int j0, int j1)
+/* Columns [j0, j1) of the ratio pass into NAt (K x I, added to), NB and,
+ * unless lik is NULL, the log likelihood: each column's sum x log s
+ * (bnmf_xlog_sum over its rates, collected in sb: the logs four at a time;
+ * log() one at a time took a ninth of a Poisson VB sweep) added to *lik in
+ * column order, as gibbs_split adds them, so that both give the same bits. */
+BNMF_CLONES static void ratio_cols(const pois_data *pd, const double *At, const double *B,
+                                   double *NAt, double *NB, double *lik, double *sb, int j0,
+                                   int j1)
 {
     const int K = pd->K;
-    double sb[LOG_BUF], lik = 0.0;
-    int ns = 0, q0 = pd->cp[j0];
     for (int j = j0; j < j1; j++) {
         const double *bj = B + (size_t) j * K;
         double *nb = NB ? NB + (size_t) j * K : NULL;
-        for (int q = pd->cp[j]; q < pd->cp[j + 1]; q++) {
+        const int q0 = pd->cp[j];
+        for (int q = q0; q < pd->cp[j + 1]; q++) {
             const int i = pd->ri[q];
             const double *ai = At + (size_t) i * K;
             double s = bnmf_dot4(ai, bj, K);
             if (s < DBL_MIN) s = DBL_MIN;
-            const double x = pd->xv[q], r = x / s;
-            if (want_lik) {
-                sb[ns++] = s;
-                if (ns == LOG_BUF) {
-                    lik += bnmf_xlog_sum(pd->xv + q0, sb, ns);
-                    q0 += ns;
-                    ns = 0;
-                }
-            }
+            const double r = pd->xv[q] / s;
+            sb[q - q0] = s;
             if (NAt) bnmf_axpy4(NAt + (size_t) i * K, r, bj, K);
             if (nb) bnmf_axpy4(nb, r, ai, K);
         }
+        if (lik) *lik += bnmf_xlog_sum(pd->xv + q0, sb, (size_t) (pd->cp[j + 1] - q0));
     }
-    if (ns) lik += bnmf_xlog_sum(pd->xv + q0, sb, ns);
-    return lik;
 }
 
 /* The first column of range t of T in [j0, j1), the ranges holding about
@@ -332,6 +322,8 @@ double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double 
 #endif
     if (T > J) T = J > 0 ? J : 1;
     double *priv = NULL, *part = (double *) R_alloc(T, sizeof(double));
+    /* each thread's rates of a column */
+    double *sb = (double *) R_alloc((size_t) T * pd->I, sizeof(double));
     if (T > 1 && NAt) {
         priv = (double *) R_alloc((size_t) (T - 1) * nA, sizeof(double));
         memset(priv, 0, sizeof(double) * (T - 1) * nA);
@@ -341,7 +333,7 @@ double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double 
     for (int j0 = 0; j0 < J; j0 += block) {
         const int j1 = J - j0 < block ? J : j0 + block;
         if (T == 1) {
-            part[0] += ratio_cols(pd, At, B, NAt, NB, want_lik, j0, j1);
+            ratio_cols(pd, At, B, NAt, NB, want_lik ? part : NULL, sb, j0, j1);
         } else {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static, 1)
@@ -349,7 +341,8 @@ double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double 
             for (int t = 0; t < T; t++) {
                 const int a = split_col(pd->cp, j0, j1, t, T), b = split_col(pd->cp, j0, j1, t + 1, T);
                 double *na = NAt ? (t == 0 ? NAt : priv + (size_t) (t - 1) * nA) : NULL;
-                part[t] += ratio_cols(pd, At, B, na, NB, want_lik, a, b);
+                ratio_cols(pd, At, B, na, NB, want_lik ? part + t : NULL,
+                           sb + (size_t) t * pd->I, a, b);
             }
         }
         R_CheckUserInterrupt();
@@ -634,10 +627,11 @@ typedef struct {
  * Z_ij. ~ Mult(X_ij, W_i. H_.j / (WH)_ij): a count X_ij <= K unit by unit
  * (one uniform each, placed by the cumulative sums of the probabilities),
  * a larger one by successive binomials; adds the splits into ZWt (K x I)
- * and ZH (K x J), zeroed first. Returns sum X_ij log (WH)_ij.
+ * and ZH (K x J), zeroed first. Returns sum X_ij log (WH)_ij, summed as
+ * the ratio pass sums it (sb: I doubles of scratch).
  */
 static double gibbs_split(const pois_data *pd, const double *Wt, const double *H,
-                          double *ZWt, double *ZH, double *p)
+                          double *ZWt, double *ZH, double *p, double *sb)
 {
     const int K = pd->K;
     memset(ZWt, 0, sizeof(double) * K * pd->I);
@@ -651,10 +645,12 @@ static double gibbs_split(const pois_data *pd, const double *Wt, const double *H
             const int i = pd->ri[q];
             const double *wi = Wt + (size_t) i * K;
             double *zw = ZWt + (size_t) i * K;
-            double s = 0.0;
-            for (int k = 0; k < K; k++) s += (p[k] = wi[k] * hj[k]);
+            /* (WH)_ij and the log likelihood summed as the ratio pass sums
+             * them, so that both give the same bits */
+            const double s = bnmf_dot4(wi, hj, K);
+            for (int k = 0; k < K; k++) p[k] = wi[k] * hj[k];
             const double x = pd->xv[q];
-            lik += x * log(s < DBL_MIN ? DBL_MIN : s);
+            sb[q - pd->cp[j]] = s < DBL_MIN ? DBL_MIN : s;
             if (x <= K && s >= DBL_MIN) {
                 for (int k = 1; k < K; k++) p[k] += p[k - 1]; /* cumulative sums */
                 for (int u = 0; u < (int) x; u++) {
@@ -680,6 +676,7 @@ static double gibbs_split(const pois_data *pd, const double *Wt, const double *H
                 rest -= p[k];
             }
         }
+        lik += bnmf_xlog_sum(pd->xv + pd->cp[j], sb, (size_t) (pd->cp[j + 1] - pd->cp[j]));
     }
     return lik;
 }
@@ -732,12 +729,12 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
     double *ZWt = (double *) R_alloc((size_t) K * I, sizeof(double));
     double *ZH = (double *) R_alloc((size_t) K * J, sizeof(double));
     double *RS = (double *) R_alloc((size_t) K * (I > J ? I : J), sizeof(double));
-    double *p = (double *) R_alloc(K, sizeof(double));
+    double *p = (double *) R_alloc(K, sizeof(double)), *sb = (double *) R_alloc(I, sizeof(double));
     double *W = st->W, *H = st->H;
     int kept = 0;
     for (int s = 0; s < n; s++) {
         bnmf_transpose(W, I, K, Wt);
-        const double lik = gibbs_split(pd, Wt, H, ZWt, ZH, p);
+        const double lik = gibbs_split(pd, Wt, H, ZWt, ZH, p, sb);
         if (s > 0) {
             tr[s - 1] = pois_loglik(pd, W, H, lik);
             tr[s - 1 + n] = tr[s - 1] + pois_log_prior(pd, pp, W, H);

@@ -50,12 +50,14 @@ test_that("VB sweeps give the same q however a run is cut into calls", {
   expect_identical(t1, t2)
 })
 
-test_that("the VB ELBO is the closed form, checked term by term in plain R", {
-  withr::local_seed(2)
-  X <- matrix(c(3, 0, 1, NA, 2, 5), 2, 3)
-  K <- 2
-  q <- list(shape_W = matrix(stats::runif(4, 1, 3), 2, K), rate_W = matrix(stats::runif(4, 1, 2), 2, K),
-            shape_H = matrix(stats::runif(6, 1, 3), K, 3), rate_H = matrix(stats::runif(6, 1, 2), K, 3))
+# the ELBO of a random q for counts X at rank K: bnmf against plain R
+elbo_closed_form <- function(X, K) {
+  I <- nrow(X)
+  J <- ncol(X)
+  q <- list(shape_W = matrix(stats::runif(I * K, 1, 3), I, K),
+            rate_W = matrix(stats::runif(I * K, 1, 2), I, K),
+            shape_H = matrix(stats::runif(K * J, 1, 3), K, J),
+            rate_H = matrix(stats::runif(K * J, 1, 2), K, J))
   pr <- list(a = 1.5, b = 0.7, c = 2, d = 1.3)
   LW <- exp(digamma(q$shape_W)) / q$rate_W
   LH <- exp(digamma(q$shape_H)) / q$rate_H
@@ -69,6 +71,18 @@ test_that("the VB ELBO is the closed form, checked term by term in plain R", {
   }
   want <- lik + gterm(q$shape_W, q$rate_W, pr$a, pr$b) + gterm(q$shape_H, q$rate_H, pr$c, pr$d)
   expect_equal(bnmf:::pois_vb_elbo(X, q, pr), want, tolerance = 1e-12)
+}
+
+test_that("the VB ELBO is the closed form, checked term by term in plain R", {
+  withr::local_seed(2)
+  # a tiny X (every column's logs one at a time) and one whose columns hold
+  # 3 to 23 counts (the logs four at a time, and the rest)
+  big <- matrix(stats::rpois(24 * 9, 4), 24, 9)
+  big[cbind(c(1, 5, 6, 2), c(1, 1, 3, 9))] <- NA
+  big[, 4] <- c(2, 7, 1, rep(0, 21))
+  for (X in list(matrix(c(3, 0, 1, NA, 2, 5), 2, 3), big)) {
+    elbo_closed_form(X, K = if (nrow(X) == 2) 2 else 3)
+  }
 })
 
 test_that("VB on several threads gives the one-thread fit, reproducibly", {
@@ -253,6 +267,17 @@ test_that("VB and Gibbs recover planted factors", {
   expect_equal(unname(predict(vb)), unname(vb$W %*% vb$H))
   expect_error(elbo(gi), class = "bnmf_error_input")
   expect_identical(masks(vb)$W, matrix(1, 60, 3, dimnames = dimnames(vb$W)))
+})
+
+test_that("Gibbs with burnin = 0 keeps every sweep", {
+  withr::local_seed(8)
+  X <- matrix(rpois(400, 3), 20)
+  fit <- bnmf(X, 2, likelihood = "poisson", method = "gibbs", iter = 6, burnin = 0L,
+              keep = "draws", progress = FALSE)
+  expect_equal(nrow(fit$trace), 6L)
+  expect_true(all(fit$trace$sampling))
+  expect_equal(fit$n_draws, 6)
+  expect_equal(ncol(fit$draws[[1L]]$W_draws), 6L)
 })
 
 test_that("SSVI recovers doubly sparse masks better than chance and switches spare factors off", {
