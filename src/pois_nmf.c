@@ -630,8 +630,8 @@ typedef struct {
  * and ZH (K x J), zeroed first. Returns sum X_ij log (WH)_ij, summed as
  * the ratio pass sums it (sb: I doubles of scratch).
  */
-static double gibbs_split(const pois_data *pd, const double *Wt, const double *H,
-                          double *ZWt, double *ZH, double *p, double *sb)
+BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, const double *H,
+                                      double *ZWt, double *ZH, double *p, double *sb)
 {
     const int K = pd->K;
     memset(ZWt, 0, sizeof(double) * K * pd->I);
@@ -651,6 +651,17 @@ static double gibbs_split(const pois_data *pd, const double *Wt, const double *H
             for (int k = 0; k < K; k++) p[k] = wi[k] * hj[k];
             const double x = pd->xv[q];
             sb[q - pd->cp[j]] = s < DBL_MIN ? DBL_MIN : s;
+            if (x == 1.0 && s >= DBL_MIN) {
+                /* the commonest count: the cumulative sums only as far as
+                 * the first above the uniform (the same k as below) */
+                const double v = unif_rand() * s;
+                double c = p[0];
+                int k = 0;
+                while (k < K - 1 && c <= v) c += p[++k];
+                zw[k] += 1.0;
+                zh[k] += 1.0;
+                continue;
+            }
             if (x <= K && s >= DBL_MIN) {
                 for (int k = 1; k < K; k++) p[k] += p[k - 1]; /* cumulative sums */
                 for (int u = 0; u < (int) x; u++) {
