@@ -568,11 +568,10 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
 /* Columns j..j+nr-1 of H, as update_W_rows (update: 0, only the SSE
  * terms); their terms of the SSE are added to *sl and *sq (see
  * bnmf_update_H). */
-static void update_H_cols(const nmf_data *d, const nmf_prior *pr, const double *W,
-                          double *H, double tau, nmf_rule rule, int masked, int update,
-                          int first, sweep_work *w, const vb_part *vb,
-                          const chib_hook *hk, const double *Wv, int j, int nr,
-                          double *sl, double *sq)
+static void update_H_cols(const nmf_data *d, const nmf_prior *pr, double *H, double tau,
+                          nmf_rule rule, int masked, int update, int first, sweep_work *w,
+                          const vb_part *vb, const chib_hook *hk, const double *Wv, int j,
+                          int nr, double *sl, double *sq)
 {
     const int I = d->I, K = d->K;
     double *hj = H + (size_t) j * K;
@@ -652,7 +651,7 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, const double *
 static void H_piece(const piece_ctx *cx, sweep_work *w, int j, int j1)
 {
     double l = 0.0, q = 0.0;
-    update_H_cols(cx->d, cx->pr, cx->O, cx->H, cx->tau, cx->rule, cx->masked, 1, 0, w,
+    update_H_cols(cx->d, cx->pr, cx->H, cx->tau, cx->rule, cx->masked, 1, 0, w,
                   cx->vb, NULL, cx->Wv, j, j1 - j, &l, &q);
     /* (lq is shared, indexed by the piece's first column) */
     w->lq[2 * (size_t) j] = l;
@@ -706,7 +705,7 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     for (int j = 0; j < J; j++) {
         const int nr = blocks ? block_rows(d->mcol_ptr, masked, j, J) : 1;
         for (int r = 0; r < nr; r++) row_interrupt(j + r);
-        update_H_cols(d, pr, W, H, tau, rule, masked, update, first, ws, vb, hk, Wv, j, nr,
+        update_H_cols(d, pr, H, tau, rule, masked, update, first, ws, vb, hk, Wv, j, nr,
                       &sl, &sq);
         j += nr - 1;
     }
