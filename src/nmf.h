@@ -254,6 +254,11 @@ double bnmf_sparse_kl_ratio(const nmf_data *d, const double *x, const double *At
 void bnmf_kl_ratio(double *Z, const double *Y, const double *x, size_t n);
 double bnmf_kl_loss(const double *x, const double *r, size_t n);
 double bnmf_xlog_sum(const double *x, const double *r, size_t n);
+void bnmf_obs_sums(double *vs, const double *Ot, int n, const int *mt, int nm, int K,
+                   const double *rs);
+void bnmf_kl_scale(double *Z, const double *N, int rows, size_t zr, size_t zk,
+                   const double *Ot, int n, const int *ptr, const int *idx, int K,
+                   const double *rs, double *vs);
 double bnmf_wh_latent(const double *W, const double *H, int I, int K, const int *mi,
                       const int *mj, R_xlen_t n, double *Wt, double *v);
 double bnmf_sse(const nmf_data *d, const double *x, const double *W, const double *H,

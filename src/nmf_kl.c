@@ -31,7 +31,7 @@ typedef struct {
     double *S;   /* I x nb block of WH, then of X / WH */
     double *NW;  /* I x K numerator of the W update */
     double *NH;  /* K x J numerator of the H update */
-    double *rs;  /* 2 K values: the other side's sums, and a row's (kl_scale) */
+    double *rs;  /* 2 K values: the other side's sums, and a row's (bnmf_kl_scale) */
     double *v;   /* W H at the missing entries (sum_wh_obs) */
     double *Z, *Wt, *Dt; /* sparse X: X / WH at the stored values; W' and (Z H')' (K x I) */
     int *cur;    /* sparse X: J cursors of the row-blocked products */
@@ -106,40 +106,50 @@ static double kl_numerator(const nmf_data *d, const double *x, const double *W,
     return loss;
 }
 
-/*
+/**
+ * vs[k] = the sum of the other side's coordinate k over a row's observed
+ * entries. The other side is Ot: n vectors of K contiguous values; the
+ * row's nm missing ones are mt[0 .. nm), sorted (Ot is read only where nm
+ * > 0). The sum over all n (rs[k], given) less the missing ones'
+ * (bnmf_idx_sums: all K sums in one pass over them), or, for a row missing
+ * more than half, the sum over its observed ones, where the difference would
+ * cancel.
+ */
+void bnmf_obs_sums(double *vs, const double *Ot, int n, const int *mt, int nm, int K,
+                   const double *rs)
+{
+    if (nm == 0) {
+        for (int k = 0; k < K; k++) vs[k] = rs[k];
+    } else if (2 * nm <= n) {
+        bnmf_idx_sums(vs, Ot, mt, nm, K);
+        for (int k = 0; k < K; k++) vs[k] = rs[k] - vs[k];
+    } else {
+        for (int k = 0; k < K; k++) vs[k] = 0.0;
+        for (int t = 0, m = 0; t < n; t++) {
+            if (m < nm && mt[m] == t) {
+                m++;
+                continue;
+            }
+            for (int k = 0; k < K; k++) vs[k] += Ot[(size_t) t * K + k];
+        }
+    }
+}
+
+/**
  * The multiplicative step of one factor Z (W, or H seen row by row), Z <- Z *
  * N / D, where D for row r and factor k is the sum of the other side's
- * coordinate k over the entries observed in that row. The other side is Ot:
- * n vectors of K contiguous values (H; W's transpose). D is the sum over
- * all n (rs[k], given) less the row's missing entries' (bnmf_idx_sums: all
- * K sums in one pass over them), or, for a row missing more than half, the
- * sum over its observed entries, where the difference would cancel. Z(r, k) is
- * Z[r zr + k zk]; the missing entries of row r are idx[ptr[r] .. ptr[r +
- * 1]), sorted (Ot is read only where a row has some). vs: K values of
- * scratch.
+ * coordinate k over the entries observed in that row (bnmf_obs_sums, the
+ * other side Ot: n vectors of K contiguous values, rs[k] their sums over
+ * all n). Z(r, k) is Z[r zr + k zk] (N alike); the missing entries of row r
+ * are idx[ptr[r] .. ptr[r + 1]), sorted. Where D is not positive Z is left
+ * alone. vs: K values of scratch.
  */
-static void kl_scale(double *Z, const double *N, int rows, size_t zr, size_t zk,
-                     const double *Ot, int n, const int *ptr, const int *idx, int K,
-                     double *rs, double *vs)
+void bnmf_kl_scale(double *Z, const double *N, int rows, size_t zr, size_t zk,
+                   const double *Ot, int n, const int *ptr, const int *idx, int K,
+                   const double *rs, double *vs)
 {
     for (int r = 0; r < rows; r++) {
-        const int *mt = idx + ptr[r];
-        const int nm = ptr[r + 1] - ptr[r];
-        if (nm == 0) {
-            for (int k = 0; k < K; k++) vs[k] = rs[k];
-        } else if (2 * nm <= n) {
-            bnmf_idx_sums(vs, Ot, mt, nm, K);
-            for (int k = 0; k < K; k++) vs[k] = rs[k] - vs[k];
-        } else {
-            for (int k = 0; k < K; k++) vs[k] = 0.0;
-            for (int t = 0, m = 0; t < n; t++) {
-                if (m < nm && mt[m] == t) {
-                    m++;
-                    continue;
-                }
-                for (int k = 0; k < K; k++) vs[k] += Ot[(size_t) t * K + k];
-            }
-        }
+        bnmf_obs_sums(vs, Ot, n, idx + ptr[r], ptr[r + 1] - ptr[r], K, rs);
         for (int k = 0; k < K; k++) {
             const size_t rk = r * zr + k * zk;
             if (vs[k] > 0.0) Z[rk] *= N[rk] / vs[k];
@@ -156,8 +166,8 @@ static void kl_update_W(const nmf_data *d, double *W, const double *H, kl_work *
         for (int j = 0; j < J; j++) s += H[k + (size_t) j * K];
         w->rs[k] = s;
     }
-    kl_scale(W, w->NW, d->I, 1, (size_t) d->I, H, J, d->mrow_ptr, d->mrow_j, K, w->rs,
-             w->rs + K);
+    bnmf_kl_scale(W, w->NW, d->I, 1, (size_t) d->I, H, J, d->mrow_ptr, d->mrow_j, K, w->rs,
+                  w->rs + K);
 }
 
 /* H <- H * NH / DH with DH[k, j] = sum_{i in Omega_j} W_ik. */
@@ -170,8 +180,8 @@ static void kl_update_H(const nmf_data *d, const double *W, double *H, kl_work *
         w->rs[k] = s;
     }
     if (d->nmiss > 0) bnmf_transpose(W, I, K, w->Wt);
-    kl_scale(H, w->NH, d->J, (size_t) K, 1, w->Wt, I, d->mcol_ptr, d->miss_i, K, w->rs,
-             w->rs + K);
+    bnmf_kl_scale(H, w->NH, d->J, (size_t) K, 1, w->Wt, I, d->mcol_ptr, d->miss_i, K, w->rs,
+                  w->rs + K);
 }
 
 /**

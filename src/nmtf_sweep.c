@@ -615,7 +615,9 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
         if (w->dL.sparse) bnmf_transpose(G, J, L, w->Gt); /* bnmf_x_g reads it */
         bnmf_x_g(&w->dL, w->Z, G, w->Gt, w->Q, w->obs);
         mat_mult("N", "T", I, K, L, w->Q, I, S, K, w->D);
-        /* sum_j (S G')_kj, less the missing j of each row */
+        /* sum_j (S G')_kj over each row's observed j: over all j (rs), less
+         * the row's missing ones, read from P = S G' (K x J) */
+        double *rs = w->tmp, *vs = w->tmp2;
         for (int k = 0; k < K; k++) {
             double hs = 0.0;
             for (int l = 0; l < L; l++) {
@@ -623,47 +625,59 @@ static double kl_sweep(const nmf_data *d, nmtf_state *st, const nmtf_ctrl *c,
                 for (int j = 0; j < J; j++) gs += G[j + (size_t) l * J];
                 hs += S[k + (size_t) l * K] * gs;
             }
-            for (int i = 0; i < I; i++) den[i + (size_t) k * I] = hs;
+            rs[k] = hs;
         }
-        for (int m = 0; m < d->nmiss; m++)
-            for (int k = 0; k < K; k++)
-                for (int l = 0; l < L; l++)
-                    den[d->miss_i[m] + (size_t) k * I] -=
-                        S[k + (size_t) l * K] * G[d->miss_j[m] + (size_t) l * J];
-        mult_step(F, w->D, den, (size_t) I * K);
+        if (d->nmiss) mat_mult("N", "T", K, J, L, S, K, G, J, w->P);
+        bnmf_kl_scale(F, w->D, I, 1, (size_t) I, w->P, J, d->mrow_ptr, d->mrow_j, K, rs, vs);
     }
     if (c->update_G) {
         kl_ratio(d, st, w, 0);  /* also w->W = F S */
         bnmf_wt_x(&w->dL, w->Z, w->W, w->E, w->Wt, w->obs);           /* E = (F S)' Z, L x J */
+        /* sum_i (F S)_il over each column's observed i, read from (F S)' */
+        double *rs = w->tmp, *vs = w->tmp2;
         for (int l = 0; l < L; l++) {
             double ws = 0.0;
             for (int i = 0; i < I; i++) ws += w->W[i + (size_t) l * I];
-            for (int j = 0; j < J; j++) den[j + (size_t) l * J] = ws;
+            rs[l] = ws;
         }
-        for (int m = 0; m < d->nmiss; m++)
-            for (int l = 0; l < L; l++)
-                den[d->miss_j[m] + (size_t) l * J] -= w->W[d->miss_i[m] + (size_t) l * I];
+        if (d->nmiss) bnmf_transpose(w->W, I, L, w->Wt);           /* L x I */
         bnmf_transpose(w->E, L, J, w->Ht);                          /* J x L */
-        mult_step(G, w->Ht, den, (size_t) J * L);
+        bnmf_kl_scale(G, w->Ht, J, 1, (size_t) J, w->Wt, I, d->mcol_ptr, d->miss_i, L, rs,
+                      vs);
     }
     if (c->update_S) {
         kl_ratio(d, st, w, 0);
         bnmf_wt_x(&w->dK, w->Z, F, w->P, w->Ft, w->obs);
         mat_mult("N", "N", K, L, J, w->P, K, G, J, w->Bd);     /* F' Z G */
-        for (int l = 0; l < L; l++) {
-            double gs = 0.0;
-            for (int j = 0; j < J; j++) gs += G[j + (size_t) l * J];
-            for (int k = 0; k < K; k++) {
-                double fs = 0.0;
-                for (int i = 0; i < I; i++) fs += F[i + (size_t) k * I];
-                den[k + (size_t) l * K] = fs * gs;
+        if (!d->nmiss) {
+            for (int l = 0; l < L; l++) {
+                double gs = 0.0;
+                for (int j = 0; j < J; j++) gs += G[j + (size_t) l * J];
+                for (int k = 0; k < K; k++) {
+                    double fs = 0.0;
+                    for (int i = 0; i < I; i++) fs += F[i + (size_t) k * I];
+                    den[k + (size_t) l * K] = fs * gs;
+                }
             }
+        } else {
+            /* sum over the observed (i, j) of F_ik G_jl = F' Q, Q's row i the
+             * sums of G's rows over row i's observed j (bnmf_obs_sums): no
+             * difference of the totals, which would cancel where most
+             * entries are missing */
+            double *gs = w->tmp, *vs = w->tmp2;
+            for (int l = 0; l < L; l++) {
+                double t = 0.0;
+                for (int j = 0; j < J; j++) t += G[j + (size_t) l * J];
+                gs[l] = t;
+            }
+            bnmf_transpose(G, J, L, w->Gt);                         /* L x J */
+            for (int i = 0; i < I; i++) {
+                bnmf_obs_sums(vs, w->Gt, J, d->mrow_j + d->mrow_ptr[i],
+                              d->mrow_ptr[i + 1] - d->mrow_ptr[i], L, gs);
+                for (int l = 0; l < L; l++) w->Q[i + (size_t) l * I] = vs[l];
+            }
+            mat_mult("T", "N", K, L, I, F, I, w->Q, I, den);
         }
-        for (int m = 0; m < d->nmiss; m++)
-            for (int l = 0; l < L; l++)
-                for (int k = 0; k < K; k++)
-                    den[k + (size_t) l * K] -= F[d->miss_i[m] + (size_t) k * I] *
-                        G[d->miss_j[m] + (size_t) l * J];
         mult_step(S, w->Bd, den, (size_t) K * L);
     }
     return kl_ratio(d, st, w, 1);

@@ -402,6 +402,43 @@ test_that("a sparse Gibbs fit's moments of F S G' on the stored entries are thos
   expect_lt(max(abs(m$m2 / (m$n - 1) - v)), 1e-10 * max(v))
 })
 
+test_that("KL updates with missing entries are the plain-R updates (rows and a column mostly missing)", {
+  # F <- F * (Z G S') / (M G S'), G <- G * (Z' F S) / (M' F S),
+  # S <- S * (F' Z G) / (F' M G), with Z = X / (F S G') on the observed
+  # entries (0 elsewhere) and M the mask of observed entries, each update
+  # with the factors as the ones before it left them
+  kl_sweep_r <- function(X, F, S, G) {
+    M <- !is.na(X) * 1
+    X0 <- replace(X, is.na(X), 0)
+    Z <- function() (X0 / (F %*% S %*% t(G))) * M
+    step <- function(z, num, den) z * ifelse(den > 0, num / den, 1)
+    F <- step(F, Z() %*% G %*% t(S), M %*% G %*% t(S))
+    G <- step(G, t(Z()) %*% F %*% S, t(M) %*% F %*% S)
+    S <- step(S, t(F) %*% Z() %*% G, t(F) %*% M %*% G)
+    list(F = F, S = S, G = G)
+  }
+  withr::local_seed(47)
+  I <- 30; J <- 24; K <- 3; L <- 2
+  X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * L), K) %*% t(matrix(rexp(J * L), J)) +
+    matrix(runif(I * J), I)
+  X[sample(length(X), 0.2 * length(X))] <- NA
+  X[2, 1:20] <- NA   # rows and a column missing more than half their entries
+  X[7, 3:24] <- NA
+  X[1:25, 5] <- NA
+  init <- list(F = matrix(runif(I * K), I, K), S = matrix(runif(K * L), K, L),
+               G = matrix(runif(J * L), J, L))
+  want <- init
+  for (n in 1:3) want <- kl_sweep_r(X, want$F, want$S, want$G)
+  Xs <- Matrix::Matrix(replace(X, is.na(X), 0), sparse = TRUE)
+  Xs[is.na(X)] <- NA
+  for (Y in list(X, Xs)) {
+    fit <- bnmf(Y, rank = c(K, L), method = "np", loss = "kl", iter = 3, tol = 0,
+                init = init, progress = FALSE)
+    for (m in c("F", "S", "G"))
+      expect_equal(unname(fit[[m]]), want[[m]], tolerance = 1e-12, info = m)
+  }
+})
+
 test_that("KL updates of a tall sparse X (several row blocks) equal the dense ones", {
   # X / (F S G') at the stored values goes through bnmf_sparse_visit(), the
   # rows of (F S)' in blocks: 20,000 x 25 at L = 2 makes 3 of them. Stored
