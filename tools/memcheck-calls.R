@@ -59,7 +59,8 @@ for (data in list(Xb, Xbs)) {
 # NP's masked rows without their own Gram matrix (bnmf_mult_row_masked): at
 # K = 17 (four-value sums and one left over) and K = 45 (the loop for K
 # above 43), with rows and a column that miss most of their entries (summed
-# over the observed ones); the KL updates' denominators on the same X
+# over the observed ones); the KL updates' denominators (NMF and NMTF) on the
+# same X
 local({
   Xn <- matrix(rexp(60 * 45), 60, 45) %*% matrix(rexp(45 * 50), 45, 50)
   Xn[sample(length(Xn), 300)] <- NA
@@ -69,6 +70,8 @@ local({
     invisible(bnmf(Xn, rank = K, method = "np", iter = 10, progress = FALSE))
     invisible(bnmf(Xn, rank = K, method = "np", loss = "kl", iter = 10, progress = FALSE))
   }
+  # NMTF's KL denominators (bnmf_kl_scale, bnmf_obs_sums) on the same X
+  invisible(bnmf(Xn, rank = c(6, 5), method = "np", loss = "kl", iter = 10, progress = FALSE))
 })
 # The same on two OpenMP threads (options(bnmf.threads)): each thread its
 # own rows' scratch; ICM (masked), VB (masked and imputing) and NP
