@@ -45,8 +45,35 @@ kinds <- list(
   # 17.5% non-zero, drawn from the model: whole fits of 5 and 5 + n sweeps
   # (tol = 0), the difference over n
   "Poisson VB, sparse counts" = list(method = "poisson vb", n = 40L),
-  "Poisson Gibbs, sparse counts" = list(method = "poisson gibbs", n = 20L)
+  "Poisson Gibbs, sparse counts" = list(method = "poisson gibbs", n = 20L),
+  # NMTF X ~ F S G', 1000 x 1000, K = L = 10, 20% missing at random: whole
+  # fits (tol = 0) of 5 and 5 + n sweeps, the difference over n
+  "NMTF Gibbs, 20% missing" = list(method = "nmtf gibbs", n = 40L),
+  "NMTF ICM, 20% missing" = list(method = "nmtf icm", n = 40L),
+  "NMTF VB, 20% missing" = list(method = "nmtf vb", n = 40L),
+  "NMTF NP, 20% missing" = list(method = "nmtf np", n = 40L)
 )
+
+# the NMTF kinds' child: ms a sweep
+nmtf_child <- function(kd) {
+  set.seed(1)
+  I <- 1000L
+  J <- 1000L
+  K <- 10L
+  L <- 10L
+  X <- matrix(rexp(I * K), I) %*% matrix(rexp(K * L), K) %*% t(matrix(rexp(J * L), J)) +
+    matrix(rnorm(I * J), I)
+  X[sample(length(X), 0.2 * length(X))] <- NA
+  m <- sub("nmtf ", "", kd$method)
+  if (m == "np") X <- pmax(X, 0)
+  fit <- function(n) {
+    set.seed(2)
+    system.time(suppressWarnings(bnmf(X, rank = c(K, L), method = m, iter = n, tol = 0,
+                                      burnin = 0L, progress = FALSE)))[["elapsed"]]
+  }
+  invisible(fit(2L))
+  (fit(5L + kd$n) - fit(5L)) * 1000 / kd$n
+}
 
 # the Poisson kinds' child: ms a sweep
 poisson_child <- function(kd) {
@@ -74,6 +101,10 @@ if (length(args) >= 1L && args[1L] == "--child") {
   kd <- kinds[[args[3L]]]
   if (grepl("^poisson", kd$method)) {
     cat(sprintf("%.6f\n", poisson_child(kd)))
+    quit(save = "no")
+  }
+  if (grepl("^nmtf", kd$method)) {
+    cat(sprintf("%.6f\n", nmtf_child(kd)))
     quit(save = "no")
   }
   set.seed(20240601)

@@ -100,8 +100,33 @@ typedef struct {
     double *zrow, *brow, *vrow, *erow, *lamF, *lamG;
     double *W, *blk;        /* I x L: F S; I x NMTF_BLOCK (fitted means) */
     double *Z, *den, *Wt;   /* KL: X / (F S G') at the stored entries; denominators; (F S)' */
+    /* update_S by the matrix of the missing entries' terms (s_by_matrix):
+     * Cs (K L x K L), Cq ((K^2 + K) x (L^2 + L)), row blocks Yb and Zb of
+     * its product, Pm and mc (K x L), a row's Gam (L x L) and gam (L), and
+     * VG' (L x J, VB) */
+    double *Cs, *Cq, *Yb, *Zb, *Pm, *mc, *Gam, *gam, *VGt;
     int *obs;
 } nmtf_work;
+
+/* The largest K L for which update_S may form the K L x K L matrix of the
+ * missing entries' terms (s_missing_matrix) */
+#define S_MATRIX_MAX 400
+
+/*
+ * Whether update_S takes the missing entries' terms of S's conditionals from
+ * that matrix, formed once per update from per-row sums (about I (K + 1)^2
+ * (L + 1)^2 multiply-adds in dgemm, plus nmiss L^2 / 2), rather than entry
+ * by entry for each of the K L coordinates (s_entry_sums and s_moved: about
+ * 2 nmiss K L gathered terms, each several loads): where the first is the
+ * smaller by the rule below (and its matrix is at most S_MATRIX_MAX^2
+ * doubles). The two give the same sums in another order.
+ */
+static int s_by_matrix(const nmf_data *d, int K, int L)
+{
+    const double kl = (double) K * L;
+    return d->nmiss > 0 && kl <= S_MATRIX_MAX &&
+        (double) d->I * (K + 1) * (L + 1) <= 16.0 * (double) d->nmiss;
+}
 
 static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int acc,
                             nmtf_work *w)
@@ -145,6 +170,20 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     w->Z = kl ? ALLOC(d->nx > 0 ? d->nx : 1) : NULL;
     w->den = kl ? ALLOC((size_t) (I > J ? I : J) * M) : NULL;
     w->Wt = kl || (acc && d->sparse) ? ALLOC((size_t) L * I) : NULL;
+    if (!kl && s_by_matrix(d, K, L)) {
+        const size_t KL = (size_t) K * L, K2 = (size_t) K * K + K, L2 = (size_t) L * L + L;
+        w->Cs = ALLOC(KL * KL);
+        w->Cq = ALLOC(K2 * L2);
+        w->Yb = ALLOC((size_t) NMTF_BLOCK * K2);
+        w->Zb = ALLOC((size_t) NMTF_BLOCK * L2);
+        w->Pm = ALLOC(KL);
+        w->mc = ALLOC(KL);
+        w->Gam = ALLOC((size_t) L * L);
+        w->gam = ALLOC(L);
+        w->VGt = vb ? ALLOC((size_t) L * J) : NULL;
+    } else {
+        w->Cs = w->Cq = w->Yb = w->Zb = w->Pm = w->mc = w->Gam = w->gam = w->VGt = NULL;
+    }
     w->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
 #undef ALLOC
 }
@@ -381,9 +420,96 @@ static double s_entry_sums(const nmf_data *d, const nmtf_state *st, int vb,
     return cross;
 }
 
-/* S_kl moved by dS: keep A S B, r, u, v up to date. */
+/*
+ * The missing entries' terms of S's conditionals as a linear map of S, for
+ * update_S (s_by_matrix): s_entry_sums's cross sum is T_kl - (Cs vec S)_kl
+ * and its precision A_kk B_ll - Pm_kl. With, for row i and its missing
+ * columns j, Gam_i = sum_j E[g_j] E[g_j]' (L x L) and gam_i = sum_j Var g_j
+ * (VB),
+ *   Cs[(k, l), (k', l')] = sum_i f_ik f_ik' Gam_i[l, l']
+ *                          + [k = k'] sum_i Var f_ik Gam_i[l, l']
+ *                          + [l = l'] sum_i f_ik f_ik' gam_il
+ *                          + [k = k', l = l'] sum_i Var f_ik gam_il,
+ * (the terms f g r, VF g u, f VG v and VF VG S of s_entry_sums, summed over
+ * the missing entries of each row first), the first four blocks of one
+ * product Y' Z over the rows with missing entries, Y's row i (f_ik f_ik',
+ * Var f_ik) and Z's (Gam_i, gam_i), NMTF_BLOCK rows at a time; Pm_kl =
+ * sum_i E[f_ik^2] (Gam_i[l, l] + gam_il). Index (k, l) is k + l K.
+ */
+static void s_missing_matrix(const nmf_data *d, const nmtf_state *st, int vb,
+                             nmtf_work *w)
+{
+    const int I = d->I, J = d->J, K = st->K, L = st->L, KL = K * L;
+    const int K2 = K * K + (vb ? K : 0), L2 = L * L + (vb ? L : 0);
+    const double *F = st->F, *VF = vb ? st->F_var : NULL;
+    const double one = 1.0;
+    bnmf_transpose(st->G, J, L, w->Gt);
+    if (vb) bnmf_transpose(st->G_var, J, L, w->VGt);
+    memset(w->Cq, 0, sizeof(double) * (size_t) K2 * L2);
+    memset(w->Pm, 0, sizeof(double) * (size_t) KL);
+    for (int i = 0; i < I;) {
+        int nr = 0;
+        for (; i < I && nr < NMTF_BLOCK; i++) {
+            const int n = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
+            if (n == 0) continue;
+            const int *idx = d->mrow_j + d->mrow_ptr[i];
+            memset(w->Gam, 0, sizeof(double) * (size_t) L * L);
+            bnmf_gram_update(w->Gam, NULL, w->Gt, L, idx, n, L, 1.0);
+            bnmf_symmetrise(w->Gam, L);
+            if (vb) bnmf_idx_sums(w->gam, w->VGt, idx, n, L);
+            for (int t = 0; t < L * L; t++) w->Zb[nr + (size_t) t * NMTF_BLOCK] = w->Gam[t];
+            for (int k2 = 0; k2 < K; k2++)
+                for (int k = 0; k < K; k++)
+                    w->Yb[nr + (size_t) (k + k2 * K) * NMTF_BLOCK] =
+                        F[i + (size_t) k * I] * F[i + (size_t) k2 * I];
+            if (vb) {
+                for (int l = 0; l < L; l++)
+                    w->Zb[nr + (size_t) (L * L + l) * NMTF_BLOCK] = w->gam[l];
+                for (int k = 0; k < K; k++)
+                    w->Yb[nr + (size_t) (K * K + k) * NMTF_BLOCK] = VF[i + (size_t) k * I];
+            }
+            for (int l = 0; l < L; l++) {
+                const double b = w->Gam[l + (size_t) l * L] + (vb ? w->gam[l] : 0.0);
+                for (int k = 0; k < K; k++) {
+                    const double f = F[i + (size_t) k * I];
+                    w->Pm[k + (size_t) l * K] += (f * f + (vb ? VF[i + (size_t) k * I] : 0.0)) * b;
+                }
+            }
+            nr++;
+        }
+        if (nr == 0) break;
+        const int ld = NMTF_BLOCK;
+        F77_CALL(dgemm)("T", "N", &K2, &L2, &nr, &one, w->Yb, &ld, w->Zb, &ld, &one, w->Cq,
+                        &K2 FCONE FCONE);
+    }
+    for (int l2 = 0; l2 < L; l2++)
+        for (int k2 = 0; k2 < K; k2++) {
+            double *col = w->Cs + (size_t) (k2 + l2 * K) * KL;
+            for (int l = 0; l < L; l++)
+                for (int k = 0; k < K; k++)
+                    col[k + l * K] = w->Cq[(k + k2 * K) + (size_t) (l + l2 * L) * K2];
+        }
+    if (!vb) return;
+    for (int l2 = 0; l2 < L; l2++)
+        for (int l = 0; l < L; l++)
+            for (int k = 0; k < K; k++)
+                w->Cs[(k + l * K) + (size_t) (k + l2 * K) * KL] +=
+                    w->Cq[(K * K + k) + (size_t) (l + l2 * L) * K2];
+    for (int l = 0; l < L; l++)
+        for (int k2 = 0; k2 < K; k2++)
+            for (int k = 0; k < K; k++)
+                w->Cs[(k + l * K) + (size_t) (k2 + l * K) * KL] +=
+                    w->Cq[(k + k2 * K) + (size_t) (L * L + l) * K2];
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < K; k++)
+            w->Cs[(k + l * K) + (size_t) (k + l * K) * KL] +=
+                w->Cq[(K * K + k) + (size_t) (L * L + l) * K2];
+}
+
+/* S_kl moved by dS: keep A S B up to date, and r, u, v (entries = 1) or
+ * mc = Cs vec S (entries = 0, s_missing_matrix). */
 static void s_moved(const nmf_data *d, const nmtf_state *st, nmtf_work *w, int k, int l,
-                    double dS)
+                    double dS, int entries)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
     for (int l2 = 0; l2 < L; l2++) {
@@ -391,6 +517,12 @@ static void s_moved(const nmf_data *d, const nmtf_state *st, nmtf_work *w, int k
         double *Tc = w->T + (size_t) l2 * K;
         const double *Ak = w->A + (size_t) k * K;
         for (int k2 = 0; k2 < K; k2++) Tc[k2] += Ak[k2] * bl;
+    }
+    if (!entries) {
+        /* Cs is symmetric: its column (k, l) is its row */
+        const size_t KL = (size_t) K * L;
+        bnmf_axpy4(w->mc, dS, w->Cs + (k + (size_t) l * K) * KL, (int) KL);
+        return;
     }
     for (int m = 0; m < d->nmiss; m++) {
         const double f = st->F[d->miss_i[m] + (size_t) k * I];
@@ -408,16 +540,27 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
                      double lamS, nmtf_work *w)
 {
     const int K = st->K, L = st->L;
+    const size_t KL = (size_t) K * L;
     double *S = st->S;
-    if (d->nmiss) miss_products(d, st, w);
-    w->fresh = 1;
+    const int bym = s_by_matrix(d, K, L);
+    if (bym) {
+        s_missing_matrix(d, st, vb, w);
+        for (size_t t = 0; t < KL; t++) w->mc[t] = 0.0;
+        for (size_t t = 0; t < KL; t++)
+            if (S[t] != 0.0) bnmf_axpy4(w->mc, S[t], w->Cs + t * KL, (int) KL);
+        w->fresh = 0; /* r, u, v are left alone (nmtf_sse refreshes them) */
+    } else {
+        if (d->nmiss) miss_products(d, st, w);
+        w->fresh = 1;
+    }
     if (rule == RULE_MULT) {
         w->fresh = 0;
         /* all of S at once: S_kl <- S_kl (F'XG)_kl / (sum_Omega F_ik G_jl (FSG')_ij) */
         for (int l = 0; l < L; l++)
             for (int k = 0; k < K; k++) {
+                const size_t kl = k + (size_t) l * K;
                 double prec;
-                w->tmp2[k + (size_t) l * K] = s_entry_sums(d, st, 0, w, k, l, &prec);
+                w->tmp2[kl] = bym ? w->T[kl] - w->mc[kl] : s_entry_sums(d, st, 0, w, k, l, &prec);
             }
         for (size_t t = 0; t < (size_t) K * L; t++)
             if (w->tmp2[t] > 0.0) S[t] *= (w->Bd[t] > 0.0 ? w->Bd[t] : 0.0) / w->tmp2[t];
@@ -426,8 +569,14 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
     for (int l = 0; l < L; l++) {
         for (int k = 0; k < K; k++) {
             const size_t kl = k + (size_t) l * K;
-            double prec, v = 0.0, ent = 0.0;
-            const double cross = s_entry_sums(d, st, vb, w, k, l, &prec);
+            double prec, v = 0.0, ent = 0.0, cross;
+            if (bym) {
+                const double p = w->A[k + (size_t) k * K] * w->B[l + (size_t) l * L] - w->Pm[kl];
+                prec = p > 0.0 ? p : 0.0;
+                cross = w->T[kl] - w->mc[kl];
+            } else {
+                cross = s_entry_sums(d, st, vb, w, k, l, &prec);
+            }
             const double s = w->Bd[kl] - cross + prec * S[kl];
             const double snew = bnmf_cond_step(rule, s, prec, lamS, *st->tau, S[kl], &v,
                                                &ent);
@@ -440,7 +589,7 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
                 st->S_var[kl] = v;
                 st->S_ent[kl] = ent;
             }
-            if (dS != 0.0) s_moved(d, st, w, k, l, dS);
+            if (dS != 0.0) s_moved(d, st, w, k, l, dS, !bym);
         }
     }
 }

@@ -62,6 +62,63 @@ test_that("the S update is the exact conditional (mean and precision, with NA)",
   expect_equal(st$S, Sr, tolerance = 1e-12)
 })
 
+# VB's conditional of S_kl given q(F), q(G) with variances VF, VG: the
+# expected precision tau * sum_Omega E[F_ik^2] E[G_jl^2] and mean from
+# sum_Omega E[F_ik] E[G_jl] X_ij less sum_Omega sum_{(k', l') != (k, l)}
+# E[F_ik F_ik'] E[G_jl G_jl'] S_k'l', in plain R.
+s_conditional_vb <- function(X, F, S, G, VF, VG, tau, rate, k, l) {
+  O <- !is.na(X)
+  X0 <- replace(X, !O, 0)
+  I <- nrow(X)
+  J <- ncol(X)
+  p <- sum(outer(F[, k]^2 + VF[, k], G[, l]^2 + VG[, l])[O])
+  # M1[i, l'] = sum_k' E[F_ik F_ik'] S_k'l'
+  M1 <- F[, k] * (F %*% S) + VF[, k] * matrix(S[k, ], I, ncol(S), byrow = TRUE)
+  cross <- sum((M1 %*% t(G) * matrix(G[, l], I, J, byrow = TRUE))[O]) +
+    sum(outer(M1[, l], VG[, l])[O]) - S[k, l] * p
+  num <- sum((outer(F[, k], G[, l]) * X0)[O]) - cross
+  list(mean = (num - rate / tau) / p, prec = tau * p)
+}
+
+test_that("the S update with missing entries is the exact conditional, VB with variances too", {
+  # Many missing entries take update_S's per-row matrix of their terms, few
+  # the entry-by-entry sums (s_by_matrix); both against plain R. VB with
+  # variances in F and G exercises every block of that matrix.
+  tau <- 1.7; rate <- 0.3
+  for (na in c(5, 40)) {
+    d <- nmtf_toy(I = 12, J = 10, K = 3, L = 2, na = na, seed = 21)
+    if (na > 5) d$X[3, 2:9] <- NA
+    withr::local_seed(22)
+    VF <- matrix(runif(12 * 3, 0, 0.4), 12, 3)
+    VG <- matrix(runif(10 * 2, 0, 0.4), 10, 2)
+    vb <- list(tau_rate = (1 + sum(!is.na(d$X)) / 2) / tau, F_var = VF, G_var = VG)
+    st <- nmtf_step(d$X, d$F, d$S, d$G, tau, rate, "vb", "S", vb = vb)
+    Sr <- d$S
+    for (l in 1:2) for (k in 1:3) {
+      cc <- s_conditional_vb(d$X, d$F, Sr, d$G, VF, VG, tau, rate, k, l)
+      m <- tn_moments(cc$mean, 1 / sqrt(cc$prec))
+      expect_equal(st$S[k, l], m[["mean"]], tolerance = 1e-10, info = na)
+      expect_equal(st$S_var[k + 3 * (l - 1)], m[["var"]], tolerance = 1e-10, info = na)
+      Sr[k, l] <- m[["mean"]]
+    }
+    for (rule in c("icm", "np")) {
+      st <- nmtf_step(pmax(d$X, 0), d$F, d$S, d$G, tau, rate, rule, "S")
+      Sr <- d$S
+      if (rule == "icm") {
+        for (l in 1:2) for (k in 1:3) {
+          Sr[k, l] <- max(s_conditional(pmax(d$X, 0), d$F, Sr, d$G, tau, rate, k, l)$mean, 0)
+        }
+      } else {
+        # all of S at once: S * (F' X G) / (F' [M o (F S G')] G)
+        O <- !is.na(d$X)
+        X0 <- replace(pmax(d$X, 0), !O, 0)
+        Sr <- Sr * (t(d$F) %*% X0 %*% d$G) / (t(d$F) %*% ((d$F %*% Sr %*% t(d$G)) * O) %*% d$G)
+      }
+      expect_equal(st$S, Sr, tolerance = 1e-12, info = paste(rule, na))
+    }
+  }
+})
+
 test_that("Gibbs draws of S follow the truncated normal conditional (KS)", {
   withr::local_seed(11)
   d <- nmtf_toy(I = 5, J = 4, K = 1, L = 1, na = 2, seed = 3)
