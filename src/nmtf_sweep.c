@@ -96,7 +96,6 @@ typedef struct {
     double *r, *u, *v;      /* missing entries m: (FSG')_ij; S G_j' and F_i S (K x nmiss,
                              * L x nmiss: each k streams through the entries) */
     double *Hm;             /* K x J: S G' (VB with missing entries) */
-    int fresh;              /* r, u, v are those of the current F, S, G */
     double *zrow, *brow, *vrow, *erow, *lamF, *lamG;
     double *W, *blk;        /* I x L: F S; I x NMTF_BLOCK (fitted means) */
     double *Z, *den, *Wt;   /* KL: X / (F S G') at the stored entries; denominators; (F S)' */
@@ -105,6 +104,8 @@ typedef struct {
      * its product, Pm and mc (K x L), a row's Gam (L x L) and gam (L), and
      * VG' (L x J, VB) */
     double *Cs, *Cq, *Yb, *Zb, *Pm, *mc, *Gam, *gam, *VGt;
+    double *Tb, *ts;        /* VB, missing entries: per column (S G')^2, Var G, E[G^2]
+                             * (K + 2 L values each, sse_missing), and a row's sums */
     int *obs;
 } nmtf_work;
 
@@ -184,6 +185,8 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     } else {
         w->Cs = w->Cq = w->Yb = w->Zb = w->Pm = w->mc = w->Gam = w->gam = w->VGt = NULL;
     }
+    w->Tb = vb && nm && !kl ? ALLOC((size_t) (K + 2 * L) * J) : NULL;
+    w->ts = ALLOC((size_t) K + 2 * L);
     w->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
 #undef ALLOC
 }
@@ -548,13 +551,10 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
         for (size_t t = 0; t < KL; t++) w->mc[t] = 0.0;
         for (size_t t = 0; t < KL; t++)
             if (S[t] != 0.0) bnmf_axpy4(w->mc, S[t], w->Cs + t * KL, (int) KL);
-        w->fresh = 0; /* r, u, v are left alone (nmtf_sse refreshes them) */
-    } else {
-        if (d->nmiss) miss_products(d, st, w);
-        w->fresh = 1;
+    } else if (d->nmiss) {
+        miss_products(d, st, w);
     }
     if (rule == RULE_MULT) {
-        w->fresh = 0;
         /* all of S at once: S_kl <- S_kl (F'XG)_kl / (sum_Omega F_ik G_jl (FSG')_ij) */
         for (int l = 0; l < L; l++)
             for (int k = 0; k < K; k++) {
@@ -595,9 +595,65 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
 }
 
 /*
- * The (expected) SSE over the observed entries (after g_side(); refreshes T
- * and the missing entries' products):
- *   sum X^2 - 2 <F'XG, S> + <S, A S B> + sum_kl A_kk B_ll VS_kl - missing terms.
+ * The missing entries' terms of the (expected) SSE of nmtf_sse, row by row:
+ * with w_i = F_i S and row i's missing columns j,
+ *   sum_j (w_i' g_j)^2,
+ * and for VB (u_j = S g_j', M1 = VF (S o S), M2 = (F o F + VF) VS, I x L,
+ * given) the expectation's other terms
+ *   sum_k VF_ik sum_j u_kj^2 + sum_l (w_il^2 + M1_il) sum_j VG_jl
+ *     + sum_l M2_il sum_j E[G_jl^2],
+ * the sums over j of the K + 2 L values per column of w->Tb in one pass
+ * (bnmf_idx_sums). Nothing per missing entry is stored.
+ */
+static double sse_missing(const nmf_data *d, const nmtf_state *st, int vb, nmtf_work *w,
+                          const double *M1, const double *M2)
+{
+    const int I = d->I, J = d->J, K = st->K, L = st->L, T = K + 2 * L;
+    const double *F = st->F, *S = st->S;
+    bnmf_transpose(st->G, J, L, w->Gt);                             /* L x J */
+    if (vb) {
+        mat_mult("N", "T", K, J, L, S, K, st->G, J, w->Hm);           /* S G' */
+        for (int j = 0; j < J; j++) {
+            double *tb = w->Tb + (size_t) j * T;
+            const double *u = w->Hm + (size_t) j * K;
+            for (int k = 0; k < K; k++) tb[k] = u[k] * u[k];
+            for (int l = 0; l < L; l++) {
+                const double g = st->G[j + (size_t) l * J], vg = st->G_var[j + (size_t) l * J];
+                tb[K + l] = vg;
+                tb[K + L + l] = g * g + vg;
+            }
+        }
+    }
+    double *wi = w->zrow, *fi = w->brow;
+    double tot = 0.0;
+    for (int i = 0; i < I; i++) {
+        const int n = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
+        if (n == 0) continue;
+        const int *idx = d->mrow_j + d->mrow_ptr[i];
+        for (int k = 0; k < K; k++) fi[k] = F[i + (size_t) k * I];
+        for (int l = 0; l < L; l++) wi[l] = bnmf_dot4(fi, S + (size_t) l * K, K);
+        double t = 0.0;
+        for (int q = 0; q < n; q++) {
+            const double r = bnmf_dot4(wi, w->Gt + (size_t) idx[q] * L, L);
+            t += r * r;
+        }
+        if (vb) {
+            bnmf_idx_sums(w->ts, w->Tb, idx, n, T);
+            for (int k = 0; k < K; k++) t += st->F_var[i + (size_t) k * I] * w->ts[k];
+            for (int l = 0; l < L; l++) {
+                const size_t il = i + (size_t) l * I;
+                t += (wi[l] * wi[l] + M1[il]) * w->ts[K + l] + M2[il] * w->ts[K + L + l];
+            }
+        }
+        tot += t;
+    }
+    return tot;
+}
+
+/*
+ * The (expected) SSE over the observed entries (after g_side(); refreshes T):
+ *   sum X^2 - 2 <F'XG, S> + <S, A S B> + sum_kl A_kk B_ll VS_kl
+ *   - the missing entries' terms (sse_missing).
  */
 static double nmtf_sse(const nmf_data *d, const nmtf_state *st, int vb, nmtf_work *w)
 {
@@ -613,11 +669,7 @@ static double nmtf_sse(const nmf_data *d, const nmtf_state *st, int vb, nmtf_wor
             if (vb) sse += w->A[k + (size_t) k * K] * w->B[l + (size_t) l * L] * st->S_var[kl];
         }
     if (!d->nmiss) return sse;
-    if (!w->fresh) miss_products(d, st, w);
-    if (!vb) {
-        for (int m = 0; m < d->nmiss; m++) sse -= w->r[m] * w->r[m];
-        return sse;
-    }
+    if (!vb) return sse - sse_missing(d, st, 0, w, NULL, NULL);
     /* VB: per missing entry r^2 + sum_k VF_ik u_k^2 + sum_l VG_jl v_l^2
      * + VF_i (S o S) VG_j' + (F o F + VF)_i VS (G o G + VG)_j', the last two
      * through the I x L products M1 = VF (S o S) and M2 = (F o F + VF) VS. */
@@ -626,23 +678,7 @@ static double nmtf_sse(const nmf_data *d, const nmtf_state *st, int vb, nmtf_wor
     for (size_t t = 0; t < (size_t) I * K; t++) F2[t] = st->F[t] * st->F[t] + st->F_var[t];
     mat_mult("N", "N", I, L, K, st->F_var, I, S2, K, M1);
     mat_mult("N", "N", I, L, K, F2, I, st->S_var, K, M2);
-    const int nm = d->nmiss;
-    for (int m = 0; m < nm; m++) {
-        const int i = d->miss_i[m], j = d->miss_j[m];
-        double t = w->r[m] * w->r[m];
-        for (int k = 0; k < K; k++) {
-            const double uk = w->u[(size_t) k * nm + m];
-            t += st->F_var[i + (size_t) k * I] * uk * uk;
-        }
-        for (int l = 0; l < L; l++) {
-            const size_t il = i + (size_t) l * I, jl = j + (size_t) l * J;
-            const double vl = w->v[(size_t) l * nm + m], vg = st->G_var[jl];
-            const double g2 = st->G[jl] * st->G[jl] + vg;
-            t += vg * vl * vl + M1[il] * vg + M2[il] * g2;
-        }
-        sse -= t;
-    }
-    return sse;
+    return sse - sse_missing(d, st, 1, w, M1, M2);
 }
 
 /* (F S G')_ij at every entry of a dense X, in blocks of columns by dgemm,
@@ -906,7 +942,6 @@ static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *
         for (int l = 0; l < L; l++) w->B[l + (size_t) l2 * L] *= cg[l] * cg[l2];
     for (int l = 0; l < L; l++)
         for (int k = 0; k < K; k++) w->Bd[k + (size_t) l * K] *= cf[k] * cg[l];
-    if (vb) w->fresh = 0;
 }
 
 /* ---- priors, log joint, ELBO ---- */
@@ -1092,7 +1127,6 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             loglik = logpost = -sse;
         } else {
             fill_rates(pr, st, &w);
-            w.fresh = 0;
             if (c->update_F) update_F(d, st, rule, vb, &w);
             f_side(d, st, vb, &w);
             if (c->update_G) update_G(d, st, rule, vb, &w);

@@ -116,6 +116,14 @@ test_that("the S update with missing entries is the exact conditional, VB with v
       }
       expect_equal(st$S, Sr, tolerance = 1e-12, info = paste(rule, na))
     }
+    # the SSE over the observed entries of the state (ICM: no variances)
+    data <- bnmf:::prepare_data(d$X, 3)
+    st <- bnmf:::nmtf_new_state(d$X, data, d$F, d$S, d$G, tau)
+    prior <- list(rate = rep(rate, 3), alpha = 1, beta = 1, ard = numeric())
+    out <- bnmf:::engine_nmtf_sweeps(st, data, prior, 1L, rule = "icm", update = character())
+    O <- !is.na(d$X)
+    expect_equal(out$trace[1, 4], sum(((d$X - d$F %*% d$S %*% t(d$G))[O])^2),
+                 tolerance = 1e-12, info = na)
   }
 })
 
