@@ -106,6 +106,7 @@ typedef struct {
     double *Cs, *Cq, *Yb, *Zb, *Pm, *mc, *Gam, *gam, *VGt;
     double *Tb, *ts;        /* VB, missing entries: per column (S G')^2, Var G, E[G^2]
                              * (K + 2 L values each, sse_missing), and a row's sums */
+    double *Vt;             /* VB, missing entries: G_var' (L x J) or F_var' (K x I) */
     int *obs;
 } nmtf_work;
 
@@ -186,6 +187,8 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
         w->Cs = w->Cq = w->Yb = w->Zb = w->Pm = w->mc = w->Gam = w->gam = w->VGt = NULL;
     }
     w->Tb = vb && nm && !kl ? ALLOC((size_t) (K + 2 * L) * J) : NULL;
+    w->Vt = vb && nm ? ALLOC((size_t) L * J > (size_t) K * I ? (size_t) L * J : (size_t) K * I)
+                     : NULL;
     w->ts = ALLOC((size_t) K + 2 * L);
     w->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
 #undef ALLOC
@@ -251,7 +254,8 @@ static inline void check_interrupt(int r)
 typedef struct {
     double *Z, *Zvar, *Zent;   /* the factor (n x R) and, for VB, its q parts */
     int n, R, rows;            /* rows: 1 for F (C = S M S'), 0 for G (S' M S) */
-    const double *M, *Ot, *Vo; /* Gram of the other factor (R2 x R2), its transpose, VB variances */
+    const double *M, *Ot, *Vo; /* Gram of the other factor (R2 x R2), its transpose and,
+                                * VB with missing entries, its variances' (R2 x n2) */
     int n2, R2;
     const int *miss, *ptr;     /* the missing entries of each row: miss[ptr[t]..ptr[t+1]) */
     const double *Bx;          /* right sides */
@@ -309,7 +313,7 @@ static void update_rows(const row_side *rs, const nmtf_state *st, nmf_rule rule,
         if (nm) {
             const double *Mt = bnmf_masked_gram(Mi, rs->M, rs->Ot, rs->R2, rs->n2,
                                                 rs->miss + rs->ptr[t], nm, rs->R2, w->obs,
-                                                vb ? rs->Vo : NULL, 1, (size_t) rs->n2);
+                                                vb ? rs->Vo : NULL, (size_t) rs->R2, 1);
             side_gram(st->S, VS, Mt, K, L, rs->rows, w->tmp, w->Ci);
             C = w->Ci;
         }
@@ -339,7 +343,9 @@ static void update_F(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
     bnmf_x_g(&w->dL, st->x, st->G, w->Gt, w->Q, w->obs);              /* Q = X G */
     mat_mult("N", "T", I, K, L, w->Q, I, st->S, K, w->D);   /* D = X G S' */
     bnmf_expected_gram(st->G, vb ? st->G_var : NULL, L, J, GRAM_COLS, w->B);
-    const row_side rs = {st->F, st->F_var, st->F_ent, I, K, 1, w->B, w->Gt, st->G_var, J, L,
+    /* VB's masked rows sum each missing entry's L variances in one pass */
+    if (vb && d->nmiss) bnmf_transpose(st->G_var, J, L, w->Vt);
+    const row_side rs = {st->F, st->F_var, st->F_ent, I, K, 1, w->B, w->Gt, w->Vt, J, L,
                          d->mrow_j, d->mrow_ptr, w->D, 1, (size_t) I, w->lamF, w->CF};
     update_rows(&rs, st, rule, vb, w);
 }
@@ -358,7 +364,8 @@ static void update_G(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
     mat_mult("T", "N", L, J, K, st->S, K, w->P, K, w->E);   /* E = S' F' X */
-    const row_side rs = {st->G, st->G_var, st->G_ent, J, L, 0, w->A, w->Ft, st->F_var, I, K,
+    if (vb && d->nmiss) bnmf_transpose(st->F_var, I, K, w->Vt);
+    const row_side rs = {st->G, st->G_var, st->G_ent, J, L, 0, w->A, w->Ft, w->Vt, I, K,
                          d->miss_i, d->mcol_ptr, w->E, (size_t) L, 1, w->lamG, w->CG};
     update_rows(&rs, st, rule, vb, w);
 }
