@@ -96,7 +96,9 @@ check_particle_data <- function(X, arg = "X", method = "particles", complete = F
 # The data of the SILF objective: X with its missing entries set to 0 (a
 # dense matrix or a dgCMatrix), the sum of squares and the largest value of
 # the observed entries, and the missing entries (1-based rows `mi`, columns
-# `mj`; `miss` their positions in X, or in X@x when sparse).
+# `mj`; `miss` their positions in X, or in X@x when sparse; `R` a dgCMatrix
+# with a stored value at each of them, in the same order, for
+# missing_products()).
 silf_data <- function(X) {
   if (inherits(X, "bnmf_silf_data")) return(X)
   sparse <- inherits(X, "dgCMatrix")
@@ -112,8 +114,11 @@ silf_data <- function(X) {
     X[miss] <- 0
   }
   vals <- if (sparse) X@x else X
+  R <- if (length(miss)) {
+    Matrix::sparseMatrix(i = mi, j = mj, x = rep(1, length(miss)), dims = dim(X))
+  }
   structure(list(X = X, sparse = sparse, miss = miss, mi = as.integer(mi), mj = as.integer(mj),
-                 sumsq = sum_squares(vals), max = max(vals), dims = dim(X)),
+                 R = R, sumsq = sum_squares(vals), max = max(vals), dims = dim(X)),
             class = "bnmf_silf_data")
 }
 
@@ -184,8 +189,8 @@ objective_grad <- function(X, W, H, objective, sumsq = NULL) {
 # r_ij = (W H)_ij on M,
 #   f = |X_O|^2 - 2 <W, X0 H'> + <W'W, H H'> - sum_M r_ij^2,
 #   df/dW = 2 (W H H' - X0 H' - R H'),  df/dH = 2 (W'W H - W'X0 - W'R),
-# with R the sparse I x J matrix of the r_ij: O(|M| K) beyond the products
-# of the complete case, no I x J temporary. KL and IS (dense X only): the
+# with R the sparse I x J matrix of the r_ij (missing_products()): O(|M| K)
+# beyond the products of the complete case, no I x J temporary. KL and IS (dense X only): the
 # dense formulas with the terms of M set to zero.
 masked_objective_grad <- function(d, W, H, objective) {
   mi <- d$mi; mj <- d$mj
@@ -199,12 +204,10 @@ masked_objective_grad <- function(d, W, H, objective) {
     gW <- W %*% HHt - XHt
     gH <- WtW %*% H - WtX
     if (length(mi)) {
-      Wm <- W[mi, , drop = FALSE]
-      Hm <- t(H)[mj, , drop = FALSE]
-      r <- rowSums(Wm * Hm)
-      f <- f - sum(r * r)
-      gW <- gW - scatter_rows(r * Hm, mi, nrow(W))
-      gH <- gH - t(scatter_rows(r * Wm, mj, ncol(H)))
+      R <- missing_products(d, W, H)
+      f <- f - sum(R@x * R@x)
+      gW <- gW - as.matrix(R %*% t(H))
+      gH <- gH - as.matrix(Matrix::crossprod(W, R))
     }
     return(list(f = max(f, 0), W = 2 * gW, H = 2 * gH))
   }
@@ -229,12 +232,14 @@ na_to_zero <- function(x) {
   x
 }
 
-# The n x K matrix whose row i is the sum of the rows of `v` with index i.
-scatter_rows <- function(v, idx, n) {
-  out <- matrix(0, n, ncol(v))
-  s <- rowsum(v, idx, reorder = FALSE)
-  out[as.integer(rownames(s)), ] <- s
-  out
+# d$R (silf_data()) holding (A B)_ij at the missing entries, plus
+# (A2 B2)_ij when A2 is given (wh_entries(), in C), a sparse I x J
+# matrix for the products R %*% t(H) and crossprod(W, R).
+missing_products <- function(d, A, B, A2 = NULL, B2 = NULL) {
+  R <- d$R
+  R@x <- wh_entries(A, B, d$mi - 1L, d$mj - 1L)
+  if (!is.null(A2)) R@x <- R@x + wh_entries(A2, B2, d$mi - 1L, d$mj - 1L)
+  R
 }
 
 nmf_objective <- function(X, W, H, objective) {

@@ -157,15 +157,12 @@ silf_hvp <- function(sd, W, H, A, B, g, lik) {
   WtD <- crossprod(W, A) %*% H + crossprod(W) %*% B
   AtR <- crossprod(A, W) %*% H - as.matrix(Matrix::crossprod(A, X))
   if (length(sd$mi)) {
-    mi <- sd$mi; mj <- sd$mj
-    Ht <- t(H)[mj, , drop = FALSE]
-    Wm <- W[mi, , drop = FALSE]
-    dm <- rowSums(A[mi, , drop = FALSE] * Ht) + rowSums(Wm * t(B)[mj, , drop = FALSE])
-    rm <- rowSums(Wm * Ht)
-    DHt <- DHt - scatter_rows(dm * Ht, mi, nrow(W))
-    RBt <- RBt - scatter_rows(rm * t(B)[mj, , drop = FALSE], mi, nrow(W))
-    WtD <- WtD - t(scatter_rows(dm * Wm, mj, ncol(H)))
-    AtR <- AtR - t(scatter_rows(rm * A[mi, , drop = FALSE], mj, ncol(H)))
+    Dm <- missing_products(sd, A, H, W, B)       # (A H + W B) at the missing entries
+    Rm <- missing_products(sd, W, H)
+    DHt <- DHt - as.matrix(Dm %*% t(H))
+    RBt <- RBt - as.matrix(Rm %*% t(B))
+    WtD <- WtD - as.matrix(Matrix::crossprod(W, Dm))
+    AtR <- AtR - as.matrix(Matrix::crossprod(A, Rm))
   }
   eps <- lik$epsilon; beta <- lik$beta
   d1 <- silf_deriv(g$f, eps, beta)
