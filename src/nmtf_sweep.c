@@ -101,12 +101,12 @@ typedef struct {
     double *Z, *den, *Wt;   /* KL: X / (F S G') at the stored entries; denominators; (F S)' */
     /* update_S by the matrix of the missing entries' terms (s_by_matrix):
      * Cs (K L x K L), Cq ((K^2 + K) x (L^2 + L)), row blocks Yb and Zb of
-     * its product, Pm and mc (K x L), a row's Gam (L x L) and gam (L), and
-     * VG' (L x J, VB) */
-    double *Cs, *Cq, *Yb, *Zb, *Pm, *mc, *Gam, *gam, *VGt;
+     * its product, Pm and mc (K x L), a row's Gam (L x L) and gam (L) */
+    double *Cs, *Cq, *Yb, *Zb, *Pm, *mc, *Gam, *gam;
     double *Tb, *ts;        /* VB, missing entries: per column (S G')^2, Var G, E[G^2]
                              * (K + 2 L values each, sse_missing), and a row's sums */
-    double *Vt;             /* VB, missing entries: G_var' (L x J) or F_var' (K x I) */
+    double *Vt;             /* VB, missing entries: G_var' (L x J) or F_var' (K x I),
+                             * the transpose the step at hand needs */
     int *obs;
 } nmtf_work;
 
@@ -182,9 +182,8 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
         w->mc = ALLOC(KL);
         w->Gam = ALLOC((size_t) L * L);
         w->gam = ALLOC(L);
-        w->VGt = vb ? ALLOC((size_t) L * J) : NULL;
     } else {
-        w->Cs = w->Cq = w->Yb = w->Zb = w->Pm = w->mc = w->Gam = w->gam = w->VGt = NULL;
+        w->Cs = w->Cq = w->Yb = w->Zb = w->Pm = w->mc = w->Gam = w->gam = NULL;
     }
     w->Tb = vb && nm && !kl ? ALLOC((size_t) (K + 2 * L) * J) : NULL;
     w->Vt = vb && nm ? ALLOC((size_t) L * J > (size_t) K * I ? (size_t) L * J : (size_t) K * I)
@@ -454,7 +453,7 @@ static void s_missing_matrix(const nmf_data *d, const nmtf_state *st, int vb,
     const double *F = st->F, *VF = vb ? st->F_var : NULL;
     const double one = 1.0;
     bnmf_transpose(st->G, J, L, w->Gt);
-    if (vb) bnmf_transpose(st->G_var, J, L, w->VGt);
+    if (vb) bnmf_transpose(st->G_var, J, L, w->Vt);                 /* L x J */
     memset(w->Cq, 0, sizeof(double) * (size_t) K2 * L2);
     memset(w->Pm, 0, sizeof(double) * (size_t) KL);
     for (int i = 0; i < I;) {
@@ -466,7 +465,7 @@ static void s_missing_matrix(const nmf_data *d, const nmtf_state *st, int vb,
             memset(w->Gam, 0, sizeof(double) * (size_t) L * L);
             bnmf_gram_update(w->Gam, NULL, w->Gt, L, idx, n, L, 1.0);
             bnmf_symmetrise(w->Gam, L);
-            if (vb) bnmf_idx_sums(w->gam, w->VGt, idx, n, L);
+            if (vb) bnmf_idx_sums(w->gam, w->Vt, idx, n, L);
             for (int t = 0; t < L * L; t++) w->Zb[nr + (size_t) t * NMTF_BLOCK] = w->Gam[t];
             for (int k2 = 0; k2 < K; k2++)
                 for (int k = 0; k < K; k++)
