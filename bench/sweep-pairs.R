@@ -66,13 +66,9 @@ nmtf_child <- function(kd) {
   X[sample(length(X), 0.2 * length(X))] <- NA
   m <- sub("nmtf ", "", kd$method)
   if (m == "np") X <- pmax(X, 0)
-  fit <- function(n) {
-    set.seed(2)
-    system.time(suppressWarnings(bnmf(X, rank = c(K, L), method = m, iter = n, tol = 0,
-                                      burnin = 0L, progress = FALSE)))[["elapsed"]]
-  }
-  invisible(fit(2L))
-  (fit(5L + kd$n) - fit(5L)) * 1000 / kd$n
+  fit_ms(function(n) {
+    bnmf(X, rank = c(K, L), method = m, iter = n, tol = 0, burnin = 0L, progress = FALSE)
+  }, kd$n)
 }
 
 # the Poisson kinds' child: ms a sweep
@@ -85,13 +81,21 @@ poisson_child <- function(kd) {
   M <- matrix(rgamma(I * K, 0.5), I, K) %*% matrix(rgamma(K * J, 0.5), K, J)
   X <- as(matrix(rpois(length(M), M * (0.2 / mean(M))), I, J), "CsparseMatrix")
   rm(M)
-  fit <- function(n) {
+  fit_ms(function(n) {
+    bnmf(X, K, likelihood = "poisson", method = sub("poisson ", "", kd$method), iter = n,
+         tol = 0, progress = FALSE)
+  }, kd$n)
+}
+
+# ms a sweep of fit(n), a whole fit of n sweeps from seed 2: fits of 5 and
+# 5 + n sweeps, the difference over n (after one fit of 2 to warm up)
+fit_ms <- function(fit, n) {
+  t <- function(k) {
     set.seed(2)
-    system.time(bnmf(X, K, likelihood = "poisson", method = sub("poisson ", "", kd$method),
-                     iter = n, tol = 0, progress = FALSE))[["elapsed"]]
+    system.time(suppressWarnings(fit(k)))[["elapsed"]]
   }
-  invisible(fit(2L))
-  (fit(5L + kd$n) - fit(5L)) * 1000 / kd$n
+  invisible(t(2L))
+  (t(5L + n) - t(5L)) * 1000 / n
 }
 
 if (length(args) >= 1L && args[1L] == "--child") {

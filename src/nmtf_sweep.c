@@ -98,7 +98,8 @@ typedef struct {
     double *Hm;             /* K x J: S G' (VB with missing entries) */
     double *zrow, *brow, *vrow, *erow, *lamF, *lamG;
     double *W, *blk;        /* I x L: F S; I x NMTF_BLOCK (fitted means) */
-    double *Z, *den, *Wt;   /* KL: X / (F S G') at the stored entries; denominators; (F S)' */
+    double *Z, *den, *Wt;   /* KL: X / (F S G') at the stored entries; S's
+                             * denominators; (F S)' */
     /* update_S by the matrix of the missing entries' terms (s_by_matrix):
      * Cs (K L x K L), Cq ((K^2 + K) x (L^2 + L)), row blocks Yb and Zb of
      * its product, Pm and mc (K x L), a row's Gam (L x L) and gam (L) */
@@ -170,7 +171,7 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
     w->W = ALLOC((size_t) I * L);
     w->blk = acc && !d->sparse ? ALLOC((size_t) I * NMTF_BLOCK) : NULL;
     w->Z = kl ? ALLOC(d->nx > 0 ? d->nx : 1) : NULL;
-    w->den = kl ? ALLOC((size_t) (I > J ? I : J) * M) : NULL;
+    w->den = kl ? ALLOC((size_t) K * L) : NULL; /* S's; F's and G's: bnmf_kl_scale */
     w->Wt = kl || (acc && d->sparse) ? ALLOC((size_t) L * I) : NULL;
     if (!kl && s_by_matrix(d, K, L)) {
         const size_t KL = (size_t) K * L, K2 = (size_t) K * K + K, L2 = (size_t) L * L + L;
@@ -186,8 +187,8 @@ static void nmtf_work_alloc(const nmf_data *d, int K, int L, int vb, int kl, int
         w->Cs = w->Cq = w->Yb = w->Zb = w->Pm = w->mc = w->Gam = w->gam = NULL;
     }
     w->Tb = vb && nm && !kl ? ALLOC((size_t) (K + 2 * L) * J) : NULL;
-    w->Vt = vb && nm ? ALLOC((size_t) L * J > (size_t) K * I ? (size_t) L * J : (size_t) K * I)
-                     : NULL;
+    const size_t nvt = (size_t) L * J > (size_t) K * I ? (size_t) L * J : (size_t) K * I;
+    w->Vt = vb && nm ? ALLOC(nvt) : NULL;
     w->ts = ALLOC((size_t) K + 2 * L);
     w->obs = (int *) R_alloc(I > J ? I : J, sizeof(int));
 #undef ALLOC
@@ -481,7 +482,8 @@ static void s_missing_matrix(const nmf_data *d, const nmtf_state *st, int vb,
                 const double b = w->Gam[l + (size_t) l * L] + (vb ? w->gam[l] : 0.0);
                 for (int k = 0; k < K; k++) {
                     const double f = F[i + (size_t) k * I];
-                    w->Pm[k + (size_t) l * K] += (f * f + (vb ? VF[i + (size_t) k * I] : 0.0)) * b;
+                    const double a = f * f + (vb ? VF[i + (size_t) k * I] : 0.0);
+                    w->Pm[k + (size_t) l * K] += a * b;
                 }
             }
             nr++;
@@ -566,7 +568,8 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
             for (int k = 0; k < K; k++) {
                 const size_t kl = k + (size_t) l * K;
                 double prec;
-                w->tmp2[kl] = bym ? w->T[kl] - w->mc[kl] : s_entry_sums(d, st, 0, w, k, l, &prec);
+                w->tmp2[kl] = bym ? w->T[kl] - w->mc[kl]
+                                  : s_entry_sums(d, st, 0, w, k, l, &prec);
             }
         for (size_t t = 0; t < (size_t) K * L; t++)
             if (w->tmp2[t] > 0.0) S[t] *= (w->Bd[t] > 0.0 ? w->Bd[t] : 0.0) / w->tmp2[t];
@@ -577,7 +580,8 @@ static void update_S(const nmf_data *d, nmtf_state *st, nmf_rule rule, int vb,
             const size_t kl = k + (size_t) l * K;
             double prec, v = 0.0, ent = 0.0, cross;
             if (bym) {
-                const double p = w->A[k + (size_t) k * K] * w->B[l + (size_t) l * L] - w->Pm[kl];
+                const double p =
+                    w->A[k + (size_t) k * K] * w->B[l + (size_t) l * L] - w->Pm[kl];
                 prec = p > 0.0 ? p : 0.0;
                 cross = w->T[kl] - w->mc[kl];
             } else {
@@ -624,7 +628,8 @@ static double sse_missing(const nmf_data *d, const nmtf_state *st, int vb, nmtf_
             const double *u = w->Hm + (size_t) j * K;
             for (int k = 0; k < K; k++) tb[k] = u[k] * u[k];
             for (int l = 0; l < L; l++) {
-                const double g = st->G[j + (size_t) l * J], vg = st->G_var[j + (size_t) l * J];
+                const size_t jl = j + (size_t) l * J;
+                const double g = st->G[jl], vg = st->G_var[jl];
                 tb[K + l] = vg;
                 tb[K + L + l] = g * g + vg;
             }
@@ -676,9 +681,8 @@ static double nmtf_sse(const nmf_data *d, const nmtf_state *st, int vb, nmtf_wor
         }
     if (!d->nmiss) return sse;
     if (!vb) return sse - sse_missing(d, st, 0, w, NULL, NULL);
-    /* VB: per missing entry r^2 + sum_k VF_ik u_k^2 + sum_l VG_jl v_l^2
-     * + VF_i (S o S) VG_j' + (F o F + VF)_i VS (G o G + VG)_j', the last two
-     * through the I x L products M1 = VF (S o S) and M2 = (F o F + VF) VS. */
+    /* VB: the missing entries' expected terms (sse_missing), two of them
+     * through the I x L products M1 = VF (S o S) and M2 = (F o F + VF) VS */
     double *S2 = w->tmp2, *M1 = w->W, *M2 = w->Q, *F2 = w->D;
     for (size_t t = 0; t < (size_t) K * L; t++) S2[t] = S[t] * S[t];
     for (size_t t = 0; t < (size_t) I * K; t++) F2[t] = st->F[t] * st->F[t] + st->F_var[t];
