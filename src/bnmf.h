@@ -228,7 +228,10 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd);
 #endif
 
 #if defined(__GNUC__)
+/* four doubles (and four 64-bit integers, for their bits and comparisons),
+ * loaded from and stored to any 8-byte aligned address */
 typedef double bnmf_v4 __attribute__((vector_size(32), aligned(8)));
+typedef long long bnmf_v4i __attribute__((vector_size(32), aligned(8)));
 #endif
 
 /* sum_l g[l] z[l] over K values in four partial sums, sum over l = 0, 1,

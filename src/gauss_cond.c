@@ -817,7 +817,6 @@ static int gram_minus_missing(double *Gi, const double *Gfull, const double *oth
 }
 
 #if defined(__GNUC__)
-typedef double vs_v4 __attribute__((vector_size(32), aligned(8)));
 typedef double vs_v2 __attribute__((vector_size(16), aligned(8)));
 #if defined(__clang__)
 #define VS_UNROLL _Pragma("unroll")
@@ -835,16 +834,16 @@ static ALWAYS_INLINE void vs_chunk(double *restrict vs, const double *restrict V
                                    const int *restrict idx, int nm, int K, int k0,
                                    int nc, int rem)
 {
-    vs_v4 s[10];
+    bnmf_v4 s[10];
     vs_v2 s2 = {0.0, 0.0};
     double s1 = 0.0;
     VS_UNROLL
-    for (int c = 0; c < nc; c++) s[c] = (vs_v4) {0.0, 0.0, 0.0, 0.0};
+    for (int c = 0; c < nc; c++) s[c] = (bnmf_v4) {0.0, 0.0, 0.0, 0.0};
     const int k2 = k0 + 4 * nc;
     for (int t = 0; t < nm; t++) {
         const double *v = V + (size_t) idx[t] * K + k0;
         VS_UNROLL
-        for (int c = 0; c < nc; c++) s[c] += *(const vs_v4 *) (v + 4 * c);
+        for (int c = 0; c < nc; c++) s[c] += *(const bnmf_v4 *) (v + 4 * c);
         if (rem >= 2) s2 += *(const vs_v2 *) (v + 4 * nc);
         if (rem & 1) s1 += v[4 * nc + (rem & 2)];
     }
@@ -987,17 +986,16 @@ static ALWAYS_INLINE double axpy_dot_loop(double *r, const double *o, double a,
 {
 #if defined(__GNUC__)
     typedef double v2u __attribute__((vector_size(16), aligned(8)));
-    typedef double v4u __attribute__((vector_size(32), aligned(8)));
-    v4u S0 = {0.0, 0.0, 0.0, 0.0}, S1 = S0, Q0 = S0, Q1 = S0;
-    const v4u av4 = {a, a, a, a};
+    bnmf_v4 S0 = {0.0, 0.0, 0.0, 0.0}, S1 = S0, Q0 = S0, Q1 = S0;
+    const bnmf_v4 av4 = {a, a, a, a};
     const v2u av = {a, a};
     int t = 0;
     if (!o2) {
         if (!upd) return 0.0;
         for (; t + 4 <= np; t += 4) {
-            v4u r0 = *(v4u *) (r + t);
-            r0 += av4 * *(const v4u *) (o + t);
-            *(v4u *) (r + t) = r0;
+            bnmf_v4 r0 = *(bnmf_v4 *) (r + t);
+            r0 += av4 * *(const bnmf_v4 *) (o + t);
+            *(bnmf_v4 *) (r + t) = r0;
         }
         if (t < np) {
             v2u r0 = *(v2u *) (r + t);
@@ -1007,14 +1005,15 @@ static ALWAYS_INLINE double axpy_dot_loop(double *r, const double *o, double a,
         return 0.0;
     }
     for (; t + 8 <= np; t += 8) {
-        v4u r0 = *(v4u *) (r + t), r1 = *(v4u *) (r + t + 4);
+        bnmf_v4 r0 = *(bnmf_v4 *) (r + t), r1 = *(bnmf_v4 *) (r + t + 4);
         if (upd) {
-            r0 += av4 * *(const v4u *) (o + t);
-            r1 += av4 * *(const v4u *) (o + t + 4);
-            *(v4u *) (r + t) = r0;
-            *(v4u *) (r + t + 4) = r1;
+            r0 += av4 * *(const bnmf_v4 *) (o + t);
+            r1 += av4 * *(const bnmf_v4 *) (o + t + 4);
+            *(bnmf_v4 *) (r + t) = r0;
+            *(bnmf_v4 *) (r + t + 4) = r1;
         }
-        const v4u p0 = *(const v4u *) (o2 + t), p1 = *(const v4u *) (o2 + t + 4);
+        const bnmf_v4 p0 = *(const bnmf_v4 *) (o2 + t);
+        const bnmf_v4 p1 = *(const bnmf_v4 *) (o2 + t + 4);
         S0 += p0 * r0;
         S1 += p1 * r1;
         if (sq) {
@@ -1097,7 +1096,6 @@ BNMF_CLONES static double sub_axpy_dot_sq(double *r, const double *o, double a,
 #endif
 
 #if defined(__GNUC__)
-typedef double gat_v4 __attribute__((vector_size(32), aligned(8)));
 typedef double gat_v2 __attribute__((vector_size(16), aligned(8)));
 
 /* Coordinate k of the four vectors other + idx[0..3] K into Ot[k np], and
@@ -1105,12 +1103,12 @@ typedef double gat_v2 __attribute__((vector_size(16), aligned(8)));
 static ALWAYS_INLINE void gather_one(double *restrict Ot, int np,
                                      const double *restrict other,
                                      const int *restrict idx, int K, int k,
-                                     const double *restrict z, gat_v4 *R)
+                                     const double *restrict z, bnmf_v4 *R)
 {
     const double *o0 = other + (size_t) idx[0] * K, *o1 = other + (size_t) idx[1] * K;
     const double *o2 = other + (size_t) idx[2] * K, *o3 = other + (size_t) idx[3] * K;
-    const gat_v4 c0 = {o0[k], o1[k], o2[k], o3[k]}, z0 = {z[k], z[k], z[k], z[k]};
-    *(gat_v4 *) (Ot + (size_t) k * np) = c0;
+    const bnmf_v4 c0 = {o0[k], o1[k], o2[k], o3[k]}, z0 = {z[k], z[k], z[k], z[k]};
+    *(bnmf_v4 *) (Ot + (size_t) k * np) = c0;
     *R += z0 * c0;
 }
 
@@ -1122,17 +1120,18 @@ static ALWAYS_INLINE void gather_one(double *restrict Ot, int np,
 static ALWAYS_INLINE void gather_pair(double *restrict Ot, int np,
                                       const double *restrict other,
                                       const int *restrict idx, int K, int k,
-                                      const double *restrict z, gat_v4 *R)
+                                      const double *restrict z, bnmf_v4 *R)
 {
     const double *o0 = other + (size_t) idx[0] * K, *o1 = other + (size_t) idx[1] * K;
     const double *o2 = other + (size_t) idx[2] * K, *o3 = other + (size_t) idx[3] * K;
     const gat_v2 p0 = *(const gat_v2 *) (o0 + k), p1 = *(const gat_v2 *) (o1 + k);
     const gat_v2 p2 = *(const gat_v2 *) (o2 + k), p3 = *(const gat_v2 *) (o3 + k);
-    const gat_v4 a = BNMF_SHUF(p0, p2, 0, 1, 2, 3), b = BNMF_SHUF(p1, p3, 0, 1, 2, 3);
-    const gat_v4 c0 = BNMF_SHUF(a, b, 0, 4, 2, 6), c1 = BNMF_SHUF(a, b, 1, 5, 3, 7);
-    const gat_v4 z0 = {z[k], z[k], z[k], z[k]}, z1 = {z[k + 1], z[k + 1], z[k + 1], z[k + 1]};
-    *(gat_v4 *) (Ot + (size_t) k * np) = c0;
-    *(gat_v4 *) (Ot + (size_t) (k + 1) * np) = c1;
+    const bnmf_v4 a = BNMF_SHUF(p0, p2, 0, 1, 2, 3), b = BNMF_SHUF(p1, p3, 0, 1, 2, 3);
+    const bnmf_v4 c0 = BNMF_SHUF(a, b, 0, 4, 2, 6), c1 = BNMF_SHUF(a, b, 1, 5, 3, 7);
+    const bnmf_v4 z0 = {z[k], z[k], z[k], z[k]};
+    const bnmf_v4 z1 = {z[k + 1], z[k + 1], z[k + 1], z[k + 1]};
+    *(bnmf_v4 *) (Ot + (size_t) k * np) = c0;
+    *(bnmf_v4 *) (Ot + (size_t) (k + 1) * np) = c1;
     *R += z0 * c0;
     *R += z1 * c1;
 }
@@ -1146,14 +1145,14 @@ BNMF_CLONES static void sub_gather(double *restrict O, int np,
 {
     int t = 0;
 #if defined(__GNUC__)
-    typedef gat_v4 v4u;
+    typedef bnmf_v4 bnmf_v4;
 #if defined(BNMF_HAVE_SHUF)
     /* four vectors at a time, coordinate k of all four in one store, two
      * coordinates at a time (gather_pair) */
     for (; t + 8 <= nm; t += 8) {
         /* two groups of four side by side: the sums of r, k after k, are
          * two chains instead of one */
-        v4u RA = {0.0, 0.0, 0.0, 0.0}, RB = RA;
+        bnmf_v4 RA = {0.0, 0.0, 0.0, 0.0}, RB = RA;
         int k = 0;
         for (; k + 2 <= K; k += 2) {
             gather_pair(O + t, np, other, idx + t, K, k, z, &RA);
@@ -1163,22 +1162,22 @@ BNMF_CLONES static void sub_gather(double *restrict O, int np,
             gather_one(O + t, np, other, idx + t, K, k, z, &RA);
             gather_one(O + t + 4, np, other, idx + t + 4, K, k, z, &RB);
         }
-        *(v4u *) (r + t) = RA;
-        *(v4u *) (r + t + 4) = RB;
+        *(bnmf_v4 *) (r + t) = RA;
+        *(bnmf_v4 *) (r + t + 4) = RB;
     }
     for (; t + 4 <= nm; t += 4) {
-        v4u R = {0.0, 0.0, 0.0, 0.0};
+        bnmf_v4 R = {0.0, 0.0, 0.0, 0.0};
         int k = 0;
         for (; k + 2 <= K; k += 2) gather_pair(O + t, np, other, idx + t, K, k, z, &R);
         if (k < K) gather_one(O + t, np, other, idx + t, K, k, z, &R);
-        *(v4u *) (r + t) = R;
+        *(bnmf_v4 *) (r + t) = R;
     }
 #else
     /* four vectors at a time: coordinate k of all four in one store */
     for (; t + 4 <= nm; t += 4) {
-        v4u R = {0.0, 0.0, 0.0, 0.0};
+        bnmf_v4 R = {0.0, 0.0, 0.0, 0.0};
         for (int k = 0; k < K; k++) gather_one(O + t, np, other, idx + t, K, k, z, &R);
-        *(v4u *) (r + t) = R;
+        *(bnmf_v4 *) (r + t) = R;
     }
 #endif
 #endif
@@ -1230,27 +1229,28 @@ static ALWAYS_INLINE void mr_terms(double *den, const double *z, const double *o
                                    const int *idx, int ni, int K, double sign, int nc,
                                    int rem)
 {
-    vs_v4 dv[10];
+    bnmf_v4 dv[10];
     double dr[3] = {0.0, 0.0, 0.0};
     VS_UNROLL
-    for (int c = 0; c < nc; c++) dv[c] = *(const vs_v4 *) (den + 4 * c);
+    for (int c = 0; c < nc; c++) dv[c] = *(const bnmf_v4 *) (den + 4 * c);
     for (int l = 0; l < rem; l++) dr[l] = den[4 * nc + l];
     for (int t = 0; t < ni; t++) {
         const double *o = other + (size_t) idx[t] * K;
-        vs_v4 a = {0.0, 0.0, 0.0, 0.0};
+        bnmf_v4 a = {0.0, 0.0, 0.0, 0.0};
         VS_UNROLL
-        for (int c = 0; c < nc; c++) a += *(const vs_v4 *) (o + 4 * c) * *(const vs_v4 *) (z + 4 * c);
+        for (int c = 0; c < nc; c++)
+            a += *(const bnmf_v4 *) (o + 4 * c) * *(const bnmf_v4 *) (z + 4 * c);
         double s0 = a[0];
         const int k = 4 * nc;
         for (int l = 0; l < rem; l++) s0 += o[k + l] * z[k + l];
         const double r = sign * ((s0 + a[1]) + (a[2] + a[3]));
-        const vs_v4 rv = {r, r, r, r};
+        const bnmf_v4 rv = {r, r, r, r};
         VS_UNROLL
-        for (int c = 0; c < nc; c++) dv[c] += rv * *(const vs_v4 *) (o + 4 * c);
+        for (int c = 0; c < nc; c++) dv[c] += rv * *(const bnmf_v4 *) (o + 4 * c);
         for (int l = 0; l < rem; l++) dr[l] += r * o[k + l];
     }
     VS_UNROLL
-    for (int c = 0; c < nc; c++) *(vs_v4 *) (den + 4 * c) = dv[c];
+    for (int c = 0; c < nc; c++) *(bnmf_v4 *) (den + 4 * c) = dv[c];
     for (int l = 0; l < rem; l++) den[4 * nc + l] = dr[l];
 }
 #endif

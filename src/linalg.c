@@ -40,7 +40,6 @@ void bnmf_gram_rows(const double *H, int K, int J, double *G)
 #define GRAM_CHUNK 256 /* rows of W a pass of gram_cols_blocks takes (a multiple of 4) */
 
 #if defined(__GNUC__)
-typedef double gc_v4 __attribute__((vector_size(32), aligned(8)));
 
 /* G[a, b] += sum over rows i0..i0+n-1 (n a multiple of 4) of W[i, a] W[i, b]
  * for a <= b, by blocks of two columns a times four columns b: eight sums
@@ -57,12 +56,15 @@ static ALWAYS_INLINE void gram_cols_blocks(const double *W, int I, int K, int i0
             const double *y[4];
             for (int c = 0; c < 4; c++)
                 y[c] = b + c < K ? W + (size_t) (b + c) * I + i0 : zero;
-            gc_v4 s[8];
-            for (int c = 0; c < 8; c++) s[c] = (gc_v4) {0.0, 0.0, 0.0, 0.0};
+            bnmf_v4 s[8];
+            for (int c = 0; c < 8; c++) s[c] = (bnmf_v4) {0.0, 0.0, 0.0, 0.0};
             for (int t = 0; t < n; t += 4) {
-                const gc_v4 u0 = *(const gc_v4 *) (x0 + t), u1 = *(const gc_v4 *) (x1 + t);
-                const gc_v4 v0 = *(const gc_v4 *) (y[0] + t), v1 = *(const gc_v4 *) (y[1] + t);
-                const gc_v4 v2 = *(const gc_v4 *) (y[2] + t), v3 = *(const gc_v4 *) (y[3] + t);
+                const bnmf_v4 u0 = *(const bnmf_v4 *) (x0 + t);
+                const bnmf_v4 u1 = *(const bnmf_v4 *) (x1 + t);
+                const bnmf_v4 v0 = *(const bnmf_v4 *) (y[0] + t);
+                const bnmf_v4 v1 = *(const bnmf_v4 *) (y[1] + t);
+                const bnmf_v4 v2 = *(const bnmf_v4 *) (y[2] + t);
+                const bnmf_v4 v3 = *(const bnmf_v4 *) (y[3] + t);
                 s[0] += u0 * v0;
                 s[1] += u0 * v1;
                 s[2] += u0 * v2;
@@ -76,7 +78,7 @@ static ALWAYS_INLINE void gram_cols_blocks(const double *W, int I, int K, int i0
                 for (int c = 0; c < 4; c++) {
                     const int ar = a + r, bc = b + c;
                     if (ar > bc || bc >= K) continue;
-                    const gc_v4 l = s[4 * r + c];
+                    const bnmf_v4 l = s[4 * r + c];
                     G[ar + (size_t) bc * K] += (l[0] + l[1]) + (l[2] + l[3]);
                 }
         }
@@ -172,8 +174,8 @@ static ALWAYS_INLINE void axpy_k(double *restrict y, double a, const double *res
 {
     int k = 0;
 #if defined(__GNUC__)
-    const gc_v4 av = {a, a, a, a};
-    for (; k + 4 <= K; k += 4) *(gc_v4 *) (y + k) += av * *(const gc_v4 *) (x + k);
+    const bnmf_v4 av = {a, a, a, a};
+    for (; k + 4 <= K; k += 4) *(bnmf_v4 *) (y + k) += av * *(const bnmf_v4 *) (x + k);
 #endif
     for (; k < K; k++) y[k] += a * x[k];
 }
@@ -316,14 +318,14 @@ BNMF_CLONES void bnmf_kl_ratio(double *Z, const double *Y, const double *x, size
 {
     size_t t = 0;
 #if defined(__GNUC__)
-    const vl_v4 lo = {DBL_MIN, DBL_MIN, DBL_MIN, DBL_MIN}, zero = {0.0, 0.0, 0.0, 0.0};
+    const bnmf_v4 lo = {DBL_MIN, DBL_MIN, DBL_MIN, DBL_MIN}, zero = {0.0, 0.0, 0.0, 0.0};
     for (; t + 4 <= n; t += 4) {
-        const vl_v4 xv = *(const vl_v4 *) (x + t);
-        vl_v4 yv = *(const vl_v4 *) (Y + t);
-        const vl_v4i small = yv < lo;
-        yv = (vl_v4) (((vl_v4i) yv & ~small) | ((vl_v4i) lo & small));
-        const vl_v4 q = xv / yv;
-        *(vl_v4 *) (Z + t) = (vl_v4) ((vl_v4i) q & ~(xv == zero));
+        const bnmf_v4 xv = *(const bnmf_v4 *) (x + t);
+        bnmf_v4 yv = *(const bnmf_v4 *) (Y + t);
+        const bnmf_v4i small = yv < lo;
+        yv = (bnmf_v4) (((bnmf_v4i) yv & ~small) | ((bnmf_v4i) lo & small));
+        const bnmf_v4 q = xv / yv;
+        *(bnmf_v4 *) (Z + t) = (bnmf_v4) ((bnmf_v4i) q & ~(xv == zero));
     }
 #endif
     for (; t < n; t++) {
@@ -342,23 +344,23 @@ static ALWAYS_INLINE double xlog_sum(const double *x, const double *r, size_t n,
     size_t t = 0;
     double s = 0.0;
 #if defined(__GNUC__)
-    const vl_v4 zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
-    vl_v4 acc = zero;
+    const bnmf_v4 zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
+    bnmf_v4 acc = zero;
     for (; t + 4 <= n; t += 4) {
-        const vl_v4 xv = *(const vl_v4 *) (x + t);
-        const vl_v4i x0 = xv == zero;
+        const bnmf_v4 xv = *(const bnmf_v4 *) (x + t);
+        const bnmf_v4i x0 = xv == zero;
         /* log 1 = 0 where x is 0: those terms are 0 */
-        const vl_v4 rv = (vl_v4) (((vl_v4i) *(const vl_v4 *) (r + t) & ~x0) |
-                                  ((vl_v4i) one & x0));
-        const vl_v4i ex = ((vl_v4i) rv >> 52) & 0x7FF;
-        const vl_v4i odd = (ex == 0) | (ex == 0x7FF) | (rv < zero);
+        const bnmf_v4 rv = (bnmf_v4) (((bnmf_v4i) *(const bnmf_v4 *) (r + t) & ~x0) |
+                                  ((bnmf_v4i) one & x0));
+        const bnmf_v4i ex = ((bnmf_v4i) rv >> 52) & 0x7FF;
+        const bnmf_v4i odd = (ex == 0) | (ex == 0x7FF) | (rv < zero);
         if (odd[0] | odd[1] | odd[2] | odd[3]) {
             for (int l = 0; l < 4; l++)
                 if (xv[l] != 0.0) acc[l] += minus ? xv[l] * log(rv[l]) - xv[l]
                                                   : xv[l] * log(rv[l]);
             continue;
         }
-        vl_v4 lg;
+        bnmf_v4 lg;
         bnmf_log4(&lg, &rv);
         if (minus) acc += xv * lg - xv;
         else acc += xv * lg;
@@ -416,8 +418,8 @@ SEXP bnmf_kl_loss_call(SEXP x, SEXP r)
             for (int l = 0; l < 4; l++) pl[t + l] = NA_REAL;
             continue;
         }
-        const vl_v4 rv = *(const vl_v4 *) (pr + t);
-        vl_v4 v;
+        const bnmf_v4 rv = *(const bnmf_v4 *) (pr + t);
+        bnmf_v4 v;
         bnmf_log4(&v, &rv);
         for (int l = 0; l < 4; l++) pl[t + l] = v[l];
     }
@@ -584,10 +586,9 @@ static inline double wh_one(const double *w, const double *h, int K)
 }
 
 #if defined(__GNUC__)
-typedef double wh_v4 __attribute__((vector_size(32), aligned(8)));
 /* wh_one's end for one entry of bnmf_wh_latent's four: its four lanes, then
  * the last K mod 4 terms */
-static inline double wh_end(wh_v4 a, const double *w, const double *h, int k, int K)
+static inline double wh_end(bnmf_v4 a, const double *w, const double *h, int k, int K)
 {
     double s0 = a[0], s1 = a[1], s2 = a[2];
     if (k < K) s0 += w[k] * h[k];
@@ -623,24 +624,24 @@ BNMF_CLONES double bnmf_wh_latent(const double *W, const double *H, int I, int K
         const double *w1 = Wt + (size_t) mi[t + 1] * K, *h1 = H + (size_t) mj[t + 1] * K;
         const double *w2 = Wt + (size_t) mi[t + 2] * K, *h2 = H + (size_t) mj[t + 2] * K;
         const double *w3 = Wt + (size_t) mi[t + 3] * K, *h3 = H + (size_t) mj[t + 3] * K;
-        wh_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
+        bnmf_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
         int k = 0;
         if (h0 == h1 && h1 == h2 && h2 == h3) {
             /* the four in one column (the usual case: the entries are sorted
              * by column): its values loaded once */
             for (; k + 4 <= K; k += 4) {
-                const wh_v4 h = *(const wh_v4 *) (h0 + k);
-                a0 += *(const wh_v4 *) (w0 + k) * h;
-                a1 += *(const wh_v4 *) (w1 + k) * h;
-                a2 += *(const wh_v4 *) (w2 + k) * h;
-                a3 += *(const wh_v4 *) (w3 + k) * h;
+                const bnmf_v4 h = *(const bnmf_v4 *) (h0 + k);
+                a0 += *(const bnmf_v4 *) (w0 + k) * h;
+                a1 += *(const bnmf_v4 *) (w1 + k) * h;
+                a2 += *(const bnmf_v4 *) (w2 + k) * h;
+                a3 += *(const bnmf_v4 *) (w3 + k) * h;
             }
         } else {
             for (; k + 4 <= K; k += 4) {
-                a0 += *(const wh_v4 *) (w0 + k) * *(const wh_v4 *) (h0 + k);
-                a1 += *(const wh_v4 *) (w1 + k) * *(const wh_v4 *) (h1 + k);
-                a2 += *(const wh_v4 *) (w2 + k) * *(const wh_v4 *) (h2 + k);
-                a3 += *(const wh_v4 *) (w3 + k) * *(const wh_v4 *) (h3 + k);
+                a0 += *(const bnmf_v4 *) (w0 + k) * *(const bnmf_v4 *) (h0 + k);
+                a1 += *(const bnmf_v4 *) (w1 + k) * *(const bnmf_v4 *) (h1 + k);
+                a2 += *(const bnmf_v4 *) (w2 + k) * *(const bnmf_v4 *) (h2 + k);
+                a3 += *(const bnmf_v4 *) (w3 + k) * *(const bnmf_v4 *) (h3 + k);
             }
         }
         const double e0 = wh_end(a0, w0, h0, k, K), e1 = wh_end(a1, w1, h1, k, K);

@@ -924,14 +924,13 @@ BNMF_CLONES static void welford_run(double *restrict mean, double *restrict m2,
 {
     size_t t = 0;
 #if defined(__GNUC__)
-    typedef double v4u __attribute__((vector_size(32), aligned(8)));
     for (; t + 4 <= n; t += 4) {
-        const v4u x = *(const v4u *) (v + t);
-        v4u mu = *(v4u *) (mean + t);
-        const v4u delta = x - mu;
+        const bnmf_v4 x = *(const bnmf_v4 *) (v + t);
+        bnmf_v4 mu = *(bnmf_v4 *) (mean + t);
+        const bnmf_v4 delta = x - mu;
         mu += delta * inv_n;
-        *(v4u *) (m2 + t) += delta * (x - mu);
-        *(v4u *) (mean + t) = mu;
+        *(bnmf_v4 *) (m2 + t) += delta * (x - mu);
+        *(bnmf_v4 *) (mean + t) = mu;
     }
 #endif
     for (; t < n; t++) welford(mean + t, m2 + t, v[t], inv_n);
