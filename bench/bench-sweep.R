@@ -21,6 +21,7 @@
 # (OPENBLAS_NUM_THREADS under bench/openblas.sh).
 
 suppressPackageStartupMessages(library(bnmf))
+source(file.path(if (file.exists("bench/machine.R")) "bench" else ".", "machine.R"))
 
 rounds <- as.integer(Sys.getenv("BNMF_BENCH_ROUNDS", "11"))
 n_sweeps <- as.integer(Sys.getenv("BNMF_BENCH_SWEEPS", "8"))
@@ -223,8 +224,7 @@ blas_ext <- unname(extSoftVersion()["BLAS"])
 
 cat("## bnmf sweep cost (I = J = 1000, K = 20, dense)\n\n")
 cat("- bnmf ", format(utils::packageVersion("bnmf")), "; date: ", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "\n", sep = "")
-cat("- machine: ", parallel::detectCores(), " cores (", R.version$platform, "), ",
-    R.version.string, "\n", sep = "")
+cat("- machine: ", cpu_desc(), "; ", R.version.string, "\n", sep = "")
 cat("- BLAS: sessionInfo()$BLAS = `", blas, "`; extSoftVersion()[\"BLAS\"] = `",
     blas_ext, "`\n", sep = "")
 cat("- floor (X %*% t(H) + t(W) %*% X): median ", ms(median(floor_t)),

@@ -36,6 +36,8 @@ first <- res$reference[[1]]
 cat("## Sweep cost under two BLAS libraries (I = J = 1000, K = 20, dense)\n\n")
 cat("- bnmf ", format(utils::packageVersion("bnmf")), "; ", R.version.string, "; ",
     format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "\n", sep = "")
+source(file.path(if (file.exists("bench/machine.R")) "bench" else ".", "machine.R"))
+cat("- machine: ", cpu_desc(), "\n", sep = "")
 cat("- reference: `", first$blas, "`\n", sep = "")
 cat("- OpenBLAS (1 thread): `", res$openblas[[1]]$blas, "`\n", sep = "")
 cat("- ", rounds, " rounds, alternating the two BLAS (one process per round and ",

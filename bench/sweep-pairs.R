@@ -160,6 +160,8 @@ fmt <- function(x, d = 2) {
 }
 cat(sprintf("- A: %s; B: %s; %s; %s UTC\n", libs[1L], libs[2L], R.version.string,
             format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC")))
+source(file.path(dirname(me), "machine.R"))
+cat(sprintf("- machine: %s\n", cpu_desc()))
 cat(sprintf("- BLAS: `%s` (one thread)\n", blas_name))
 cat(sprintf("- %d pairs per kind, order swapped every pair; ms a sweep and B / A: median (range)\n\n",
             pairs))
