@@ -190,8 +190,9 @@ objective_grad <- function(X, W, H, objective, sumsq = NULL) {
 #   f = |X_O|^2 - 2 <W, X0 H'> + <W'W, H H'> - sum_M r_ij^2,
 #   df/dW = 2 (W H H' - X0 H' - R H'),  df/dH = 2 (W'W H - W'X0 - W'R),
 # with R the sparse I x J matrix of the r_ij (missing_products()): O(|M| K)
-# beyond the products of the complete case, no I x J temporary. KL and IS
-# (dense X only): the dense formulas with the terms of M set to zero.
+# beyond the products of the complete case, no I x J temporary; R is
+# returned too (for silf_hvp()). KL and IS (dense X only): the dense
+# formulas with the terms of M set to zero.
 masked_objective_grad <- function(d, W, H, objective) {
   mi <- d$mi; mj <- d$mj
   X <- d$X
@@ -203,13 +204,14 @@ masked_objective_grad <- function(d, W, H, objective) {
     f <- d$sumsq - 2 * sum(W * XHt) + sum(WtW * HHt)
     gW <- W %*% HHt - XHt
     gH <- WtW %*% H - WtX
+    R <- NULL
     if (length(mi)) {
       R <- missing_products(d, W, H)
       f <- f - sum(R@x * R@x)
       gW <- gW - as.matrix(R %*% t(H))
       gH <- gH - as.matrix(Matrix::crossprod(W, R))
     }
-    return(list(f = max(f, 0), W = 2 * gW, H = 2 * gH))
+    return(list(f = max(f, 0), W = 2 * gW, H = 2 * gH, R = R))
   }
   WH <- pmax(W %*% H, 1e-12 * d$max)
   miss <- d$miss

@@ -158,7 +158,7 @@ silf_hvp <- function(sd, W, H, A, B, g, lik) {
   AtR <- crossprod(A, W) %*% H - as.matrix(Matrix::crossprod(A, X))
   if (length(sd$mi)) {
     Dm <- missing_products(sd, A, H, W, B)       # (A H + W B) at the missing entries
-    Rm <- missing_products(sd, W, H)
+    Rm <- g$R                                    # W H there, from objective_grad()
     DHt <- DHt - as.matrix(Dm %*% t(H))
     RBt <- RBt - as.matrix(Rm %*% t(B))
     WtD <- WtD - as.matrix(Matrix::crossprod(W, Dm))
