@@ -98,12 +98,12 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
     n_wh = 0 + 0, wh_wait = as.double(wh_wait) + 0,
     # The sweeps' scratch (bnmf_sweep_work_len() in src/nmf_sweep.c, whose
     # row buffers hold COND_BLOCK = 4 rows, src/cond.h; then the missing
-    # entries' WH, a block of WH's columns), kept with the state so
-    # that every chunk of sweeps reuses it instead of leaving garbage. The
-    # sweeps refuse a shorter one, so this sum and theirs cannot drift apart
-    # unnoticed.
+    # entries' WH, the batch of draws for WH's moments), kept with the state
+    # so that every chunk of sweeps reuses it instead of leaving garbage.
+    # The sweeps refuse a shorter one, so this sum and theirs cannot drift
+    # apart unnoticed.
     work = numeric(2 * (I + J) * K + 2 * K^2 + 16 * K + nmiss +
-                     if (keep_wh && data$sparse != 1L) I * min(J, 64L) else 0)
+                     if (keep_wh && data$sparse != 1L) wh_work_len(I, J, K) else 0)
   )
   if (!is.null(lambda)) {
     st$lambda <- as.double(lambda) + 0
@@ -119,6 +119,17 @@ new_state <- function(X, data, W, H, tau, latent, keep_wh, lambda = NULL, vb = N
     if (!is.null(lambda)) st$lambda_rate <- as.double(vb$lambda_rate) + 0
   }
   st
+}
+
+# The doubles of a dense fit's scratch for WH's moments: wh_work_len() in
+# src/nmf_sweep.c (a tile of W H of at most 256 x 64, then up to 4 draws'
+# copies of W and H and their weights, the copies at most a quarter of X's
+# size; with room for one draw only, a block of 64 columns of W H instead).
+wh_work_len <- function(I, J, K) {
+  nb <- min(J, 64)
+  cap <- min(4, max(1, floor(I * J / (4 * (I + J) * K))))
+  if (cap == 1) return(I * nb)
+  min(I, 256) * nb + cap * ((I + J) * K + 1)
 }
 
 #' Advance a chain's state by sweeps of the Gaussian NMF engine (in place)

@@ -19,6 +19,7 @@
 args <- commandArgs(trailingOnly = TRUE)
 
 kinds <- list(
+  "Gibbs, WH every kept draw" = list(method = "gibbs", miss = 0, acc = TRUE, wh_thin = 1L, n = 800L),
   "Gibbs, complete data" = list(method = "gibbs", miss = 0, acc = FALSE, n = 1500L),
   "Gibbs, default fit (WH moments every 4th kept draw)" =
     list(method = "gibbs", miss = 0, acc = TRUE, wh_thin = 4L, n = 1200L),

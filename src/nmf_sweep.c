@@ -947,11 +947,11 @@ static void wh_run(size_t p0, const double *y, int n, void *ctx)
 
 /* Accumulate the running moments of WH on the entries the fit keeps. Dense
  * data go by blocks of at most 64 columns of WH through S, an I x min(J, 64)
- * scratch allocated once per call of the driver. Sparse data: W' into
- * ws->Wt, then bnmf_sparse_visit (the rows in blocks: read by columns of W,
- * each stored value's K terms were K cache lines, and for large I these
- * misses cost more than the sweep); each entry's value and update are those
- * of bnmf_wh_entry and welford, so the moments are the same numbers. */
+ * scratch. Sparse data: W' into ws->Wt, then bnmf_sparse_visit (the rows in
+ * blocks: read by columns of W, each stored value's K terms were K cache
+ * lines, and for large I these misses cost more than the sweep); each
+ * entry's value and update are those of bnmf_wh_entry and welford, so the
+ * moments are the same numbers. */
 static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
                           double *mean, double *m2, double inv_n, double *S,
                           sweep_work *ws)
@@ -973,6 +973,109 @@ static void accumulate_wh(const nmf_data *d, const double *W, const double *H,
         double *mu = mean + (size_t) j0 * I, *s2 = m2 + (size_t) j0 * I;
         welford_run(mu, s2, S, (size_t) I * m, inv_n);
     }
+}
+
+/*
+ * WH's moments of dense data by batches of draws. One draw's update reads
+ * and writes both I x J moment arrays: memory traffic of 32 I J bytes,
+ * which cost more than the product itself (bench/README.md). A batch holds
+ * copies of up to WH_BATCH draws' W and H and adds them by tiles of
+ * WH_ROWS x WH_COLS entries, every draw of the batch in turn while the
+ * tile's moments stay in cache. Each entry sees the same Welford updates in
+ * the same order as one draw at a time, so the moments are the same (up to
+ * the BLAS's rounding of a tile's product). The copies take at most a
+ * quarter of X's size: a batch holds fewer draws when W and H are large
+ * against X (one draw: accumulate_wh at once, no copies).
+ */
+#define WH_BATCH 4
+#define WH_ROWS 256
+#define WH_COLS 64
+
+static int wh_batch_cap(int I, int J, int K)
+{
+    const double b = floor((double) I * J / (4.0 * ((double) I + J) * K));
+    return b >= WH_BATCH ? WH_BATCH : b < 1.0 ? 1 : (int) b;
+}
+
+/* The doubles of a dense fit's WH scratch (kept with the state: the
+ * `work` of new_state() in R/engine.R adds the same) */
+static size_t wh_work_len(int I, int J, int K)
+{
+    const size_t nb = J < WH_COLS ? (size_t) J : WH_COLS;
+    const int cap = wh_batch_cap(I, J, K);
+    if (cap == 1) return (size_t) I * nb;
+    const size_t ib = I < WH_ROWS ? (size_t) I : WH_ROWS;
+    return ib * nb + (size_t) cap * (((size_t) I + J) * K + 1);
+}
+
+typedef struct {
+    int cap, n;            /* draws a batch can hold; draws held */
+    double *W, *H, *inv_n; /* their copies of W and H, each one's 1 / n */
+    double *S;             /* a tile of W H (cap 1: a block of columns) */
+} wh_batch;
+
+static void wh_batch_init(const nmf_data *d, wh_batch *b, double **buf)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    b->cap = wh_batch_cap(I, J, K);
+    b->n = 0;
+    const size_t nb = J < WH_COLS ? (size_t) J : WH_COLS;
+    const size_t ib = b->cap == 1 ? (size_t) I : I < WH_ROWS ? (size_t) I : WH_ROWS;
+    b->S = carve(buf, ib * nb);
+    b->W = b->H = b->inv_n = NULL;
+    if (b->cap > 1) {
+        b->W = carve(buf, (size_t) b->cap * I * K);
+        b->H = carve(buf, (size_t) b->cap * K * J);
+        b->inv_n = carve(buf, (size_t) b->cap);
+    }
+}
+
+/* Add the batch's draws to the state's moments of WH, tile by tile, and
+ * count them in its n_wh; empties the batch. */
+static void wh_batch_flush(const nmf_data *d, wh_batch *b, nmf_state *st)
+{
+    double *mean = st->WH_mean, *m2 = st->WH_m2;
+    const int I = d->I, J = d->J, K = d->K;
+    const int nb = J < WH_COLS ? J : WH_COLS, ib = I < WH_ROWS ? I : WH_ROWS;
+    const double one = 1.0, zero = 0.0;
+    for (int j0 = 0; j0 < J; j0 += nb) {
+        const int m = J - j0 < nb ? J - j0 : nb;
+        for (int i0 = 0; i0 < I; i0 += ib) {
+            int r = I - i0 < ib ? I - i0 : ib;
+            for (int t = 0; t < b->n; t++) {
+                F77_CALL(dgemm)("N", "N", &r, &m, &K, &one, b->W + (size_t) t * I * K + i0,
+                                &I, b->H + (size_t) t * K * J + (size_t) j0 * K, &K, &zero,
+                                b->S, &r FCONE FCONE);
+                for (int c = 0; c < m; c++) {
+                    const size_t at = (size_t) (j0 + c) * I + i0;
+                    welford_run(mean + at, m2 + at, b->S + (size_t) c * r, (size_t) r,
+                                b->inv_n[t]);
+                }
+            }
+        }
+    }
+    *st->n_wh += b->n;
+    b->n = 0;
+}
+
+/* One draw into the state's moments of WH: held in the batch (added when
+ * it is full, or by the driver at the end of its sweeps), or at once. The
+ * state's n_wh counts the draws added, so that an interrupt, which drops
+ * the batch, leaves moments and count that agree. */
+static void wh_batch_add(const nmf_data *d, wh_batch *b, const double *W, const double *H,
+                         nmf_state *st, sweep_work *ws)
+{
+    const double inv_n = 1.0 / (*st->n_wh + b->n + 1.0);
+    if (d->sparse || b->cap == 1) {
+        accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, inv_n, b->S, ws);
+        (*st->n_wh)++;
+        return;
+    }
+    const size_t nw = (size_t) d->I * d->K, nh = (size_t) d->K * d->J;
+    memcpy(b->W + (size_t) b->n * nw, W, sizeof(double) * nw);
+    memcpy(b->H + (size_t) b->n * nh, H, sizeof(double) * nh);
+    b->inv_n[b->n++] = inv_n;
+    if (b->n == b->cap) wh_batch_flush(d, b, st);
 }
 
 /*
@@ -1146,7 +1249,7 @@ static double log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
 /* Running moments and kept draws of a sampling sweep. */
 static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
                        const sweep_ctrl *c, sweep_out *out, int *kept, int n_draws,
-                       double *wh_block, sweep_work *ws)
+                       wh_batch *whb, sweep_work *ws)
 {
     const int I = d->I, J = d->J, K = d->K;
     const double *W = st->W, *H = st->H, *lambda = st->lambda;
@@ -1167,8 +1270,7 @@ static void keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
          * the posterior and the mean an unbiased estimate of E[WH | X]. */
         if (st->WH_mean) {
             if (*st->wh_wait <= 0.0) {
-                accumulate_wh(d, W, H, st->WH_mean, st->WH_m2, 1.0 / ++(*st->n_wh),
-                              wh_block, ws);
+                wh_batch_add(d, whb, W, H, st, ws);
                 *st->wh_wait = c->wh_thin - 1;
             } else {
                 (*st->wh_wait)--;
@@ -1218,12 +1320,12 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
 
     /* The scratch: from the state's buffer when it is large enough (it then
      * holds, in this order, the sweep's work, the missing entries' WH and,
-     * to accumulate WH's moments of dense data, an I x min(J, 64) block of
-     * WH), else from R_alloc when the state has none. A buffer too short is
+     * to accumulate WH's moments of dense data, wh_batch's tile and draws),
+     * else from R_alloc when the state has none. A buffer too short is
      * refused rather than replaced: new_state() (R/engine.R) sizes it by the
      * same sum, and a silent fallback would hide their disagreement. */
     const int want_block = c->accumulate && st->WH_mean && !d->sparse;
-    const size_t n_block = want_block ? (size_t) I * (J < 64 ? J : 64) : 0;
+    const size_t n_block = want_block ? wh_work_len(I, J, K) : 0;
     const size_t n_need = bnmf_sweep_work_len(d) + d->nmiss + n_block;
     if (st->work && st->n_work < n_need)
         Rf_error("bnmf: the state's scratch `work` holds %.0f doubles, the sweeps need %.0f",
@@ -1245,7 +1347,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     if (buf && !augmented) buf += d->nmiss;
     if (augmented)
         for (int m = 0; m < d->nmiss; m++) wh_miss[m] = x[d->miss_pos[m]];
-    double *wh_block = want_block ? carve(&buf, n_block) : NULL;
+    wh_batch whb = {1, 0, NULL, NULL, NULL, NULL};
+    if (want_block) wh_batch_init(d, &whb, &buf);
     const double log_rates = pr->ard ? 0.0 : sum_log_rates(pr->lamW, (size_t) I * K) +
         sum_log_rates(pr->lamH, (size_t) K * J);
     const double tau_shape = pr->alpha + 0.5 * d->n_obs;
@@ -1319,7 +1422,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         if (pr->ard)
             for (int k = 0; k < K; k++) out->lambda[s + (R_xlen_t) k * n_sweeps] = lambda[k];
 
-        if ((s + 1) % thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws, wh_block, &ws);
+        if ((s + 1) % thin == 0) keep_sweep(d, pr, st, c, out, &kept, n_draws, &whb, &ws);
         const double prev = *logpost_last;
         *logpost_last = logpost;
         if (rule != RULE_DRAW && tol > 0.0 && R_FINITE(prev) &&
@@ -1333,6 +1436,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         GetRNGstate();
     }
     PutRNGstate();
+    /* The draws still in the batch (an interrupt above drops them). */
+    if (whb.n > 0) wh_batch_flush(d, &whb, st);
 
     out->done = s;
     out->converged = converged;

@@ -251,6 +251,41 @@ test_that("update() and chains pool the moments of W H with their own draw count
   expect_equal(once$moments$WH$mean, fit2$moments$WH$mean, tolerance = 1e-12)
 })
 
+test_that("the moments of W H by batches of draws and tiles agree with every draw's product", {
+  # 300 x 150 with K = 2: the sweeps hold 4 draws at a time and add them by
+  # tiles of 256 x 64 entries (2 x 3 tiles here, the last ones partial).
+  # 30 kept draws with wh_thin = 3 take 10 draws: two full batches and a
+  # partial one at the end of the call; update() adds 7 more (draws 31 to
+  # 50 of the chain), so calls end on partial batches too.
+  set.seed(11)
+  I <- 300L
+  J <- 150L
+  X <- matrix(rexp(I * 2), I, 2) %*% matrix(rexp(2 * J), 2, J) + matrix(rnorm(I * J, sd = 0.3), I, J)
+  X <- pmax(X, 0)
+  set.seed(12)
+  fit <- bnmf(X, rank = 2, iter = 40, burnin = 10, keep = "draws", wh_thin = 3,
+              progress = FALSE)
+  idx <- seq(1L, 30L, by = 3L)
+  ref <- draws_wh_moments(fit$draws[[1]], I, J, 2, idx)
+  expect_identical(fit$moments$WH$n, 10)
+  expect_equal(fit$moments$WH$mean, ref$mean, tolerance = 1e-12)
+  expect_equal(fit$moments$WH$m2, ref$m2, tolerance = 1e-10)
+  fit2 <- update(fit, iter = 20)
+  idx2 <- seq(1L, 50L, by = 3L)
+  ref2 <- draws_wh_moments(fit2$draws[[1]], I, J, 2, idx2)
+  expect_identical(fit2$moments$WH$n, as.double(length(idx2)))
+  expect_equal(fit2$moments$WH$mean, ref2$mean, tolerance = 1e-12)
+  expect_equal(fit2$moments$WH$m2, ref2$m2, tolerance = 1e-10)
+  # Every kept draw (wh_thin = 1), on a matrix of at most one tile's rows.
+  set.seed(13)
+  fit1 <- bnmf(X[1:100, ], rank = 2, iter = 23, burnin = 10, keep = "draws", wh_thin = 1,
+               progress = FALSE)
+  ref1 <- draws_wh_moments(fit1$draws[[1]], 100L, J, 2)
+  expect_identical(fit1$moments$WH$n, 13)
+  expect_equal(fit1$moments$WH$mean, ref1$mean, tolerance = 1e-12)
+  expect_equal(fit1$moments$WH$m2, ref1$m2, tolerance = 1e-10)
+})
+
 test_that("the moments of W H on the stored entries of a sparse X use the subset", {
   X <- wh_test_data()
   X[X < 1] <- 0
