@@ -35,6 +35,14 @@ for (method in c("gibbs", "icm")) {
   }
 }
 invisible(bnmf(X, rank = 2, method = "icm", prior = exponential(0), progress = FALSE))
+# Gibbs's moments of W H by batches of draws (src/nmf_sweep.c, wh_batch):
+# 300 x 70 with K = 2 holds four draws a batch; partial tiles (256 + 44 rows,
+# 64 + 6 columns) and a partial batch at the end of each call.
+Xb <- pmax(matrix(rexp(300 * 2), 300, 2) %*% matrix(rexp(2 * 70), 2, 70) +
+             matrix(rnorm(300 * 70, sd = 0.1), 300, 70), 0)
+fit <- bnmf(Xb, rank = 2, method = "gibbs", iter = 17, burnin = 10, wh_thin = 1,
+            progress = FALSE)
+invisible(update(fit, iter = 6, progress = FALSE))
 # From K = 16 on, ICM and VB update masked rows with few missing entries
 # without their own Gram matrix (an odd K and odd numbers of missing entries:
 # the kernel pads them to pairs); dense and sparse, with ARD.
