@@ -20,6 +20,10 @@ args <- commandArgs(trailingOnly = TRUE)
 
 kinds <- list(
   "Gibbs, WH every kept draw" = list(method = "gibbs", miss = 0, acc = TRUE, wh_thin = 1L, n = 800L),
+  # the sweeps under L'Ecuyer-CMRG, the uniform generator of bnmf()'s chains
+  # (the other kinds run under Mersenne-Twister)
+  "Gibbs, default fit, L'Ecuyer-CMRG (as bnmf() runs chains)" =
+    list(method = "gibbs", miss = 0, acc = TRUE, wh_thin = 4L, n = 1200L, rng = "L'Ecuyer-CMRG"),
   "Gibbs, complete data" = list(method = "gibbs", miss = 0, acc = FALSE, n = 1500L),
   "Gibbs, default fit (WH moments every 4th kept draw)" =
     list(method = "gibbs", miss = 0, acc = TRUE, wh_thin = 4L, n = 1200L),
@@ -123,6 +127,10 @@ if (length(args) >= 1L && args[1L] == "--child") {
   me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
   source(file.path(dirname(me), "chain-setup.R"))
   ch <- bench_chain(X, K, kd$method, masked, keep_wh = kd$acc)
+  if (!is.null(kd$rng)) {
+    RNGkind(kd$rng)
+    set.seed(1)
+  }
   sweeps <- function(n, acc) {
     if (kd$method == "kl") return(bnmf:::engine_kl(ch$state, ch$data, n))
     bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = kd$method, masked = masked,

@@ -56,6 +56,8 @@ void bnmf_ard_update(const nmf_data *d, const nmf_prior *pr, nmf_rule rule,
 {
     const int I = d->I, J = d->J, K = d->K;
     const double shape = pr->alpha0 + I + J;
+    /* rgamma() draws from R's own state */
+    const int lent = rule == RULE_DRAW ? bnmf_rng_lend() : 0;
     for (int k = 0; k < K; k++) {
         const double rate = pr->beta0 + bnmf_factor_mass(d, W, H, k);
         double l;
@@ -70,6 +72,7 @@ void bnmf_ard_update(const nmf_data *d, const nmf_prior *pr, nmf_rule rule,
         }
         lambda[k] = l;
     }
+    bnmf_rng_reclaim(lent);
 }
 
 /** The entry-wise rates lamW[, k] = lamH[k, ] = lambda_k (pr's scratch copies). */

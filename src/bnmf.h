@@ -17,6 +17,7 @@
 #define USE_FC_LEN_T
 #endif
 #include <Rconfig.h>
+#include <stdint.h>
 #include <R.h>
 #include <Rinternals.h>
 #include <Rmath.h>
@@ -28,7 +29,67 @@
 #define FCONE
 #endif
 
-/* ---- normal.c: exact N(0, 1) draws from unif_rand() (ziggurat) -------- */
+/* ---- rng.c: R's uniform generator, L'Ecuyer-CMRG stepped inline ------- */
+
+/* MRG32k3a's moduli (rng.c) */
+#define BNMF_MRG_M1 4294967087U
+#define BNMF_MRG_M2 4294944443U
+
+typedef struct {
+    int on;          /* the L'Ecuyer-CMRG state is held here (s), not in R */
+    int own;         /* the routine asked to hold it (bnmf_rng_get(1)) */
+    int code;        /* .Random.seed[1], written back with s */
+    uint32_t s[6];   /* .Random.seed[2:7] */
+} bnmf_rng_state;
+extern attribute_hidden bnmf_rng_state bnmf_rng;
+
+/** In place of bnmf_rng_get(0): R's state, and with `own` under L'Ecuyer-CMRG
+ * a copy of it held here for bnmf_unif() (only for routines whose every
+ * draw goes through bnmf_unif() or between bnmf_rng_lend() and
+ * bnmf_rng_reclaim()). */
+void bnmf_rng_get(int own);
+/** In place of bnmf_rng_put(): .Random.seed from the state in use. */
+void bnmf_rng_put(void);
+/** bnmf_rng_put(), R_CheckUserInterrupt(), bnmf_rng_get() as before. */
+void bnmf_rng_interrupt(void);
+/** Hand a held state back to R for R's own draws (rgamma(), exp_rand(),
+ * ...); returns whether it was held, the argument of bnmf_rng_reclaim(). */
+int bnmf_rng_lend(void);
+/** Take the state back after R's draws (when bnmf_rng_lend() said so). */
+void bnmf_rng_reclaim(int lent);
+
+/* The next uniform of the held L'Ecuyer-CMRG state (rng.c): each
+ * recursion's two products with the negative coefficient turned positive
+ * (m - x for x), so that the reductions are unsigned. */
+static inline double bnmf_mrg_next(void)
+{
+    uint32_t *s = bnmf_rng.s;
+    const uint64_t p1 = (1403580ULL * s[1] + 810728ULL * (uint64_t) (BNMF_MRG_M1 - s[0])) %
+        BNMF_MRG_M1;
+    s[0] = s[1];
+    s[1] = s[2];
+    s[2] = (uint32_t) p1;
+    const uint64_t p2 = (527612ULL * s[5] + 1370589ULL * (uint64_t) (BNMF_MRG_M2 - s[3])) %
+        BNMF_MRG_M2;
+    s[3] = s[4];
+    s[4] = s[5];
+    s[5] = (uint32_t) p2;
+    const double v = (double) (p1 > p2 ? p1 - p2 : p1 + BNMF_MRG_M1 - p2) *
+        2.328306549295727688e-10;   /* 1 / (m1 + 1) */
+    /* R's guard against 0 and 1 (half of 1 / (2^32 - 1) inside each end) */
+    if (v <= 0.0) return 0.5 * 2.328306437080797e-10;
+    if (1.0 - v <= 0.0) return 1.0 - 0.5 * 2.328306437080797e-10;
+    return v;
+}
+
+/** A uniform from R's generator: unif_rand(), or the same number stepped
+ * inline while bnmf_rng holds the state. */
+static inline double bnmf_unif(void)
+{
+    return bnmf_rng.on ? bnmf_mrg_next() : unif_rand();
+}
+
+/* ---- normal.c: exact N(0, 1) draws from bnmf_unif() (ziggurat) -------- */
 
 /** Set up the ziggurat's tables; called once, from R_init_bnmf(). */
 void bnmf_norm_init(void);
@@ -45,14 +106,14 @@ extern attribute_hidden const double bnmf_zsign[2];
 double bnmf_norm_std_slow(double u);
 
 /**
- * Draw Z ~ N(0, 1) exactly, using only unif_rand() (so RNGkind(normal.kind)
- * plays no part); the caller brackets the calls with GetRNGstate/PutRNGstate.
+ * Draw Z ~ N(0, 1) exactly, using only bnmf_unif() (so RNGkind(normal.kind)
+ * plays no part); the caller brackets the calls with bnmf_rng_get()/bnmf_rng_put().
  * The fast path (97.2% of the draws: one uniform, normal.c section 2) is
  * inline; the rest of the draw goes on in bnmf_norm_std_slow().
  */
 static inline double bnmf_norm_std(void)
 {
-    const double u = unif_rand() * (2.0 * BNMF_ZN);
+    const double u = bnmf_unif() * (2.0 * BNMF_ZN);
     const int j0 = (int) u;
     const int j = j0 & (2 * BNMF_ZN - 1);
     const int i = j >> 1;
@@ -61,7 +122,7 @@ static inline double bnmf_norm_std(void)
     return bnmf_norm_std_slow(u);
 }
 
-/* ---- exponential.c: exact Exp(1) draws from unif_rand() (ziggurat) ---- */
+/* ---- exponential.c: exact Exp(1) draws from bnmf_unif() (ziggurat) ---- */
 
 /** Set up the exponential ziggurat's tables; called once, from R_init_bnmf(). */
 void bnmf_exp_init(void);
@@ -76,13 +137,13 @@ extern attribute_hidden double bnmf_ex[BNMF_EN + 1];
 double bnmf_exp_zig_slow(double u);
 
 /**
- * Draw E ~ Exp(1) exactly, using only unif_rand(): the fast path (97.8% of
+ * Draw E ~ Exp(1) exactly, using only bnmf_unif(): the fast path (97.8% of
  * the draws: one uniform, a look-up, a multiplication; exponential.c,
  * section 2) inline, the rest in bnmf_exp_zig_slow().
  */
 static inline double bnmf_exp_zig(void)
 {
-    const double u = unif_rand() * BNMF_EN;
+    const double u = bnmf_unif() * BNMF_EN;
     const int j0 = (int) u;
     const int i = j0 & (BNMF_EN - 1);
     const double x = (u - j0) * bnmf_ex[i];
@@ -112,8 +173,8 @@ double bnmf_rtnorm1(double mean, double sd, double lower, double upper);
  */
 static inline double bnmf_std_exp(void)
 {
-    double u = unif_rand();
-    if (u < 0x1p-10) u = (floor(u * 0x1p27) + unif_rand()) * 0x1p-27;
+    double u = bnmf_unif();
+    if (u < 0x1p-10) u = (floor(u * 0x1p27) + bnmf_unif()) * 0x1p-27;
     return -log(u);
 }
 
@@ -149,7 +210,7 @@ static inline double bnmf_tail_offset_inf(double a)
     for (;;) {
         const double y = bnmf_exp_zig() * ilam;
         const double d = am + y, q = 0.5 * d * d;
-        const double u = unif_rand();
+        const double u = bnmf_unif();
         if (u <= 1.0 - q) return y;
         if (u <= 1.0 - q + 0.5 * q * q && u <= exp(-q)) return y;
     }

@@ -4,6 +4,7 @@
 #include "bnmf.h"
 
 SEXP bnmf_norm_std_call(SEXP n);
+SEXP bnmf_unif_call(SEXP n, SEXP shape);
 SEXP bnmf_norm_table_call(void);
 SEXP bnmf_exp_std_call(SEXP n);
 SEXP bnmf_exp_table_call(void);

@@ -316,7 +316,7 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     const double work = ((double) d->nx + I + J) * K;
     const int every = work >= 16777216.0 ? 1 : (int) fmin(64.0, 16777216.0 / work);
     const int mid = work >= 16777216.0;
-    GetRNGstate();
+    bnmf_rng_get(0);
     for (int s = 0; s < n_burn + n_samp; s++) {
         const int eval = s >= n_burn;
         const R_xlen_t row = s - n_burn;
@@ -359,9 +359,11 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             po[row] = v;
         }
         if (block != CHIB_H) {
+            const int lent = bnmf_rng_lend();   /* rgamma() draws from R's own state */
             *tau = rgamma(tau_shape, 1.0 / (pr->beta + 0.5 * sse));
+            bnmf_rng_reclaim(lent);
             if (!(*tau > 0.0) || !R_FINITE(*tau)) {
-                PutRNGstate();
+                bnmf_rng_put();
                 Rf_error("the noise precision tau became %g in Chib's reduced run", *tau);
             }
             if (pr->ard) {
@@ -382,16 +384,14 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         }
         if ((s + 1) % every == 0) chib_interrupt_point();
     }
-    PutRNGstate();
+    bnmf_rng_put();
 }
 
 /* Check for an interrupt, with the RNG state saved first (an interrupt
  * jumps out of the run). */
 static void chib_interrupt_point(void)
 {
-    PutRNGstate();
-    R_CheckUserInterrupt();
-    GetRNGstate();
+    bnmf_rng_interrupt();
 }
 
 /* Rates > 0 everywhere (Chib's densities need proper priors). */

@@ -1,6 +1,6 @@
 /*
  * exponential.c -- exact Exp(1) draws built only on R's uniform generator
- * unif_rand(): the ziggurat method of Marsaglia and Tsang (2000) for the
+ * bnmf_unif(): the ziggurat method of Marsaglia and Tsang (2000) for the
  * exponential density, laid out as normal.c's ziggurat for the normal.
  * E = -log(U) costs one uniform and a log(); this costs one uniform and a
  * multiplication for 97.8% of the draws. It is the proposal of the
@@ -48,8 +48,8 @@
  *    is x_i 2^-24 <= 5.2e-7; the wedge's height and every new block take
  *    fresh uniforms.
  *
- * Only unif_rand() is used: set.seed() and RNGkind(kind =) determine the
- * draws.  The caller brackets the calls with GetRNGstate()/PutRNGstate().
+ * Only bnmf_unif() is used: set.seed() and RNGkind(kind =) determine the
+ * draws.  The caller brackets the calls with bnmf_rng_get()/bnmf_rng_put() (rng.c).
  * The tables are computed once, by bnmf_exp_init() from R_init_bnmf(), and
  * only read afterwards.
  *
@@ -99,10 +99,10 @@ double bnmf_exp_zig_slow(double u)
             shift += er;                               /* the tail */
         } else {
             /* the wedge of block i */
-            const double y = ef[i] + unif_rand() * (ef[i + 1] - ef[i]);
+            const double y = ef[i] + bnmf_unif() * (ef[i + 1] - ef[i]);
             if (y < exp(-x)) return shift + x;
         }
-        u = unif_rand() * EN;                          /* a new draw */
+        u = bnmf_unif() * EN;                          /* a new draw */
     }
 }
 

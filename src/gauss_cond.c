@@ -162,7 +162,9 @@ static ALWAYS_INLINE double cond_step(nmf_rule rule, double s, double gkk, doubl
         /* The conditional is the prior Exp(lk) (proper, lk > 0, for Gibbs
          * and VB). */
         if (rule == RULE_DRAW) {
+            const int lent = bnmf_rng_lend();   /* exp_rand() draws from R's own state */
             znew = exp_rand() / lk;
+            bnmf_rng_reclaim(lent);
         } else if (rule == RULE_MODE) {
             znew = lk > 0.0 ? 0.0 : zk;
         } else {
@@ -1512,7 +1514,7 @@ SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
     SET_VECTOR_ELT(out, 2, ent);
     double *pz = REAL(z), *pv = REAL(v), *pe = REAL(ent);
     for (R_xlen_t t = 0; t < XLENGTH(v); t++) pv[t] = pe[t] = 0.0;
-    if (rule == RULE_DRAW) GetRNGstate();
+    if (rule == RULE_DRAW) bnmf_rng_get(0);
     if (block) {
         const double *lam[COND_BLOCK];
         for (int c = 0; c < nr; c++) lam[c] = REAL(L) + (size_t) c * K;
@@ -1523,7 +1525,7 @@ SEXP bnmf_cond_rows_call(SEXP G, SEXP B, SEXP Z, SEXP L, SEXP par)
                           REAL(L) + (size_t) c * K, 1, tau, K, 0, rule,
                           pv + (size_t) c * K, pe + (size_t) c * K);
     }
-    if (rule == RULE_DRAW) PutRNGstate();
+    if (rule == RULE_DRAW) bnmf_rng_put();
     UNPROTECT(4);
     return out;
 }

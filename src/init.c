@@ -8,6 +8,7 @@
 
 static const R_CallMethodDef call_methods[] = {
     CALLDEF(norm_std, 1),
+    CALLDEF(unif, 2),
     CALLDEF(norm_table, 0),
     CALLDEF(exp_std, 1),
     CALLDEF(exp_table, 0),

@@ -220,15 +220,13 @@ size_t bnmf_sweep_work_len(const nmf_data *d)
 /*
  * An interrupt check every 4096 rows (or columns) of a half sweep, so that a
  * long sweep stops within a fraction of a second. The callers hold R's random
- * number state (GetRNGstate()): it is saved before the check, which may jump
+ * number state (bnmf_rng_get()): it is saved before the check, which may jump
  * out, and read back after it.
  */
 static inline void row_interrupt(int r)
 {
     if ((r & 4095) == 4095) {
-        PutRNGstate();
-        R_CheckUserInterrupt();
-        GetRNGstate();
+        bnmf_rng_interrupt();
     }
 }
 
@@ -513,9 +511,7 @@ static void run_pieces(sweep_work *ws, int nu,
                 piece(cx, ws->tw + omp_get_thread_num(), ws->units[u], ws->units[u + 1]);
 #endif
         }
-        PutRNGstate();
-        R_CheckUserInterrupt();
-        GetRNGstate();
+        bnmf_rng_interrupt();
     }
 }
 
@@ -830,10 +826,10 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
         const double tb = logs ? By * exp(mode - u) : B * exp(-u);
         const double log_ratio = (-ta - tb + p * u + 0.5 * z1 * z1) -
             (-A - B + 0.5 * z0 * z0);
-        if (log(unif_rand()) >= log_ratio) continue;
+        if (log(bnmf_unif()) >= log_ratio) continue;
         const double c = exp(u);
         if (!(c > 0.0) || !R_FINITE(c) || !scale_fits(d, W, H, k, u)) {
-            PutRNGstate();
+            bnmf_rng_put();
             Rf_error("the scale of factor %d left the range of double precision "
                      "(factor W[, k] times %g): an exponential rate this small puts the "
                      "prior's scale outside it; use a larger rate", k + 1, c);
@@ -1210,16 +1206,18 @@ void bnmf_update_tau(const nmf_prior *pr, nmf_rule rule, double tau_shape,
                      double sse, double *tau, double *tau_rate)
 {
     const double rate = pr->beta + 0.5 * sse;
-    if (rule == RULE_DRAW)
+    if (rule == RULE_DRAW) {
+        const int lent = bnmf_rng_lend();   /* rgamma() draws from R's own state */
         *tau = rgamma(tau_shape, 1.0 / rate);
-    else if (rule == RULE_MODE)
+        bnmf_rng_reclaim(lent);
+    } else if (rule == RULE_MODE)
         *tau = tau_shape > 1.0 ? (tau_shape - 1.0) / rate : 0.0;
     else {
         *tau = tau_shape / rate;
         *tau_rate = rate;
     }
     if (!(*tau > 0.0) || !R_FINITE(*tau)) {
-        PutRNGstate();
+        bnmf_rng_put();
         Rf_error("the noise precision tau became %g (shape %g, rate %g): "
                  "the data may be constant or the noise prior degenerate",
                  *tau, tau_shape, rate);
@@ -1356,15 +1354,15 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     /* On large data a sweep takes long: check for interrupts between its
      * halves too. */
     const int mid_check = ((double) d->nx + I + J) * K >= 16777216.0;
-    GetRNGstate();
+    /* Every draw below goes through bnmf_unif() or bnmf_rng_lend(): the
+     * state may be held in C (rng.c). */
+    bnmf_rng_get(1);
     int s, kept = 0, converged = 0;
     for (s = 0; s < n_sweeps; s++) {
         if (upd_W)
             bnmf_update_W(d, pr, x, W, H, *tau, rule, masked, 0, &ws, vb, NULL);
         if (mid_check) {
-            PutRNGstate();
-            R_CheckUserInterrupt();
-            GetRNGstate();
+            bnmf_rng_interrupt();
         }
         double lin, quad;
         bnmf_update_H(d, pr, x, W, H, *tau, rule, masked, upd_H, 0, &ws, vb, NULL, &lin,
@@ -1431,11 +1429,9 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             converged = 1;
             break;
         }
-        PutRNGstate();
-        R_CheckUserInterrupt();
-        GetRNGstate();
+        bnmf_rng_interrupt();
     }
-    PutRNGstate();
+    bnmf_rng_put();
     /* The draws still in the batch (an interrupt above drops them). */
     if (whb.n > 0) wh_batch_flush(d, &whb, st);
 

@@ -237,9 +237,7 @@ static void side_gram(const double *S, const double *VS, const double *M, int K,
 static inline void check_interrupt(int r)
 {
     if ((r & 4095) == 4095) {
-        PutRNGstate();
-        R_CheckUserInterrupt();
-        GetRNGstate();
+        bnmf_rng_interrupt();
     }
 }
 
@@ -1128,7 +1126,7 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
     taup.beta = pr->beta;
     const nmf_data hF = ard_half(I, K), hG = ard_half(J, L);
     const nmf_prior ap = ard_prior(pr);
-    GetRNGstate();
+    bnmf_rng_get(0);
     int s, kept = 0, converged = 0;
     for (s = 0; s < n; s++) {
         double sse, loglik, logpost;
@@ -1176,7 +1174,7 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
         if (converged) break;
         check_interrupt(4095);
     }
-    PutRNGstate();
+    bnmf_rng_put();
     out->done = s < n ? s + 1 : n;
     out->converged = converged;
 }

@@ -1,6 +1,6 @@
 /*
  * normal.c -- exact standard normal draws built only on R's uniform
- * generator unif_rand(): the ziggurat method of Marsaglia and Tsang (2000)
+ * generator bnmf_unif(): the ziggurat method of Marsaglia and Tsang (2000)
  * with Marsaglia's (1964) exact tail.  Under R's default normal kind
  * (inversion), norm_rand() costs two uniforms and a qnorm(); this costs one
  * uniform and a multiplication for 97.2% of the draws.
@@ -69,12 +69,12 @@
  *    body (2^32 distinct values in all, as many as the uniform has); the
  *    tail, which needs more, and the wedge's height take fresh uniforms, so
  *    the block, the sign, the position and every rejection variable are
- *    independent, as the derivation above requires.  unif_rand() < 1, so
+ *    independent, as the derivation above requires.  bnmf_unif() < 1, so
  *    j <= 2N - 1; it is masked all the same.
  *
- * Only unif_rand() is used: set.seed() and RNGkind(kind =) determine the
+ * Only bnmf_unif() is used: set.seed() and RNGkind(kind =) determine the
  * draws, RNGkind(normal.kind =) does not affect them.  The caller brackets
- * the calls with GetRNGstate()/PutRNGstate().  The tables are computed once,
+ * the calls with bnmf_rng_get()/bnmf_rng_put() (rng.c).  The tables are computed once,
  * by bnmf_norm_init() from R_init_bnmf(), and only read afterwards.
  *
  * References
@@ -187,9 +187,9 @@ double bnmf_norm_std_slow(double u)
             return x * bnmf_zsign[j & 1];
         }
         /* the wedge of block i */
-        const double y = zf[i] + unif_rand() * (zf[i + 1] - zf[i]);
+        const double y = zf[i] + bnmf_unif() * (zf[i + 1] - zf[i]);
         if (y < exp(-0.5 * x * x)) return x * bnmf_zsign[j & 1];
-        u = unif_rand() * (2.0 * ZN);                  /* rejected: a new draw */
+        u = bnmf_unif() * (2.0 * ZN);                  /* rejected: a new draw */
     }
 }
 
@@ -210,16 +210,14 @@ SEXP bnmf_draws(SEXP n_, double (*draw)(void), int ready, const char *what)
     const R_xlen_t n = (R_xlen_t) dn;
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     double *po = REAL(out);
-    GetRNGstate();
+    bnmf_rng_get(1);   /* the generators draw through bnmf_unif() only */
     for (R_xlen_t i = 0; i < n; i++) {
         po[i] = draw();
         if ((i & 0xFFFFF) == 0xFFFFF) {   /* every 2^20 draws */
-            PutRNGstate();
-            R_CheckUserInterrupt();
-            GetRNGstate();
+            bnmf_rng_interrupt();
         }
     }
-    PutRNGstate();
+    bnmf_rng_put();
     UNPROTECT(1);
     return out;
 }

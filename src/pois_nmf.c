@@ -654,7 +654,7 @@ BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, con
             if (x == 1.0 && s >= DBL_MIN) {
                 /* the commonest count: the cumulative sums only as far as
                  * the first above the uniform (the same k as below) */
-                const double v = unif_rand() * s;
+                const double v = bnmf_unif() * s;
                 double c = p[0];
                 int k = 0;
                 while (k < K - 1 && c <= v) c += p[++k];
@@ -665,7 +665,7 @@ BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, con
             if (x <= K && s >= DBL_MIN) {
                 for (int k = 1; k < K; k++) p[k] += p[k - 1]; /* cumulative sums */
                 for (int u = 0; u < (int) x; u++) {
-                    const double v = unif_rand() * s;
+                    const double v = bnmf_unif() * s;
                     int k = 0;
                     while (k < K - 1 && p[k] <= v) k++;
                     zw[k] += 1.0;
@@ -818,10 +818,10 @@ SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     v[0] = PROTECT(Rf_allocMatrix(REALSXP, n, 2));
     v[1] = PROTECT(Rf_allocMatrix(REALSXP, pd.I * pd.K, nk));
     v[2] = PROTECT(Rf_allocMatrix(REALSXP, pd.K * pd.J, nk));
-    GetRNGstate();
+    bnmf_rng_get(0);
     pois_gibbs(&pd, &pp, &st, n, accumulate, thin, nk ? REAL(v[1]) : NULL,
                nk ? REAL(v[2]) : NULL, REAL(v[0]));
-    PutRNGstate();
+    bnmf_rng_put();
     const char *names[] = {"trace", "W_draws", "H_draws"};
     SEXP out = bnmf_named_list(3, names, v);
     UNPROTECT(3);

@@ -112,7 +112,7 @@ static void mask_half(int n_units, const int *up, const int *uo, const double *u
             if (forced) nw = 1;
             else {
                 const double lo_odds = lp1[k] - lp0[k] + ll - f * RS[k + (size_t) u * K];
-                nw = unif_rand() < plogis(lo_odds, 0.0, 1.0, 1, 0);
+                nw = bnmf_unif() < plogis(lo_odds, 0.0, 1.0, 1, 0);
             }
             if (nw != cur) {
                 const double sg = nw ? 1.0 : -1.0;
@@ -389,9 +389,9 @@ SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
         c.mask_samples > c.mask_sweeps || !(c.t0 >= 0.0) || !(c.kappa > 0.0))
         Rf_error("bnmf internal error: bad SSVI controls");
     SEXP tr = PROTECT(Rf_allocMatrix(REALSXP, c.n, 2));
-    GetRNGstate();
+    bnmf_rng_get(0);
     pois_ssvi(&pd, &pp, &st, &c, REAL(tr));
-    PutRNGstate();
+    bnmf_rng_put();
     UNPROTECT(1);
     return tr;
 }
@@ -424,11 +424,11 @@ SEXP bnmf_pois_masks_call(SEXP state, SEXP data, SEXP x, SEXP n)
     mask_logprobs(piW, K, w.lp1W, w.lp0W);
     mask_logprobs(piH, K, w.lp1H, w.lp0H);
     masked_factors(&pd, W, H, SW, SH, w.Wt, w.Ht);
-    GetRNGstate();
+    bnmf_rng_get(0);
     for (int s = 0; s < INTEGER(n)[0]; s++) {
         mask_sweep(&pd, W, H, SW, SH, 1, 1, &w);
         R_CheckUserInterrupt();
     }
-    PutRNGstate();
+    bnmf_rng_put();
     return R_NilValue;
 }

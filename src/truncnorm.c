@@ -55,10 +55,10 @@
  *         Acceptance >= exp(-(1.16^2 - 0.66^2) / 2) = 0.63.  (Inversion would
  *         lose relative precision inside [a, b] when b - a is tiny.)
  *    Every branch has acceptance >= 0.47 whatever (a, b): the expected number
- *    of trials is <= 2.2.  Only R's uniform generator unif_rand() is used
+ *    of trials is <= 2.2.  Only R's uniform generator bnmf_unif() is used
  *    (directly, and through bnmf_norm_std), so set.seed() and RNGkind(kind =)
  *    determine the draws and RNGkind(normal.kind =) plays no part; the
- *    caller brackets the calls with GetRNGstate/PutRNGstate.
+ *    caller brackets the calls with bnmf_rng_get()/bnmf_rng_put().
  *
  * 2. log Mills ratio (bnmf_log_mills): log R(x) = log Q(x) - log phi(x) from
  *    Rmath (pnorm upper tail on the log scale, dnorm log) for x < 5, where
@@ -131,8 +131,8 @@ static double tail_offset(double a, double b)
      * no division on the path from the draw to the decision */
     const double em = expm1(-0.5 * (b - a) * (b + a));   /* in [-1, 0] */
     for (;;) {
-        d = -log1p(unif_rand() * em);
-        double v = unif_rand();
+        d = -log1p(bnmf_unif() * em);
+        double v = bnmf_unif();
         if (v * v * (c + d) <= c) break;
     }
     /* z - a = 2 d / (a + z), z = sqrt(2 (c + d)); when a^2 overflows
@@ -157,7 +157,7 @@ static double middle_draw(double a, double b)
         return z;
     }
     if (w >= TN_NARROW) {                                  /* (N) */
-        double u = unif_rand();
+        double u = bnmf_unif();
         if (a + b > 0.0) {
             double qa = pnorm(a, 0.0, 1.0, 0, 0), qb = pnorm(b, 0.0, 1.0, 0, 0);
             z = qnorm(qa - u * (qa - qb), 0.0, 1.0, 0, 0);
@@ -168,7 +168,7 @@ static double middle_draw(double a, double b)
     } else {                                               /* (U) */
         double m = a > 0.0 ? a : (b < 0.0 ? b : 0.0);
         for (;;) {
-            z = a + w * unif_rand();
+            z = a + w * bnmf_unif();
             if (bnmf_std_exp() >= 0.5 * (z - m) * (z + m)) break;
         }
     }
@@ -191,7 +191,7 @@ double bnmf_rtnorm_std(double a, double b)
  */
 static double trunc_exp(double scale, double w)
 {
-    double d = -log1p(unif_rand() * expm1(-w / scale)) * scale;
+    double d = -log1p(bnmf_unif() * expm1(-w / scale)) * scale;
     return d > w ? w : d;
 }
 
@@ -521,7 +521,7 @@ SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
 
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n)); nprot++;
     double *po = REAL(out);
-    GetRNGstate();
+    bnmf_rng_get(1);   /* every draw goes through bnmf_unif() */
     for (R_xlen_t i = 0, im = 0, is = 0, il = 0, iu = 0; i < n; i++) {
         po[i] = bnmf_rtnorm1(pm[im], ps[is], pl[il], pu[iu]);
         if (++im == nm) im = 0;
@@ -529,12 +529,10 @@ SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
         if (++il == nl) il = 0;
         if (++iu == nu) iu = 0;
         if ((i & 0xFFFFF) == 0xFFFFF) {   /* every 2^20 draws */
-            PutRNGstate();
-            R_CheckUserInterrupt();
-            GetRNGstate();
+            bnmf_rng_interrupt();
         }
     }
-    PutRNGstate();
+    bnmf_rng_put();
     UNPROTECT(nprot);
     return out;
 }

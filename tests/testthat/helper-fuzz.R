@@ -79,6 +79,7 @@ fuzz_templates <- function(name, nargs) {
   switch(name,
     rtnorm = list(list(3, 0, 1, 0, Inf)),
     norm_std = list(list(10)),
+    unif = list(list(10, 2)),
     exp_std = list(list(10)),
     tn_moments = list(list(c(0, 1), 1)),
     tn_vb = list(list(c(-1, 0, 2), 1)),

@@ -1,0 +1,92 @@
+# The samplers' uniforms (src/rng.c): under L'Ecuyer-CMRG, the generator of
+# bnmf()'s chains, the sweeps step R's recurrence in C from a copy of
+# .Random.seed. These tests hold it to R's own generator, number for number.
+
+unif_mix <- function(n, shape) .Call(C_unif, n, shape)
+
+test_that("the inline L'Ecuyer-CMRG steps give R's uniforms and leave R's state", {
+  local_rng_kinds()
+  withr::local_seed(1)
+  cases <- list(
+    c("L'Ecuyer-CMRG", "Inversion", "Rejection"),
+    c("L'Ecuyer-CMRG", "Box-Muller", "Rejection"),
+    c("L'Ecuyer-CMRG", "Inversion", "Rounding"),
+    c("Mersenne-Twister", "Inversion", "Rejection"),
+    c("Knuth-TAOCP-2002", "Inversion", "Rejection")
+  )
+  for (k in cases) {
+    suppressWarnings(RNGkind(k[1], k[2], k[3]))
+    for (seed in 1:3) {
+      set.seed(seed)
+      # 1e5 uniforms, R's rgamma() (its normal and uniform draws) lent the
+      # state, 1e5 more: the same numbers as R's, and the same state after
+      x <- unif_mix(1e5, 0.5 + seed)
+      after <- .Random.seed
+      set.seed(seed)
+      y <- c(stats::runif(1e5), stats::rgamma(1, 0.5 + seed), stats::runif(1e5))
+      expect_identical(x, y, label = paste(k[1], k[2], k[3], seed))
+      expect_identical(after, .Random.seed, label = paste(k[1], k[2], k[3], seed))
+    }
+  }
+  # The state carries on into R's next draw.
+  RNGkind("L'Ecuyer-CMRG", "Inversion", "Rejection")
+  set.seed(9)
+  a <- c(unif_mix(10, 1), stats::rnorm(3))
+  set.seed(9)
+  expect_identical(a, c(stats::runif(10), stats::rgamma(1, 1), stats::runif(10), stats::rnorm(3)))
+})
+
+test_that("an invalid L'Ecuyer-CMRG .Random.seed is left to R", {
+  local_rng_kinds()
+  withr::local_seed(1)
+  RNGkind("L'Ecuyer-CMRG")
+  set.seed(2)
+  bad <- .Random.seed
+  bad[2:4] <- 0L   # the first recursion all zero: R draws fresh seeds
+  assign(".Random.seed", bad, envir = globalenv())
+  x <- unif_mix(100, 1)   # x[101] is the Gamma(1, 1) draw
+  expect_true(all(x[-101] > 0 & x[-101] < 1) && x[101] > 0)
+  expect_false(identical(.Random.seed[2:4], bad[2:4]))
+})
+
+test_that("Gibbs fits and truncated-normal draws are the same with R's unif_rand()", {
+  local_rng_kinds()
+  withr::local_seed(1)
+  set.seed(3)
+  I <- 60L
+  J <- 40L
+  X <- matrix(rexp(I * 3), I, 3) %*% matrix(rexp(3 * J), 3, J) + matrix(rnorm(I * J, sd = 0.2), I, J)
+  X <- pmax(X, 0)
+  Xm <- X
+  Xm[sample(length(X), 300)] <- NA
+  Xs <- X
+  Xs[Xs < 1] <- 0
+  Xs <- Matrix::Matrix(Xs, sparse = TRUE)
+  fits <- function() {
+    set.seed(4)
+    list(
+      dense = bnmf(X, rank = 3, iter = 60, progress = FALSE),
+      ard = bnmf(X, rank = 4, prior = ard(), iter = 60, progress = FALSE),
+      missing = bnmf(Xm, rank = 3, iter = 60, progress = FALSE),
+      sparse = bnmf(Xs, rank = 3, iter = 60, keep = "draws", progress = FALSE),
+      rtnorm = {
+        RNGkind("L'Ecuyer-CMRG")
+        set.seed(5)
+        r <- rtnorm(2e4, mean = seq(-3, 3, length.out = 2e4), lower = c(0, -1), upper = c(Inf, 4))
+        RNGkind("Mersenne-Twister")
+        r
+      }
+    )
+  }
+  inline <- fits()
+  withr::with_envvar(c(BNMF_RNG_INLINE = "0"), r_unif <- fits())
+  for (nm in names(inline)) {
+    if (nm == "rtnorm") {
+      expect_identical(inline[[nm]], r_unif[[nm]])
+    } else {
+      expect_identical(inline[[nm]][c("W", "H", "W_sd", "H_sd", "trace", "moments", "draws")],
+                       r_unif[[nm]][c("W", "H", "W_sd", "H_sd", "trace", "moments", "draws")],
+                       label = nm)
+    }
+  }
+})
