@@ -316,7 +316,7 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     const double work = ((double) d->nx + I + J) * K;
     const int every = work >= 16777216.0 ? 1 : (int) fmin(64.0, 16777216.0 / work);
     const int mid = work >= 16777216.0;
-    bnmf_rng_get(0);
+    bnmf_rng_get(1);   /* draws through bnmf_unif() and bnmf_rng_lend() only */
     for (int s = 0; s < n_burn + n_samp; s++) {
         const int eval = s >= n_burn;
         const R_xlen_t row = s - n_burn;

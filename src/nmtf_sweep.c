@@ -1126,7 +1126,7 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
     taup.beta = pr->beta;
     const nmf_data hF = ard_half(I, K), hG = ard_half(J, L);
     const nmf_prior ap = ard_prior(pr);
-    bnmf_rng_get(0);
+    bnmf_rng_get(1);   /* draws through bnmf_unif() and bnmf_rng_lend() only */
     int s, kept = 0, converged = 0;
     for (s = 0; s < n; s++) {
         double sse, loglik, logpost;
