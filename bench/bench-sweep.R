@@ -61,7 +61,7 @@ floor_once <- function() {
 # through the engine's internal wrappers (engine_sweeps(), engine_kl()): the
 # named controls are parsed once per call, not per sweep.
 make_chain <- function(Xd, method, masked, accumulate, ard = FALSE, wh_thin = 1L,
-                       threads = 1L) {
+                       threads = 1L, rng = NULL) {
   data <- bnmf:::prepare_data(Xd, K)
   mean_x <- data$sum_obs / data$n_obs
   rate <- sqrt(K / mean_x) # bnmf's automatic rate
@@ -85,6 +85,12 @@ make_chain <- function(Xd, method, masked, accumulate, ard = FALSE, wh_thin = 1L
     function(n) {
       op <- options(bnmf.threads = threads)
       on.exit(options(op))
+      if (!is.null(rng)) {
+        # the sweeps under another uniform generator (the rest of the
+        # script keeps the session's)
+        kind <- RNGkind(rng)[1L]
+        on.exit(RNGkind(kind), add = TRUE)
+      }
       invisible(bnmf:::engine_sweeps(state, data, prior, n, rule = method,
                                      masked = masked == 1, accumulate = accumulate == 1,
                                      wh_thin = wh_thin))
@@ -101,6 +107,9 @@ configs <- list(
        Xd = X, method = "gibbs", masked = 0, accumulate = 1, target = NA),
   list(name = "Gibbs, complete, default fit (WH moments every 4th kept draw, wh_thin = 4)",
        Xd = X, method = "gibbs", masked = 0, accumulate = 1, target = 1.3, wh_thin = 4L),
+  list(name = "Gibbs, complete, default fit under L'Ecuyer-CMRG (the generator of bnmf()'s chains; the other rows: Mersenne-Twister)",
+       Xd = X, method = "gibbs", masked = 0, accumulate = 1, target = 1.3, wh_thin = 4L,
+       rng = "L'Ecuyer-CMRG"),
   list(name = "ICM, complete data", Xd = X, method = "icm", masked = 1,
        accumulate = 0, target = 1.3),
   list(name = "Gibbs, 20% missing (latent entries)", Xd = Xm, method = "gibbs",
@@ -140,7 +149,8 @@ if (nzchar(only)) {
 }
 chains <- lapply(configs, function(cf) make_chain(cf$Xd, cf$method, cf$masked, cf$accumulate,
                                                   isTRUE(cf$ard), if (is.null(cf$wh_thin)) 1L else cf$wh_thin,
-                                                  if (is.null(cf$threads)) 1L else cf$threads))
+                                                  if (is.null(cf$threads)) 1L else cf$threads,
+                                                  cf$rng))
 invisible(replicate(3, floor_once())) # warm-up
 
 # Interleave: in each round, for each method, `n_alt` alternations of one
