@@ -43,12 +43,12 @@ typedef struct {
 } bnmf_rng_state;
 extern attribute_hidden bnmf_rng_state bnmf_rng;
 
-/** In place of bnmf_rng_get(0): R's state, and with `own` under L'Ecuyer-CMRG
+/** In place of GetRNGstate(): R's state, and with `own` under L'Ecuyer-CMRG
  * a copy of it held here for bnmf_unif() (only for routines whose every
  * draw goes through bnmf_unif() or between bnmf_rng_lend() and
  * bnmf_rng_reclaim()). */
 void bnmf_rng_get(int own);
-/** In place of bnmf_rng_put(): .Random.seed from the state in use. */
+/** In place of PutRNGstate(): .Random.seed from the state in use. */
 void bnmf_rng_put(void);
 /** bnmf_rng_put(), R_CheckUserInterrupt(), bnmf_rng_get() as before. */
 void bnmf_rng_interrupt(void);
