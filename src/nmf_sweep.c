@@ -889,9 +889,20 @@ static void balance_scales(const nmf_data *d, const nmf_prior *pr, double *W,
  * the exponential log prior, computed once per call. */
 static double sum_log_rates(const double *lam, size_t n)
 {
-    double s = 0.0;
-    for (size_t t = 0; t < n; t++)
-        if (lam[t] > 0.0) s += log(lam[t]);
+    /* Runs of equal rates (a single rate, as bnmf() sets it by default, is
+     * one run) reuse their log: every call pays this sum, and 40,000 logs
+     * at I = J = 1000, K = 20 cost a tenth of a sweep under a fast BLAS. The
+     * same terms in the same order: the same sum. */
+    double s = 0.0, prev = -1.0, lp = 0.0;
+    for (size_t t = 0; t < n; t++) {
+        const double l = lam[t];
+        if (!(l > 0.0)) continue;
+        if (l != prev) {
+            prev = l;
+            lp = log(l);
+        }
+        s += lp;
+    }
     return s;
 }
 

@@ -54,12 +54,10 @@ const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len)
 /* A state's factors: finite and non-negative. */
 void bnmf_check_factors(const double *W, const double *H, int I, int J, int K)
 {
-    for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-        if (!(W[t] >= 0.0) || !R_FINITE(W[t]))
-            Rf_error("bnmf internal error: W must be finite and non-negative");
-    for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-        if (!(H[t] >= 0.0) || !R_FINITE(H[t]))
-            Rf_error("bnmf internal error: H must be finite and non-negative");
+    if (!bnmf_all_nonneg_finite(W, (R_xlen_t) I * K))
+        Rf_error("bnmf internal error: W must be finite and non-negative");
+    if (!bnmf_all_nonneg_finite(H, (R_xlen_t) K * J))
+        Rf_error("bnmf internal error: H must be finite and non-negative");
 }
 
 /* The structure of an I x J sparse matrix in compressed columns: column
@@ -159,12 +157,9 @@ void bnmf_read_prior(SEXP prior, int use_ard, const nmf_data *d, nmf_prior *pr)
         pr->lamH = lh;
     }
     if (!pr->ard) {
-        for (R_xlen_t t = 0; t < (R_xlen_t) I * K; t++)
-            if (!(pr->lamW[t] >= 0.0) || !R_FINITE(pr->lamW[t]))
-                Rf_error("bnmf internal error: rates must be finite and >= 0");
-        for (R_xlen_t t = 0; t < (R_xlen_t) K * J; t++)
-            if (!(pr->lamH[t] >= 0.0) || !R_FINITE(pr->lamH[t]))
-                Rf_error("bnmf internal error: rates must be finite and >= 0");
+        if (!bnmf_all_nonneg_finite(pr->lamW, (R_xlen_t) I * K) ||
+            !bnmf_all_nonneg_finite(pr->lamH, (R_xlen_t) K * J))
+            Rf_error("bnmf internal error: rates must be finite and >= 0");
     }
 }
 

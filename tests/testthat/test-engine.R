@@ -52,6 +52,48 @@ test_that("engine_sweeps() passes its arguments as the named controls", {
   expect_identical(a$W, W0)
 })
 
+test_that("the trace's log posterior is the log joint density, rate by rate", {
+  # Entry-wise rates in runs of equal values (the C code takes one log per
+  # run), changing values and flat entries (rate 0: no term), against the
+  # log joint density written out here.
+  p <- engine_problem()
+  X <- p$X
+  lamW <- matrix(c(2, 2, 2, 0.5, 0.5, 3, 0, 0, 2, 1e-3), 5, 2)
+  lamH <- matrix(c(1.5, 1.5, 0, 4, 4, 4, 1.5, 0.25), 2, 4)
+  prior <- list(lamW = lamW, lamH = lamH, alpha = 2, beta = 3)
+  set.seed(7)
+  W <- matrix(rexp(10), 5, 2)
+  H <- matrix(rexp(8), 2, 4)
+  tau <- 1.7
+  st <- bnmf:::new_state(X, p$data, W, H, tau, 0, FALSE)
+  out <- bnmf:::engine_sweeps(st, p$data, prior, 1, rule = "icm", update = character())
+  obs <- !is.na(X)
+  sse <- sum(((X - W %*% H)[obs])^2)
+  n <- sum(obs)
+  loglik <- n / 2 * (log(tau) - log(2 * pi)) - tau / 2 * sse
+  logpost <- loglik + dgamma(tau, shape = 2, rate = 3, log = TRUE) +
+    sum(log(lamW[lamW > 0])) - sum(lamW * W) + sum(log(lamH[lamH > 0])) - sum(lamH * H)
+  expect_equal(out$trace[1, 4], sse, tolerance = 1e-12)
+  expect_equal(out$trace[1, 1], loglik, tolerance = 1e-12)
+  expect_equal(out$trace[1, 3], logpost, tolerance = 1e-12)
+})
+
+test_that("the C entries refuse non-finite or negative rates and factors", {
+  p <- engine_problem()
+  sweep1 <- function(prior = p$prior, state = p$state) {
+    bnmf:::engine_sweeps(state, p$data, prior, 1, rule = "icm")
+  }
+  for (bad in c(NA, NaN, Inf, -1)) {
+    pr <- p$prior
+    pr$lamH[2, 3] <- bad
+    expect_error(sweep1(prior = pr), "rates must be finite and >= 0")
+    W <- matrix(1, 5, 2)
+    W[4, 2] <- bad
+    st <- bnmf:::new_state(p$X, p$data, W, matrix(1, 2, 4), 1, 0, FALSE)
+    expect_error(sweep1(state = st), "W must be finite and non-negative")
+  }
+})
+
 test_that("new_state() writes the whole layout the C code reads", {
   p <- engine_problem()
   st <- bnmf:::new_state(p$X, p$data, matrix(1, 5, 2), matrix(1, 2, 4), 1, 0, TRUE,
