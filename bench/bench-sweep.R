@@ -11,7 +11,7 @@
 # floor, method, ...), and we report the median, min and max over rounds of
 # the ratio of each paired measurement.
 # Environment variables: BNMF_BENCH_ROUNDS (default 11), BNMF_BENCH_SWEEPS
-# (default 8), BNMF_BENCH_ONLY (a regular expression: only the sweeps whose
+# (default 64: 16 per call of the C sweeps, see below), BNMF_BENCH_ONLY (a regular expression: only the sweeps whose
 # names match it; default all), BNMF_BENCH_WARMUP (sweeps each chain makes
 # before the timings, default 3: early sweeps, far from convergence; a fit
 # spends most of its sweeps later, where ICM's rows stop moving sooner and
@@ -24,7 +24,14 @@ suppressPackageStartupMessages(library(bnmf))
 source(file.path(if (file.exists("bench/machine.R")) "bench" else ".", "machine.R"))
 
 rounds <- as.integer(Sys.getenv("BNMF_BENCH_ROUNDS", "11"))
-n_sweeps <- as.integer(Sys.getenv("BNMF_BENCH_SWEEPS", "8"))
+# A fit calls the C sweeps in chunks of about a quarter of a second (60-80
+# sweeps under OpenBLAS at this size), and each call pays once for reading
+# its arguments and, in a default Gibbs fit, for flushing the WH moments'
+# batch of draws it holds. With 2 sweeps a call (the default up to
+# 2026-12-06) both were charged to every sweep: the default fit's rows read
+# about 0.1 floor above what a fit pays. 16 sweeps a call hold one whole
+# batch (4 draws of WH at wh_thin = 4).
+n_sweeps <- as.integer(Sys.getenv("BNMF_BENCH_SWEEPS", "64"))
 warmup <- as.integer(Sys.getenv("BNMF_BENCH_WARMUP", "3"))
 t_start <- proc.time()[["elapsed"]]
 
