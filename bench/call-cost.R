@@ -23,11 +23,10 @@ args <- commandArgs(TRUE)
 reps <- if (length(args)) as.integer(args[1]) else 3L
 now <- function() as.numeric(Sys.time())
 
-set.seed(20240601)
 I <- 1000L
 J <- 1000L
 K <- 20L
-X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
+X <- bench_table_x(I, J, K)
 ch <- bench_chain(X, K, "gibbs", FALSE, keep_wh = TRUE)
 run <- function(n, acc) {
   bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = "gibbs", masked = FALSE,

@@ -25,6 +25,14 @@ bench_chain <- function(X, K, method, masked, keep_wh = FALSE) {
   list(state = state, data = data, prior = prior)
 }
 
+# The sweep table's dense X (bench-sweep.R): I = J = 1000 (K = 20), W0 H0 +
+# N(0, 1) noise with unit-mean exponential factors, after set.seed(20240601)
+# (the stream goes on from there for the caller's next draws).
+bench_table_x <- function(I = 1000L, J = 1000L, K = 20L) {
+  set.seed(20240601)
+  matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
+}
+
 # A sparse I x J dgCMatrix (Matrix) with a share `density` of stored values
 # at random positions: W0 H0 there plus |N(0, 1)| noise (sparse-sweep.R,
 # sparse-fixed.R).

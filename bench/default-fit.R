@@ -47,11 +47,10 @@ if (nzchar(child)) {
   suppressPackageStartupMessages(library(bnmf))
   source(file.path(here, "chain-setup.R"))
   now <- function() as.numeric(Sys.time())
-  set.seed(20240601)
   I <- 1000L
   J <- 1000L
   K <- 20L
-  X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
+  X <- bench_table_x(I, J, K)
   Wf <- matrix(rexp(I * K), I, K)
   Hf <- matrix(rexp(K * J), K, J)
   floor_once <- function() {

@@ -14,11 +14,10 @@ suppressPackageStartupMessages(library(bnmf))
 source(file.path(if (file.exists("bench/chain-setup.R")) "bench" else ".", "chain-setup.R"))
 args <- commandArgs(trailingOnly = TRUE)
 rounds <- if (length(args)) as.integer(args[1L]) else 6L
-set.seed(20240601)
 I <- 1000L
 J <- 1000L
 K <- 20L
-X <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J) + matrix(rnorm(I * J), I, J)
+X <- bench_table_x(I, J, K)
 ch <- bench_chain(X, K, "gibbs", FALSE, keep_wh = TRUE)
 sweeps <- function(n) {
   bnmf:::engine_sweeps(ch$state, ch$data, ch$prior, n, rule = "gibbs", masked = FALSE,
