@@ -53,11 +53,21 @@ static inline int bnmf_all_nonneg_finite(const double *x, R_xlen_t n)
 #define BNMF_MRG_M1 4294967087U
 #define BNMF_MRG_M2 4294944443U
 
+/* The uniforms are stepped BNMF_MRG_NB at a time into a buffer (rng.c,
+ * bnmf_mrg_refill()), with both recursions' values, so that the state after
+ * any uniform used can be written back. */
+#define BNMF_MRG_NB 64
+
 typedef struct {
-    int on;          /* the L'Ecuyer-CMRG state is held here (s), not in R */
+    int on;          /* the L'Ecuyer-CMRG state is held here, not in R */
     int own;         /* the routine asked to hold it (bnmf_rng_get(1)) */
-    int code;        /* .Random.seed[1], written back with s */
-    uint32_t s[6];   /* .Random.seed[2:7] */
+    int code;        /* .Random.seed[1], written back with the state */
+    int pos;         /* uniforms of u used (BNMF_MRG_NB: none left) */
+    uint32_t s[6];   /* .Random.seed[2:7] after the last uniform of u */
+    double u[BNMF_MRG_NB];
+    /* x_{n-3}, x_{n-2}, x_{n-1} before u[0], then the x_n of each u[n]
+     * (xb); the same for the second recursion (yb) */
+    uint32_t xb[BNMF_MRG_NB + 3], yb[BNMF_MRG_NB + 3];
 } bnmf_rng_state;
 extern attribute_hidden bnmf_rng_state bnmf_rng;
 
@@ -75,29 +85,16 @@ void bnmf_rng_interrupt(void);
 int bnmf_rng_lend(void);
 /** Take the state back after R's draws (when bnmf_rng_lend() said so). */
 void bnmf_rng_reclaim(int lent);
+/** The next BNMF_MRG_NB uniforms of the held state into bnmf_rng.u. */
+void bnmf_mrg_refill(void);
+/** The step's tables; called once, from R_init_bnmf(). */
+void bnmf_mrg_init(void);
 
-/* The next uniform of the held L'Ecuyer-CMRG state (rng.c): each
- * recursion's two products with the negative coefficient turned positive
- * (m - x for x), so that the reductions are unsigned. */
+/* The next uniform of the held L'Ecuyer-CMRG state (rng.c). */
 static inline double bnmf_mrg_next(void)
 {
-    uint32_t *s = bnmf_rng.s;
-    const uint64_t p1 = (1403580ULL * s[1] + 810728ULL * (uint64_t) (BNMF_MRG_M1 - s[0])) %
-        BNMF_MRG_M1;
-    s[0] = s[1];
-    s[1] = s[2];
-    s[2] = (uint32_t) p1;
-    const uint64_t p2 = (527612ULL * s[5] + 1370589ULL * (uint64_t) (BNMF_MRG_M2 - s[3])) %
-        BNMF_MRG_M2;
-    s[3] = s[4];
-    s[4] = s[5];
-    s[5] = (uint32_t) p2;
-    const double v = (double) (p1 > p2 ? p1 - p2 : p1 + BNMF_MRG_M1 - p2) *
-        2.328306549295727688e-10;   /* 1 / (m1 + 1) */
-    /* R's guard against 0 and 1 (half of 1 / (2^32 - 1) inside each end) */
-    if (v <= 0.0) return 0.5 * 2.328306437080797e-10;
-    if (1.0 - v <= 0.0) return 1.0 - 0.5 * 2.328306437080797e-10;
-    return v;
+    if (bnmf_rng.pos >= BNMF_MRG_NB) bnmf_mrg_refill();
+    return bnmf_rng.u[bnmf_rng.pos++];
 }
 
 /** A uniform from R's generator: unif_rand(), or the same number stepped

@@ -50,4 +50,5 @@ void R_init_bnmf(DllInfo *dll)
     R_forceSymbols(dll, TRUE);
     bnmf_norm_init();
     bnmf_exp_init();
+    bnmf_mrg_init();
 }
