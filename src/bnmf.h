@@ -38,8 +38,7 @@ static inline int bnmf_nonneg_finite(double x)
     return x >= 0.0 && x <= DBL_MAX;
 }
 
-/* Every x[0..n-1] >= 0 and finite: one pass without an early exit, which
- * the compiler vectorises. */
+/* Every x[0..n-1] >= 0 and finite: one pass without a branch per entry. */
 static inline int bnmf_all_nonneg_finite(const double *x, R_xlen_t n)
 {
     int ok = 1;
@@ -299,6 +298,9 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd);
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) && \
     defined(__linux__) && defined(__GLIBC__) && !defined(BNMF_NO_CLONES)
 #define BNMF_CLONES __attribute__((target_clones("avx2", "default")))
+/* the same platforms for code written for AVX2 and chosen at run time
+ * (rng.c: the uniforms' fill) */
+#define BNMF_AVX2_AT_RUNTIME 1
 #else
 #define BNMF_CLONES
 #endif

@@ -6,8 +6,8 @@
  * chains (one stream a chain), it cost about 19 ns a uniform against 5 ns
  * under Mersenne-Twister, most of a truncated-normal draw. While a routine
  * holds the state here (bnmf_rng_get(1) under L'Ecuyer-CMRG), bnmf_unif()
- * steps the same recurrence inline from a copy of .Random.seed and writes
- * the copy back at bnmf_rng_put(): the same uniforms in the same order, so
+ * steps the same recurrence from a copy of .Random.seed and writes the
+ * state back at bnmf_rng_put(): the same uniforms in the same order, so
  * every fit is the same as with unif_rand().
  *
  * The recurrence is MRG32k3a (L'Ecuyer 1999, "Good parameters and
@@ -30,16 +30,15 @@
  * the jump-ahead matrices A^1..A^4 of each recursion (from the state
  * (v_{n-3}, v_{n-2}, v_{n-1}), the last row of A^(r+1) gives v_{n+r}), the
  * four are independent linear combinations of the state, reduced exactly
- * in 64-bit lanes (2^32 = 209 mod m1 and 22853 mod m2, folded in). The same values, bit for bit: the tests
- * compare both fills with runif(). 4.8 ns a uniform against 11 ns one at
- * a time (bench/unif-speed.R).
+ * in 64-bit lanes (2^32 = 209 mod m1 and 22853 mod m2, folded in). The
+ * same values, bit for bit: the tests compare both fills with runif().
+ * 4.8 ns a uniform against 11 ns one at a time (bench/unif-speed.R).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "bnmf_call.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) && \
-    defined(__linux__) && defined(__GLIBC__) && !defined(BNMF_NO_CLONES)
+#ifdef BNMF_AVX2_AT_RUNTIME
 #define BNMF_MRG_AVX2 1
 #include <immintrin.h>
 #endif
@@ -137,7 +136,6 @@ __attribute__((target("avx2"))) static void refill_avx2(void)
     }
 #undef BNMF_FOLD
 }
-#endif
 
 /* 3 x 3 matrices modulo m < 2^32: C = A B (C may be A or B). */
 static void mat_mul_mod(const uint64_t A[3][3], const uint64_t B[3][3], uint64_t C[3][3],
@@ -152,6 +150,7 @@ static void mat_mul_mod(const uint64_t A[3][3], const uint64_t B[3][3], uint64_t
         }
     memcpy(C, T, sizeof T);
 }
+#endif
 
 void bnmf_mrg_init(void)
 {
