@@ -11,8 +11,9 @@
 # floor, method, ...), and we report the median, min and max over rounds of
 # the ratio of each paired measurement.
 # Environment variables: BNMF_BENCH_ROUNDS (default 11), BNMF_BENCH_SWEEPS
-# (default 64: 16 per call of the C sweeps, see below), BNMF_BENCH_ONLY (a regular expression: only the sweeps whose
-# names match it; default all), BNMF_BENCH_WARMUP (sweeps each chain makes
+# (default 64: 16 per call of the C sweeps, see below), BNMF_BENCH_ONLY (a
+# regular expression: only the sweeps whose names match it; default all),
+# BNMF_BENCH_WARMUP (sweeps each chain makes
 # before the timings, default 3: early sweeps, far from convergence; a fit
 # spends most of its sweeps later, where ICM's rows stop moving sooner and
 # most of VB's coordinates are far from their bound, e.g. 100).
