@@ -141,12 +141,16 @@ tn_logdens <- function(x, mean, sd) {
   if (!is.numeric(x)) {
     abort_input(sprintf("`%s` must be numeric, not %s.", arg, class(x)[1L]))
   }
-  if (anyNA(x)) abort_input(sprintf("`%s` must not contain NA.", arg))
-  # integers without NA are finite; for doubles a finite sum (one pass, no
-  # allocation) proves every element finite, and only otherwise (an infinite
-  # element, or an overflowing sum) is each element looked at
-  if (finite && is.double(x) && !is.finite(sum(x)) && !all(is.finite(x))) {
-    abort_input(sprintf("`%s` must be finite.", arg))
+  x <- as.double(x)
+  if (finite) {
+    # one pass in C for NA, NaN and +-Inf, which names the first offender
+    i <- .Call(C_first_nonfinite, x)
+    if (i > 0) {
+      abort_input(sprintf(if (is.na(x[i])) "`%s` must not contain NA (element %.0f)."
+                          else "`%s` must be finite (element %.0f).", arg, i))
+    }
+  } else if (anyNA(x)) {
+    abort_input(sprintf("`%s` must not contain NA.", arg))
   }
-  as.double(x)
+  x
 }

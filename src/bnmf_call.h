@@ -9,6 +9,7 @@ SEXP bnmf_norm_table_call(void);
 SEXP bnmf_exp_std_call(SEXP n);
 SEXP bnmf_exp_table_call(void);
 SEXP bnmf_rtnorm_call(SEXP n, SEXP mean, SEXP sd, SEXP lower, SEXP upper);
+SEXP bnmf_first_nonfinite_call(SEXP x);
 SEXP bnmf_tn_moments_call(SEXP mean, SEXP sd);
 SEXP bnmf_tn_vb_call(SEXP mu, SEXP sd);
 SEXP bnmf_tn_logdens_call(SEXP x, SEXP mean, SEXP sd);

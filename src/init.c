@@ -13,6 +13,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(exp_std, 1),
     CALLDEF(exp_table, 0),
     CALLDEF(rtnorm, 5),
+    CALLDEF(first_nonfinite, 1),
     CALLDEF(tn_moments, 2),
     CALLDEF(tn_vb, 2),
     CALLDEF(tn_logdens, 3),

@@ -391,6 +391,29 @@ test_that("bad inputs give classed errors naming the argument", {
   bad(tn_logdens("a", 0, 1), "x")
 })
 
+test_that("a non-finite mean or sd is named with its element, in long vectors too", {
+  # the check scans blocks of 1024 values; offenders first, last and on
+  # both sides of a block's edge
+  n <- 5000
+  for (pos in c(1, 1023, 1024, 1025, 2048, 2049, n)) {
+    for (bad_value in c(NA, NaN, Inf, -Inf)) {
+      m <- rep(0.5, n)
+      m[pos] <- bad_value
+      # and a later offender of the other kind, which must not be the one named
+      if (pos < n) m[n] <- if (is.na(bad_value)) Inf else NA
+      what <- if (is.na(bad_value)) "must not contain NA" else "must be finite"
+      expect_error(rtnorm(n, mean = m), class = "bnmf_error_input",
+                   regexp = sprintf("`mean` %s \\(element %d\\)", what, pos))
+      expect_identical(.Call(C_first_nonfinite, m), as.double(pos))
+    }
+  }
+  expect_identical(.Call(C_first_nonfinite, rep(-1e308, 3000)), 0)
+  expect_identical(.Call(C_first_nonfinite, numeric()), 0)
+  expect_error(rtnorm(2, sd = c(1, Inf)), class = "bnmf_error_input",
+               regexp = "`sd` must be finite \\(element 2\\)")
+  expect_error(.Call(C_first_nonfinite, 1L), "double")
+})
+
 test_that("the C entry points check their arguments", {
   expect_error(.Call(C_rtnorm, 1, "a", 1, 0, Inf), "mean")
   expect_error(.Call(C_rtnorm, c(1, 2), 0, 1, 0, Inf), "n")
