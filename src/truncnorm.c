@@ -480,15 +480,17 @@ SEXP bnmf_first_nonfinite_call(SEXP x)
     check_double(x, "x");
     const double *p = REAL(x);
     const R_xlen_t n = XLENGTH(x);
-    for (R_xlen_t b = 0; b < n; b += 1024) {
+    double first = 0.0;
+    for (R_xlen_t b = 0; b < n && first == 0.0; b += 1024) {
         const R_xlen_t e = n - b < 1024 ? n : b + 1024;
         int ok = 1;
         for (R_xlen_t t = b; t < e; t++) ok &= fabs(p[t]) <= DBL_MAX;
         if (ok) continue;
-        for (R_xlen_t t = b; t < e; t++)
-            if (!(fabs(p[t]) <= DBL_MAX)) return Rf_ScalarReal((double) t + 1);
+        R_xlen_t t = b;
+        while (fabs(p[t]) <= DBL_MAX) t++;
+        first = (double) t + 1;
     }
-    return Rf_ScalarReal(0.0);
+    return Rf_ScalarReal(first);
 }
 
 SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
