@@ -38,6 +38,20 @@ static inline int bnmf_nonneg_finite(double x)
     return x >= 0.0 && x <= DBL_MAX;
 }
 
+/* x finite (FALSE for NaN and NA), without a function call */
+static inline int bnmf_finite(double x)
+{
+    return fabs(x) <= DBL_MAX;
+}
+
+/* Every x[0..n-1] finite: one pass without a branch per entry. */
+static inline int bnmf_all_finite(const double *x, R_xlen_t n)
+{
+    int ok = 1;
+    for (R_xlen_t t = 0; t < n; t++) ok &= bnmf_finite(x[t]);
+    return ok;
+}
+
 /* Every x[0..n-1] >= 0 and finite: one pass without a branch per entry. */
 static inline int bnmf_all_nonneg_finite(const double *x, R_xlen_t n)
 {

@@ -482,12 +482,9 @@ SEXP bnmf_first_nonfinite_call(SEXP x)
     const R_xlen_t n = XLENGTH(x);
     double first = 0.0;
     for (R_xlen_t b = 0; b < n && first == 0.0; b += 1024) {
-        const R_xlen_t e = n - b < 1024 ? n : b + 1024;
-        int ok = 1;
-        for (R_xlen_t t = b; t < e; t++) ok &= fabs(p[t]) <= DBL_MAX;
-        if (ok) continue;
+        if (bnmf_all_finite(p + b, n - b < 1024 ? n - b : 1024)) continue;
         R_xlen_t t = b;
-        while (fabs(p[t]) <= DBL_MAX) t++;
+        while (bnmf_finite(p[t])) t++;
         first = (double) t + 1;
     }
     return Rf_ScalarReal(first);
