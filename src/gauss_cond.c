@@ -60,12 +60,14 @@ static ALWAYS_INLINE double log_sd(double sd, double *lsd)
     return *lsd;
 }
 
-/* The body of bnmf_tn_pos_vb. `lsd`: NULL, or where log(sd) is kept for
- * the next call with the same sd (NaN until the first call that needs it):
- * the rows of a block share sd, and in a fitted model most coordinates are
- * far from the bound, where the entropy needs only log(sd). */
-static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m1,
-                                    double *var, double *ent)
+/* The body of bnmf_tn_pos_vb, with a = -mu / sd given (computed by the
+ * caller, e.g. four at a time; read only below the first branch). `lsd`:
+ * NULL, or where log(sd) is kept for the next call with the same sd (NaN
+ * until the first call that needs it): the rows of a block share sd, and
+ * in a fitted model most coordinates are far from the bound, where the
+ * entropy needs only log(sd). */
+static ALWAYS_INLINE void tn_pos_vb_a(double mu, double sd, double a, double *lsd,
+                                      double *m1, double *var, double *ent)
 {
     /* a < -38.5 tested as mu > 38.5 sd (sd > 0): without waiting on the
      * division (at the boundary both branches give the same numbers) */
@@ -78,7 +80,6 @@ static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m
         *ent = M_LN_SQRT_2PI + 0.5 + log_sd(sd, lsd);
         return;
     }
-    const double a = -mu / sd;
     if (a < 3.0) {
         const double h = 0.5 * a * a;
         double lam, lsq; /* lambda(a) and log(sd Q(a)) */
@@ -122,6 +123,13 @@ static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m
     bnmf_tn_pos_moments(mu, sd, m1, var);
     const double r = *m1 / sd;
     *ent = 0.5 + log(sd / (a + r)) + 0.5 * a * r;
+}
+
+/* tn_pos_vb_a with a = -mu / sd */
+static ALWAYS_INLINE void tn_pos_vb(double mu, double sd, double *lsd, double *m1,
+                                    double *var, double *ent)
+{
+    tn_pos_vb_a(mu, sd, -mu / sd, lsd, m1, var, ent);
 }
 
 void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
@@ -509,6 +517,65 @@ void bnmf_cond_rows(double *z, const double *G, const double *b,
         cond_rows(z, G, b, lam, ls, tau, K, nr, RULE_MOMENT, v, ent);
 }
 
+#if defined(__GNUC__)
+/* bnmf_vb_rows_diag on four rows with K <= ZT_MAX: the rows interleaved,
+ * zt[4 l + r] and ut[4 l + r], so that their sums run as the lanes of
+ * four-value vectors (one AVX2 register each in the AVX2 clone), and so do
+ * the means' divisions and tn_pos_vb's a = -mu / sd; the sds are computed
+ * before the pass, off the chain from one coordinate to the next. The
+ * target has no FMA, so each lane computes the scalar code's products,
+ * sums and quotients in its order: the same bits. (Strided, each of the
+ * four rows' 2 K loads a coordinate took two instructions.) */
+BNMF_CLONES static void vb_rows_diag4(double *z, const double *G, const double *b,
+                                      const double *dg, const double *a,
+                                      const double *const *lam, int ls, double tau, int K,
+                                      double *v, double *ent)
+{
+    double zt[4 * ZT_MAX], ut[4 * ZT_MAX], sdt[4 * ZT_MAX];
+    for (int l = 0; l < K; l++)
+        for (int r = 0; r < 4; r++) {
+            const double d = dg[(size_t) r * K + l];
+            zt[4 * l + r] = z[(size_t) r * K + l];
+            ut[4 * l + r] = 0.0;
+            sdt[4 * l + r] = d > 0.0 ? 1.0 / sqrt(tau * d) : 0.0;
+        }
+    const size_t K1 = K, K2 = 2 * (size_t) K, K3 = 3 * (size_t) K;
+    const bnmf_v4 tv = {tau, tau, tau, tau};
+    for (int k = 0; k < K; k++) {
+        const double *gk = G + (size_t) k * K;
+        const size_t kl = (size_t) k * ls;
+        bnmf_v4 s = {b[k], b[K1 + k], b[K2 + k], b[K3 + k]};
+        bnmf_v4 c = {0.0, 0.0, 0.0, 0.0};
+        for (int l = 0; l < K; l++) {
+            const bnmf_v4 g = {gk[l], gk[l], gk[l], gk[l]};
+            s -= g * *(const bnmf_v4 *) (zt + 4 * l);
+            c += g * *(const bnmf_v4 *) (ut + 4 * l);
+        }
+        /* cond_step's mean and tn_pos_vb's a for the four rows at once
+         * (lanes with dg = 0 unused) */
+        const bnmf_v4 z0 = *(const bnmf_v4 *) (zt + 4 * k);
+        const bnmf_v4 gkk = {gk[k], gk[k], gk[k], gk[k]};
+        const bnmf_v4 av = {a[k], a[K1 + k], a[K2 + k], a[K3 + k]};
+        const bnmf_v4 dv = {dg[k], dg[K1 + k], dg[K2 + k], dg[K3 + k]};
+        const bnmf_v4 lv = {lam[0][kl], lam[1][kl], lam[2][kl], lam[3][kl]};
+        const bnmf_v4 num = s + gkk * z0 + av * c;
+        const bnmf_v4 mu = (num - lv / tv) / dv;
+        const bnmf_v4 sd = *(const bnmf_v4 *) (sdt + 4 * k);
+        const bnmf_v4 am = -mu / sd;
+        for (int r = 0; r < 4; r++) {
+            const size_t rk = (size_t) r * K + k;
+            double zn;
+            if (dv[r] > 0.0) tn_pos_vb_a(mu[r], sd[r], am[r], NULL, &zn, v + rk, ent + rk);
+            else zn = cond_step(RULE_MOMENT, num[r], dv[r], lv[r], tau, z0[r], v + rk, ent + rk);
+            zt[4 * k + r] = zn;
+            ut[4 * k + r] = av[r] * (zn - z0[r]);
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        for (int l = 0; l < K; l++) z[(size_t) r * K + l] = zt[4 * l + r];
+}
+#endif
+
 /**
  * One VB pass over nr rows (1 <= nr <= COND_BLOCK) that share the
  * off-diagonal part of G but each have their own diagonal: row r's
@@ -529,39 +596,25 @@ void bnmf_vb_rows_diag(double *z, const double *G, const double *b, const double
                        const double *a, double *u, const double *const *lam, int ls,
                        double tau, int K, int nr, double *v, double *ent)
 {
+#if defined(__GNUC__)
+    if (nr == 4 && K <= ZT_MAX) {
+        vb_rows_diag4(z, G, b, dg, a, lam, ls, tau, K, v, ent);
+        return;
+    }
+#endif
     for (int t = 0; t < nr * K; t++) u[t] = 0.0;
     for (int k = 0; k < K; k++) {
         const double *gk = G + (size_t) k * K;
         double s[COND_BLOCK], c[COND_BLOCK];
-        if (nr == 4) {
-            /* four independent sums in flight */
-            const size_t K1 = K, K2 = 2 * (size_t) K, K3 = 3 * (size_t) K;
-            double s0 = b[k], s1 = b[K1 + k], s2 = b[K2 + k], s3 = b[K3 + k];
-            double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
-            for (int l = 0; l < K; l++) {
-                const double g = gk[l];
-                s0 -= g * z[l];
-                s1 -= g * z[K1 + l];
-                s2 -= g * z[K2 + l];
-                s3 -= g * z[K3 + l];
-                c0 += g * u[l];
-                c1 += g * u[K1 + l];
-                c2 += g * u[K2 + l];
-                c3 += g * u[K3 + l];
-            }
-            s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
-            c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
-        } else {
+        for (int r = 0; r < nr; r++) {
+            s[r] = b[(size_t) r * K + k];
+            c[r] = 0.0;
+        }
+        for (int l = 0; l < K; l++) {
+            const double g = gk[l];
             for (int r = 0; r < nr; r++) {
-                s[r] = b[(size_t) r * K + k];
-                c[r] = 0.0;
-            }
-            for (int l = 0; l < K; l++) {
-                const double g = gk[l];
-                for (int r = 0; r < nr; r++) {
-                    s[r] -= g * z[(size_t) r * K + l];
-                    c[r] += g * u[(size_t) r * K + l];
-                }
+                s[r] -= g * z[(size_t) r * K + l];
+                c[r] += g * u[(size_t) r * K + l];
             }
         }
         for (int r = 0; r < nr; r++) {

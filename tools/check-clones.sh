@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The AVX2 clones (BNMF_CLONES in src/bnmf.h: the masked-row kernels, used
 # by bnmf_cond_row_sub from K = 16 on and the masked Gram matrices below;
-# Gibbs's latent entries and running moments) must give the same bits as the
-# default build. Builds bnmf twice into temporary libraries, as usual and
+# Gibbs's latent entries and running moments; VB's imputing rows) must give
+# the same bits as the default build. Builds bnmf twice into temporary libraries, as usual and
 # with -DBNMF_NO_CLONES (through a private R_MAKEVARS_USER file), fits the
 # same ICM and VB models with missing entries (dense, sparse, ARD; K = 6 to
 # 33) and Gibbs fits with missing entries with each, and fails unless every
@@ -42,6 +42,17 @@ for (m in c("icm", "vb")) for (K in c(6L, 10L, 16L, 20L, 33L)) {
   set.seed(1)
   out[[paste(m, K, "sparse")]] <- bnmf(Ys, rank = K, method = m, iter = 25,
                                        tol = 0)[c("W", "H", "tau")]
+}
+for (K in c(6L, 10L, 16L, 20L, 33L)) {
+  # VB with the missing entries filled in (Y's rows 1:4 make "auto" mask):
+  # the blocks of four rows (vb_rows_diag4) and the rows left over
+  set.seed(1)
+  out[[paste("vb impute", K)]] <- bnmf(Y, rank = K, method = "vb", iter = 25, tol = 0,
+                                       control = vb_control("impute"))[c("W", "H", "tau")]
+  set.seed(1)
+  out[[paste("vb impute", K, "ard")]] <- bnmf(Y[-(1:5), ], rank = K, method = "vb",
+                                              iter = 25, tol = 0, prior = ard(),
+                                              control = vb_control("impute"))[c("W", "H", "tau")]
 }
 for (K in c(6L, 10L, 16L, 20L, 33L)) {
   # Gibbs: the latent entries' W H (bnmf_wh_latent) and the running moments
