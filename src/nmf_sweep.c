@@ -83,6 +83,7 @@
  * ELBO still never decreases and the fixed points are unchanged.
  */
 #include <float.h>
+#include <stdint.h>
 #include <limits.h>
 #include "bnmf_call.h"
 #include "nmf.h"
@@ -98,6 +99,16 @@ static double *carve(double **buf, size_t n)
     double *p = *buf;
     *buf += n;
     return p;
+}
+
+/* n doubles from R_alloc, the first at an address that is a multiple of
+ * 64 bytes (a cache line): a table whose rows are gathered by index then
+ * has each row in the fewest lines (2 K = 40 doubles, 320 bytes: 5 lines,
+ * not 6). */
+static double *alloc_lines(size_t n)
+{
+    char *p = R_alloc(n * sizeof(double) + 64, 1);
+    return (double *) (p + ((64 - (uintptr_t) p % 64) % 64));
 }
 
 /* The smallest K at which masked rows skip their own Gram matrix
@@ -1343,9 +1354,12 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     sweep_work ws;
     bnmf_sweep_work(d, &ws, buf);
     if (vb && augmented) {
-        /* vb_fill's table of the other side's moments (fill_moments) */
+        /* vb_fill's table of the other side's moments (fill_moments), its
+         * rows gathered by index (fill_sums): 0.972 of the sweep's time
+         * with the table at a line's start against 32 bytes past it
+         * (bench/switch-ab.R, OpenBLAS, 21 rounds; quartiles 0.963-0.989) */
         const size_t n = I > J ? I : J;
-        ws.P = (double *) R_alloc(2 * (size_t) K * n + K, sizeof(double));
+        ws.P = alloc_lines(2 * (size_t) K * n + K);
         ws.gm = ws.P + 2 * (size_t) K * n;
     }
     if (masked || rule == RULE_MOMENT) bnmf_sweep_threads(d, &ws, c->threads);
