@@ -350,6 +350,82 @@ test_that("a filled-in VB fit reports the exact ELBO and stops at the masked fix
   expect_equal(fit$elbo, vb_elbo_r(fit, X), tolerance = 1e-8)
 })
 
+# The imputing W half sweep transcribed from its documentation (fill_sums in
+# src/nmf_sweep.c, bnmf_vb_rows_diag in src/gauss_cond.c): row i's
+# precisions from the observed entries, its right side from the filled X
+# less z_ik s_ik, and the coordinates that moved corrected through
+# a_i a_i' * G0 with a_ik = sqrt(s_ik / G0[k, k]).
+vb_impute_w_half_r <- function(X, latent, W, H, Hv, lamW, tau, correct = TRUE) {
+  K <- nrow(H)
+  miss <- is.na(X)
+  Xf <- X
+  Xf[which(miss)] <- latent
+  G <- H %*% t(H) + diag(rowSums(Hv), K)
+  gm <- rowSums(H^2)
+  B <- Xf %*% t(H)
+  Wn <- W
+  Wv <- W * 0
+  for (i in seq_len(nrow(X))) {
+    mi <- which(miss[i, ])
+    s <- rowSums(H[, mi, drop = FALSE]^2)
+    dg <- diag(G) - (s + rowSums(Hv[, mi, drop = FALSE]))
+    if (any(!(dg >= 0.25 * diag(G)))) dg <- rowSums((H^2 + Hv)[, -mi, drop = FALSE])
+    a <- if (correct) ifelse(gm > 0, sqrt(s / gm), 0) else numeric(K)
+    z <- W[i, ]
+    br <- B[i, ] - z * s
+    u <- numeric(K)
+    for (k in seq_len(K)) {
+      num <- br[k] - sum(G[k, ] * z) + G[k, k] * z[k] + a[k] * sum(G[k, ] * u)
+      mu <- (num - lamW[i, k] / tau) / dg[k]
+      sd <- 1 / sqrt(tau * dg[k])
+      al <- -mu / sd
+      lam <- exp(dnorm(al, log = TRUE) - pnorm(al, lower.tail = FALSE, log.p = TRUE))
+      m1 <- mu + sd * lam
+      Wv[i, k] <- sd^2 * (1 + al * lam - lam^2)
+      u[k] <- a[k] * (m1 - z[k])
+      z[k] <- m1
+    }
+    Wn[i, ] <- z
+  }
+  list(W = Wn, W_var = Wv)
+}
+
+test_that("one imputing VB half sweep of W is its documented update", {
+  # I = 11: two blocks of four rows (the four-lane kernel) and three rows
+  # in a block of their own. (Row 2, most of it missing, has its
+  # precisions summed over its observed entries in both; that changes only
+  # their rounding.) A kernel without the correction of the moved
+  # coordinates, in either path, fails the first expectation.
+  set.seed(61)
+  I <- 11L; J <- 9L; K <- 3L
+  W0 <- matrix(rexp(I * K), I, K)
+  H0 <- matrix(rexp(K * J), K, J)
+  X <- W0 %*% H0 + matrix(rnorm(I * J, sd = 0.3), I, J)
+  X[sample(I * J, 25)] <- NA
+  X[2, 1:7] <- NA
+  X[X > 0 & !is.na(X) & seq_along(X) %% 13 == 0] <- NA
+  expect_true(all(rowSums(!is.na(X)) > 0) && all(colSums(!is.na(X)) > 0))
+  W <- matrix(runif(I * K, 0.2, 1.5), I, K)
+  H <- matrix(runif(K * J, 0.2, 1.5), K, J)
+  Hv <- matrix(runif(K * J, 0.01, 0.2), K, J)
+  lamW <- matrix(runif(I * K, 0.5, 2), I, K)
+  tau <- 2.5
+  data <- bnmf:::prepare_data(X, K)
+  latent <- bnmf:::wh_entries(W, H, data$miss_i, data$miss_j)
+  prior <- list(lamW = lamW, lamH = matrix(1, K, J), alpha = 1, beta = 1, ard = numeric())
+  st <- bnmf:::new_state(X, data, W, H, tau, latent, FALSE,
+                         vb = list(H_var = Hv, tau_rate = 1 + data$n_obs / 2))
+  bnmf:::engine_sweeps(st, data, prior, 1, rule = "vb", masked = FALSE, update = "W")
+  ref <- vb_impute_w_half_r(X, latent, W, H, Hv, lamW, tau)
+  expect_equal(matrix(st$W, I, K), ref$W, tolerance = 1e-12)
+  expect_equal(matrix(st$W_var, I, K), ref$W_var, tolerance = 1e-12)
+  expect_equal(as.vector(st$H), as.vector(H))
+  # the test has power: without the correction of the moved coordinates
+  # the rows end elsewhere
+  ref0 <- vb_impute_w_half_r(X, latent, W, H, Hv, lamW, tau, correct = FALSE)
+  expect_gt(max(abs(ref0$W - ref$W)), 1e-4)
+})
+
 test_that("a filled-in VB fit ends where the masked one does", {
   # Same start, each run to tol = 1e-12: the same local optimum, the same
   # ELBO, means and sds up to the convergence error.
