@@ -534,10 +534,9 @@ BNMF_CLONES static void vb_rows_diag4(double *z, const double *G, const double *
     double zt[4 * ZT_MAX], ut[4 * ZT_MAX], sdt[4 * ZT_MAX];
     for (int l = 0; l < K; l++)
         for (int r = 0; r < 4; r++) {
-            const double d = dg[(size_t) r * K + l];
             zt[4 * l + r] = z[(size_t) r * K + l];
             ut[4 * l + r] = 0.0;
-            sdt[4 * l + r] = d > 0.0 ? 1.0 / sqrt(tau * d) : 0.0;
+            sdt[4 * l + r] = block_sd(RULE_MOMENT, dg[(size_t) r * K + l], tau);
         }
     const size_t K1 = K, K2 = 2 * (size_t) K, K3 = 3 * (size_t) K;
     const bnmf_v4 tv = {tau, tau, tau, tau};
