@@ -93,7 +93,7 @@ realize_delayed <- function(M) {
 as_reduced_dim <- function(fit, type = c("matrix", "LinearEmbeddingMatrix")) {
   if (!inherits(fit, "bnmf")) abort_not_fit(fit)
   type <- check_choice(type, c("matrix", "LinearEmbeddingMatrix"), "type")
-  f <- factors(fit)
+  f <- wh_view(fit)
   W <- f$W
   H <- f$H
   if (is.null(W) || is.null(H)) {

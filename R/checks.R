@@ -1,13 +1,6 @@
 # Input validation shared by every user-facing function. Errors are classed
 # `bnmf_error_input` and name the offending argument.
 
-abort_input <- function(msg, call = NULL) {
-  stop(structure(
-    class = c("bnmf_error_input", "error", "condition"),
-    list(message = msg, call = call)
-  ))
-}
-
 check_count <- function(x, arg, min = 0) {
   if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) ||
       x != round(x) || x < min) {

@@ -138,7 +138,7 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
                                      progress = interactive(), orbit = TRUE, ...) {
   check_dots_empty(list(...), names(formals()), "marginal_likelihood")
   if (!fit$method %in% c("gibbs", "vb")) {
-    abort_input(sprintf("`fit`: Chib's method needs a fit of method \"gibbs\" (or \"vb\"), whose posterior mean is the point theta*; not \"%s\".",
+    abort_unsupported(sprintf("`fit`: Chib's method needs a fit of method \"gibbs\" (or \"vb\"), whose posterior mean is the point theta*; not \"%s\".",
                         fit$method))
   }
   s <- check_marglik_settings(samples, burnin, point, batches, progress, orbit)

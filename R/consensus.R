@@ -9,7 +9,9 @@
 # keep = "draws", HMC), the particles (weighted), else the chains or
 # restarts (their posterior means, or their point estimates), factors
 # matched to the fit's own by align_factors()'s assignment.
-posterior_factorisations <- function(fit) {
+posterior_factorisations <- function(fit) UseMethod("posterior_factorisations")
+
+posterior_factorisations.bnmf <- function(fit) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   dn <- list(fit$dimnames[[1L]], fit$dimnames[[2L]])
   if (!is.null(fit$draws)) {
@@ -27,15 +29,64 @@ posterior_factorisations <- function(fit) {
     })
     return(list(fs = fs, weights = unname(fit$weights), source = "particles"))
   }
-  ref <- unname(factors(fit)$W)
-  fs <- lapply(fit$chains, function(ch) {
-    W <- matrix(ch$W_mean %||% ch$W, I, K)
-    H <- matrix(ch$H_mean %||% ch$H, K, J)
-    p <- match_factors(ref, W)
-    list(W = W[, p, drop = FALSE], H = H[p, , drop = FALSE])
+  chain_wh <- lapply(fit$chains, function(ch) {
+    list(W = matrix(ch$W_mean %||% ch$W, I, K), H = matrix(ch$H_mean %||% ch$H, K, J))
+  })
+  aligned_chains(fit, chain_wh)
+}
+
+# The chains' or restarts' factorisations (each a list(W, H)), factors
+# matched to the fit's own; a fit without chains (Poisson) is its estimate.
+aligned_chains <- function(fit, chain_wh) {
+  ref <- unname(wh_view(fit)$W)
+  if (!length(chain_wh)) chain_wh <- list(lapply(wh_view(fit), unname))
+  fs <- lapply(chain_wh, function(f) {
+    p <- match_factors(ref, f$W)
+    list(W = f$W[, p, drop = FALSE], H = f$H[p, , drop = FALSE])
   })
   list(fs = fs, weights = rep(1 / length(fs), length(fs)),
        source = if (fit$method == "gibbs") "chains" else "restarts")
+}
+
+# NMTF: W = F and H = S t(G) of each chain (its posterior mean for Gibbs).
+posterior_factorisations.bnmf_nmtf <- function(fit) {
+  chain_wh <- lapply(fit$chains, function(ch) {
+    st <- ch$state
+    I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank[[1L]]; L <- fit$rank[[2L]]
+    S <- matrix(st$S_mean %||% st$S, K, L)
+    G <- matrix(st$G_mean %||% st$G, J, L)
+    list(W = matrix(st$F_mean %||% st$F, I, K), H = S %*% t(G))
+  })
+  aligned_chains(fit, chain_wh)
+}
+
+# Poisson: the kept draws (keep = "draws"), else the estimate.
+posterior_factorisations.bnmf_poisson <- function(fit) {
+  I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
+  if (!is.null(fit$draws)) {
+    fs <- unlist(lapply(fit$draws, function(d) {
+      lapply(seq_len(ncol(d$W_draws)), function(t) {
+        list(W = matrix(d$W_draws[, t], I, K), H = matrix(d$H_draws[, t], K, J))
+      })
+    }), recursive = FALSE)
+    return(list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "draws"))
+  }
+  aligned_chains(fit, list())
+}
+
+# The fit as W H: NMF and Poisson its W and H; NMTF W = F and H = S t(G),
+# the samples' coefficients on the row clusters' factors.
+wh_view <- function(fit) UseMethod("wh_view")
+
+wh_view.bnmf <- function(fit) {
+  f <- factors(fit)
+  list(W = f$W, H = f$H)
+}
+
+wh_view.bnmf_nmtf <- function(fit) {
+  H <- fit$S %*% t(fit$G)
+  dimnames(H) <- list(colnames(fit$F), fit$dimnames[[2L]])
+  list(W = fit$F, H = H)
 }
 
 # The dominant factor of every sample: the factor with the largest
@@ -137,7 +188,8 @@ plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
 membership <- function(fit) {
   if (!inherits(fit, "bnmf")) abort_not_fit(fit)
   pf <- posterior_factorisations(fit)
-  K <- fit$rank
+  f <- wh_view(fit)
+  K <- ncol(f$W)
   J <- fit$dims[2L]
   P <- matrix(0, K, J)
   for (s in seq_along(pf$fs)) {
@@ -147,7 +199,6 @@ membership <- function(fit) {
   P <- P / sum(pf$weights)
   kn <- factor_names(K)
   best <- max.col(t(P), ties.method = "first")
-  f <- factors(fit)
   data.frame(sample = fit$dimnames[[2L]] %||% as.character(seq_len(J)),
              cluster = factor(kn[best], levels = kn),
              probability = P[cbind(best, seq_len(J))],
@@ -198,7 +249,8 @@ markers <- function(fit, n = 10, by = c("weight", "specificity")) {
   }
   top_n <- function(s) apply(s, 2L, function(v) order(-v)[seq_len(n)])
   pf <- posterior_factorisations(fit)
-  K <- fit$rank
+  W <- unname(wh_view(fit)$W)
+  K <- ncol(W)
   hits <- matrix(0, I, K)
   for (s in seq_along(pf$fs)) {
     tp <- matrix(top_n(score(pf$fs[[s]]$W)), n, K)
@@ -206,7 +258,6 @@ markers <- function(fit, n = 10, by = c("weight", "specificity")) {
       hits[cbind(as.vector(tp), rep(seq_len(K), each = n))] + pf$weights[s]
   }
   hits <- hits / sum(pf$weights)
-  W <- unname(factors(fit)$W)
   sc <- score(W)
   tp <- matrix(top_n(sc), n, K)
   rn <- fit$dimnames[[1L]] %||% as.character(seq_len(I))

@@ -49,14 +49,19 @@ as_factorisation_set <- function(x, arg, use = "means", max_draws = 200L) {
     names(fs) <- names(x$weights) %||% paste0("particle", seq_along(fs))
     return(fs)
   }
-  if (inherits(x, "bnmf_gibbs") || inherits(x, "bnmf_hmc")) {
+  if (inherits(x, "bnmf_nmf") && inherits(x, c("bnmf_gibbs", "bnmf_hmc"))) {
     return(chain_factorisations(x, use, max_draws))
   }
   if (inherits(x, "bnmf_rrt")) {
     # The mixture's components; with use = "draws" every accepted candidate.
     return(if (use == "draws" && length(x$accepted)) x$accepted else x$components)
   }
-  if (inherits(x, "bnmf")) return(list(as_factorisation(x, arg)))
+  if (inherits(x, "bnmf_nmf")) return(list(as_factorisation(x, arg)))
+  if (inherits(x, "bnmf")) {
+    fs <- posterior_factorisations(x)$fs
+    names(fs) <- paste0(if (x$method == "gibbs") "chain" else "restart", seq_along(fs))
+    return(fs)
+  }
   if (is.list(x) && !is.data.frame(x) && is.null(x$W) && length(x) >= 1L) {
     fs <- lapply(seq_along(x), function(m) as_factorisation(x[[m]], sprintf("%s[[%d]]", arg, m)))
     names(fs) <- names(x) %||% as.character(seq_along(x))

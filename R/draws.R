@@ -32,10 +32,11 @@ NULL
 draws_cube <- function(x) UseMethod("draws_cube")
 
 draws_cube.bnmf <- function(x) {
-  abort_input(sprintf("`x`: posterior draws need a Gibbs fit, not method \"%s\".", x$method))
+  abort_unsupported(sprintf("`x`: posterior draws need a Gibbs fit, not method \"%s\".", x$method))
 }
 
 draws_cube.bnmf_gibbs <- function(x) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   kt <- kept_trace(x)
   chains <- sort(unique(kt$chain))
   n <- min(table(kt$chain))

@@ -23,37 +23,14 @@ elbo <- function(object, ...) UseMethod("elbo")
 #' @export
 elbo.bnmf <- function(object, ...) {
   check_dots_empty(list(...), names(formals()), "elbo")
-  abort_input(sprintf("`object`: the ELBO exists for variational Bayes fits (method = \"vb\") only, not method \"%s\".",
-                      object$method))
+  abort_unsupported(sprintf("`elbo()`: the ELBO exists for variational Bayes fits (method = \"vb\") only, not method \"%s\"; its trace is in `object$trace`.",
+                            object$method))
 }
 
 #' @rdname elbo
 #' @export
 elbo.bnmf_vb <- function(object, ...) {
   check_dots_empty(list(...), names(formals()), "elbo")
-  tr <- object$trace[object$trace$chain == object$best, , drop = FALSE]
-  tr$logpost
-}
-
-# ---- the tri-factorisation (bnmf_nmtf) ----
-
-#' @rdname elbo
-#' @export
-elbo.bnmf_nmtf <- function(object, ...) {
-  if (object$method != "vb") return(elbo.bnmf(object, ...))
-  elbo.bnmf_vb(object, ...)
-}
-
-# ---- the Poisson model (likelihood = "poisson") -----------------------------
-
-#' @rdname elbo
-#' @export
-elbo.bnmf_poisson <- function(object, ...) {
-  check_dots_empty(list(...), names(formals()), "elbo")
-  if (object$method != "vb") {
-    abort_input(sprintf("`object`: the ELBO exists for variational Bayes fits (method = \"vb\") only, not method \"%s\" (its trace is in `object$trace`).",
-                        object$method))
-  }
   tr <- object$trace[object$trace$chain == object$best, , drop = FALSE]
   tr$logpost
 }

@@ -114,7 +114,7 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
         list(W = cbind(old$W, runs[[c]]$W_draws), H = cbind(old$H, runs[[c]]$H_draws))
       })
     }
-    class(fit) <- c("bnmf_gibbs", "bnmf")
+    class(fit) <- fit_class("gibbs", "nmf")
   } else {
     best <- which.max(vapply(chains, function(ch) ch$logpost, numeric(1)))
     b <- chains[[best]]
@@ -147,7 +147,7 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
       fit$loss <- -b$logpost
       fit$logpost <- NULL
     }
-    class(fit) <- c(paste0("bnmf_", method), "bnmf")
+    class(fit) <- fit_class(method, "nmf")
   }
   fit
 }
@@ -173,12 +173,6 @@ validate_bnmf_fit <- function(fit) {
 }
 
 # A broken internal contract of a fit object (never the user's mistake).
-abort_fit <- function(what) {
-  stop(structure(
-    class = c("bnmf_error_internal", "error", "condition"),
-    list(message = sprintf("bnmf internal error: %s.", what), call = NULL)
-  ))
-}
 
 # Checks shared by the particle and HMC fits: factors W (I x K, every column
 # on the simplex) and H (K x J), finite and non-negative.
@@ -278,4 +272,12 @@ permute_run <- function(run, perm, I, J, K) {
     run$H_draws <- run$H_draws[ih, , drop = FALSE]
   }
   run
+}
+
+# The class of a fit: its method (with any family it belongs to, as the
+# SVGD fits to the particles), its model ("nmf", "nmtf", "poisson"), and
+# what every fit is. Methods dispatch on the method, then the model, then
+# what all fits share.
+fit_class <- function(method, model) {
+  c(paste0("bnmf_", method), paste0("bnmf_", model), "bnmf")
 }

@@ -86,6 +86,7 @@ fitted.bnmf <- function(object, ...) {
 #' @rdname predict.bnmf
 #' @export
 fitted.bnmf_gibbs <- function(object, ...) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (!object$sparse) return(NextMethod())
   X <- object$X
   X@x <- object$moments$WH$mean
@@ -123,6 +124,7 @@ wh_mean.bnmf <- function(object) {
 # only): on the stored entries the running mean, elsewhere the average over
 # the kept draws, else the product of the means.
 wh_mean.bnmf_gibbs <- function(object) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (!object$sparse) {
     return(matrix(object$moments$WH$mean, object$dims[1L], object$dims[2L],
                   dimnames = object$dimnames))
@@ -214,6 +216,7 @@ wh_at.bnmf <- function(object, i, j) {
 # Gibbs: the running moments where the fit keeps them (every entry of a
 # dense X, the stored entries of a sparse one); elsewhere wh_terms().
 wh_at.bnmf_gibbs <- function(object, i, j) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (!object$sparse) {
     return(object$moments$WH$mean[linear_index(i, j, object$dims[1L])])
   }
@@ -234,6 +237,7 @@ wh_terms <- function(object) UseMethod("wh_terms")
 wh_terms.bnmf <- function(object) list(A = unname(object$W), B = unname(object$H))
 
 wh_terms.bnmf_gibbs <- function(object) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (is.null(object$draws)) return(NextMethod())
   I <- object$dims[1L]; J <- object$dims[2L]; K <- object$rank
   Ws <- lapply(object$draws, function(d) matrix(d$W, I))
@@ -325,7 +329,7 @@ check_dense <- function(object, what) {
   n <- prod(as.double(object$dims))
   if (n <= limit) return(invisible(TRUE))
   stop(structure(
-    class = c("bnmf_error_dense", "bnmf_error_input", "error", "condition"),
+    class = c("bnmf_error_dense", "bnmf_error_input", "bnmf_error", "error", "condition"),
     list(message = sprintf(paste(
       "%s of a fit to a sparse %d x %d X would be a dense matrix of %s values (%s GB),",
       "above the limit getOption(\"bnmf.max_dense\") = %s values. Ask for the entries you need:",

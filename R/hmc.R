@@ -412,7 +412,7 @@ new_hmc_fit <- function(runs, X, K, likelihood, rate, settings, control, f0, cal
     alignment = perms,
     W = Wm, H = Hm, WH = WH, X = X
   )
-  class(fit) <- c("bnmf_hmc", "bnmf")
+  class(fit) <- fit_class("hmc", "nmf")
   fit
 }
 

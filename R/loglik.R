@@ -35,6 +35,7 @@ logLik.bnmf <- function(object, ...) {
 # ICM: the effective number of parameters, the non-zero entries at the mode.
 #' @export
 logLik.bnmf_icm <- function(object, ...) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   ll <- NextMethod()
   attr(ll, "df") <- sum(object$W > 0) + sum(object$H > 0) + 1
   ll
@@ -42,17 +43,17 @@ logLik.bnmf_icm <- function(object, ...) {
 
 #' @export
 logLik.bnmf_np <- function(object, ...) {
-  abort_input("`object`: method \"np\" (multiplicative updates) has no likelihood; its loss is `object$loss`.")
+  abort_unsupported("`object`: method \"np\" (multiplicative updates) has no likelihood; its loss is `object$loss`.")
 }
 
 #' @export
 logLik.bnmf_particles <- function(object, ...) {
-  abort_input("`logLik()` is not defined for a particle fit: its SILF likelihood has no normalising constant; see `summary(fit)` for the log likelihood of each particle up to that constant.")
+  abort_unsupported("`logLik()` is not defined for a particle fit: its SILF likelihood has no normalising constant; see `summary(fit)` for the log likelihood of each particle up to that constant.")
 }
 
 #' @export
 logLik.bnmf_hmc <- function(object, ...) {
-  abort_input("`logLik()` is not defined for an HMC fit: its SILF likelihood has no normalising constant; see `summary(fit)` and `fit$trace$logpost` for the log posterior up to a constant.")
+  abort_unsupported("`logLik()` is not defined for an HMC fit: its SILF likelihood has no normalising constant; see `summary(fit)` and `fit$trace$logpost` for the log posterior up to a constant.")
 }
 
 #' @rdname logLik.bnmf
@@ -61,18 +62,21 @@ sigma.bnmf <- function(object, ...) 1 / sqrt(object$tau)
 
 #' @export
 sigma.bnmf_gibbs <- function(object, ...) {
+  if (inherits(object, "bnmf_poisson")) return(NextMethod())
   tau <- kept_trace(object)$tau
   mean(1 / sqrt(tau))
 }
 
 #' @export
 sigma.bnmf_np <- function(object, ...) {
-  abort_input("`object`: method \"np\" (multiplicative updates) has no noise model.")
+  if (inherits(object, "bnmf_poisson")) return(NextMethod())
+  abort_unsupported("`object`: method \"np\" (multiplicative updates) has no noise model.")
 }
 
 # E_q[tau^(-1/2)] for q(tau) = Gamma(a, b): sqrt(b) Gamma(a - 1/2) / Gamma(a).
 #' @export
 sigma.bnmf_vb <- function(object, ...) {
+  if (inherits(object, "bnmf_poisson")) return(NextMethod())
   a <- object$q_tau[["shape"]]
   b <- object$q_tau[["rate"]]
   sqrt(b) * exp(lgamma(a - 0.5) - lgamma(a))
@@ -80,12 +84,12 @@ sigma.bnmf_vb <- function(object, ...) {
 
 #' @export
 sigma.bnmf_particles <- function(object, ...) {
-  abort_input("`sigma()` is not defined for a particle fit: the SILF likelihood has no noise precision.")
+  abort_unsupported("`sigma()` is not defined for a particle fit: the SILF likelihood has no noise precision.")
 }
 
 #' @export
 sigma.bnmf_hmc <- function(object, ...) {
-  abort_input("`sigma()` is not defined for an HMC fit: the SILF likelihood has no noise precision.")
+  abort_unsupported("`sigma()` is not defined for an HMC fit: the SILF likelihood has no noise precision.")
 }
 
 #' @rdname logLik.bnmf
@@ -105,7 +109,6 @@ kept_trace <- function(object) {
 
 #' @export
 logLik.bnmf_nmtf <- function(object, ...) {
-  if (object$method == "np") return(logLik.bnmf_np(object))
   n <- object$n_obs
   tau <- object$tau
   val <- 0.5 * n * (log(tau) - log(2 * pi)) - 0.5 * tau * nmtf_sse_point(object)
@@ -114,11 +117,6 @@ logLik.bnmf_nmtf <- function(object, ...) {
   structure(val, df = df, nobs = n, class = "logLik")
 }
 
-#' @export
-sigma.bnmf_nmtf <- function(object, ...) {
-  switch(object$method, gibbs = sigma.bnmf_gibbs(object), vb = sigma.bnmf_vb(object),
-         np = sigma.bnmf_np(object), sigma.bnmf(object))
-}
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
 # The Poisson log-likelihood of the observed entries at the fitted means

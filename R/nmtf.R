@@ -609,7 +609,7 @@ new_bnmf_nmtf_fit <- function(runs, job, call, previous = NULL) {
       fit$logpost <- NULL
     }
   }
-  class(fit) <- c("bnmf_nmtf", "bnmf")
+  class(fit) <- fit_class(method, "nmtf")
   fit
 }
 

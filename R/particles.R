@@ -166,7 +166,7 @@ new_particles_fit <- function(X, R, init, rate, starts, cands, parts, st, tol, i
     X = X
   )
   names(fit$weights) <- paste0("particle", seq_len(M))
-  class(fit) <- c("bnmf_particles", "bnmf")
+  class(fit) <- fit_class("particles", "nmf")
   fit
 }
 

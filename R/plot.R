@@ -109,12 +109,14 @@ trace_layout.bnmf <- function(x) {
 }
 
 trace_layout.bnmf_vb <- function(x) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   list(panels = c(logpost = "ELBO", tau = "tau (noise precision)"))
 }
 
 trace_layout.bnmf_np <- function(x) list(panels = c(sse = "loss"))
 
 trace_layout.bnmf_gibbs <- function(x) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   list(panels = c(loglik = "log-likelihood", tau = "tau (noise precision)"),
        burnin = if (x$settings$burnin > 0) x$settings$burnin + 0.5)
 }
@@ -136,6 +138,7 @@ sd_band <- function(x, factor) {
 
 # quantiles of the kept draws, else as VB from the posterior sd
 basis_band.bnmf_gibbs <- function(x, factor) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   if (is.null(x$draws)) return(sd_band(x, factor))
   I <- x$dims[1L]
   rows <- (factor - 1L) * I + seq_len(I)

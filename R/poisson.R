@@ -459,7 +459,7 @@ new_poisson_fit <- function(runs, job, call) {
   fit$H <- dn(fit$H, kn, colnames(X)); fit$H_sd <- dn(fit$H_sd, kn, colnames(X))
   fit$masks <- list(W = dn(fit$masks$W, rownames(X), kn), H = dn(fit$masks$H, kn, colnames(X)))
   if (!is.null(fit$WH)) dimnames(fit$WH) <- fit$dimnames
-  class(fit) <- c("bnmf_poisson", "bnmf")
+  class(fit) <- fit_class(job$method, "poisson")
   fit
 }
 

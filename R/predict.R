@@ -100,7 +100,7 @@ predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
   if (!is.null(newdata)) {
-    abort_input("`newdata`: an HMC fit does not predict new samples; fit them with the data, or use method = \"particles\".")
+    abort_unsupported("`newdata`: an HMC fit does not predict new samples; fit them with the data, or use method = \"particles\".")
   }
   if (type == "coef") return(object$H)
   if (!se.fit && !is.null(object$WH)) return(object$WH)
@@ -122,6 +122,7 @@ newdata_run.bnmf <- function(object, Xn, data_c, prior_c, start, iter) {
 }
 
 newdata_run.bnmf_gibbs <- function(object, Xn, data_c, prior_c, start, iter) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   res <- run_chain(Xn, data_c, prior_c, object$method, iter = iter,
                    burnin = iter %/% 2L, thin = 1L, keep = "summary", tol = 0,
                    start = start, progress = FALSE, masked = FALSE, fix_W = TRUE,
@@ -137,6 +138,7 @@ newdata_run.bnmf_gibbs <- function(object, Xn, data_c, prior_c, start, iter) {
 
 # VB continues from the fit's q(W) and q(tau).
 newdata_run.bnmf_vb <- function(object, Xn, data_c, prior_c, start, iter) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   b <- object$chains[[object$best]]
   start$W_var <- b$W_var
   start$W_ent <- b$W_ent
@@ -147,6 +149,7 @@ newdata_run.bnmf_vb <- function(object, Xn, data_c, prior_c, start, iter) {
 }
 
 newdata_run.bnmf_np <- function(object, Xn, data_c, prior_c, start, iter) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (isTRUE(min(if (data_c$sparse == 1L) Xn@x else Xn, na.rm = TRUE) < 0)) {
     abort_input("`newdata` has negative entries; method \"np\" needs X >= 0.")
   }
@@ -159,12 +162,14 @@ wh_sd <- function(object) UseMethod("wh_sd")
 wh_sd.bnmf <- function(object) no_posterior(object, "`se.fit = TRUE`")
 
 wh_sd.bnmf_gibbs <- function(object) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (object$sparse) abort_input("`se.fit = TRUE` needs a Gibbs fit of a dense matrix, or a VB fit.")
   matrix(moment_sd(object$moments$WH$m2, object$moments$WH$n),
          object$dims[1L], object$dims[2L], dimnames = object$dimnames)
 }
 
 wh_sd.bnmf_vb <- function(object) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   check_dense(object, "`predict(se.fit = TRUE)`")
   newdata_wh_sd(object, object$H, object$H_sd, object$dimnames)
 }
@@ -177,6 +182,7 @@ wh_sd_at.bnmf <- function(object, i, j) no_posterior(object, "`se.fit = TRUE`")
 # Gibbs: from the running moments, kept on every entry of a dense X and on
 # the stored entries of a sparse one.
 wh_sd_at.bnmf_gibbs <- function(object, i, j) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   pos <- if (object$sparse) stored_pos(object$X, i, j) else linear_index(i, j, object$dims[1L])
   if (anyNA(pos)) {
     abort_input("`se.fit = TRUE`: a Gibbs fit of a sparse X keeps the moments of W H on the stored entries of X only; ask for stored entries, or use a VB fit.")
@@ -186,6 +192,7 @@ wh_sd_at.bnmf_gibbs <- function(object, i, j) {
 
 # VB: Var_q((WH)_ij) entry by entry (see q_wh_sd()).
 wh_sd_at.bnmf_vb <- function(object, i, j) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   W <- unname(object$W); H <- unname(object$H)
   Wv <- unname(object$W_sd)^2; Hv <- unname(object$H_sd)^2
   v <- wh_entries(W^2, Hv, i - 1L, j - 1L) + wh_entries(Wv, H^2, i - 1L, j - 1L) +
@@ -201,6 +208,7 @@ newdata_wh_sd.bnmf <- function(object, H, H_sd, dn) {
 }
 
 newdata_wh_sd.bnmf_vb <- function(object, H, H_sd, dn) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   q_wh_sd(object$W, object$W_sd^2, H, H_sd^2, dn)
 }
 
@@ -218,7 +226,7 @@ q_wh_sd <- function(W, Wv, H, Hv, dn) {
 no_posterior <- function(object, what) {
   desc <- c(icm = "iterated conditional modes (a posterior mode)",
             np = "non-probabilistic multiplicative updates (no posterior)")
-  abort_input(sprintf("%s is not available for method \"%s\": it is a point estimate by %s. Refit with method = \"gibbs\" or \"vb\".",
+  abort_unsupported(sprintf("%s is not available for method \"%s\": it is a point estimate by %s. Refit with method = \"gibbs\" or \"vb\".",
                       what, object$method, desc[[object$method]] %||% object$method))
 }
 
@@ -251,7 +259,7 @@ predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef
   check_dots_empty(list(...), c("newdata", "type"), "predict")
   type <- check_choice(type, c("response", "coef"), "type")
   if (!is.null(newdata)) {
-    abort_input("`newdata`: predictions for new samples are not available for a tri-factorisation; refit with the new columns (as missing entries, NA, they are predicted).")
+    abort_unsupported("`newdata`: predictions for new samples are not available for a tri-factorisation; refit with the new columns (as missing entries, NA, they are predicted).")
   }
   if (type == "coef") return(coef(object))
   nmtf_mean(object)
@@ -264,7 +272,7 @@ predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef
 predict.bnmf_poisson <- function(object, newdata = NULL, ...) {
   check_dots_empty(list(...), names(formals()), "predict")
   if (!is.null(newdata)) {
-    abort_input("`newdata`: predictions for new samples are not available for `likelihood = \"poisson\"` fits yet.")
+    abort_unsupported("`newdata`: predictions for new samples are not available for `likelihood = \"poisson\"` fits yet.")
   }
   pois_wh_mean(object)
 }

@@ -25,6 +25,7 @@ print.bnmf <- function(x, ...) {
 
 #' @export
 print.bnmf_gibbs <- function(x, ...) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat("Bayesian NMF by Gibbs sampling\n")
   NextMethod()
   s <- x$settings
@@ -37,6 +38,7 @@ print.bnmf_gibbs <- function(x, ...) {
 
 #' @export
 print.bnmf_icm <- function(x, ...) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat("Bayesian NMF by iterated conditional modes (posterior mode)\n")
   NextMethod()
   cat_optimiser(x, sprintf("log posterior %s", format(signif(x$logpost, 8))))
@@ -62,6 +64,7 @@ cat_missing <- function(x, maker, impute, mask) {
 
 #' @export
 print.bnmf_vb <- function(x, ...) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat("Bayesian NMF by variational Bayes\n")
   NextMethod()
   cat_optimiser(x, sprintf("ELBO %s", format(signif(x$elbo, 8))))
@@ -73,6 +76,7 @@ print.bnmf_vb <- function(x, ...) {
 
 #' @export
 print.bnmf_np <- function(x, ...) {
+  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat(sprintf("NMF by multiplicative updates (%s loss)\n",
               if (identical(x$settings$loss, "kl")) "Kullback-Leibler" else "Euclidean"))
   NextMethod()

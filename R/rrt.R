@@ -618,7 +618,7 @@ new_rrt_fit <- function(run, job, call) {
     best = best,
     W = if (M) comps[[best]]$W, H = if (M) comps[[best]]$H,
     X = X
-  ), class = c("bnmf_rrt", "bnmf"))
+  ), class = fit_class("rrt", "nmf"))
 }
 
 # Values of an RRT fit: at least one component, each of the fit's size and

@@ -194,6 +194,7 @@ cat_notes <- function(notes) {
 
 #' @export
 summary.bnmf_gibbs <- function(object, wad_threshold = 10, ...) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   out <- NextMethod()
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   kt <- kept_trace(object)
@@ -223,6 +224,7 @@ wh_moments_mc <- function(object) {
 
 #' @export
 summary.bnmf_vb <- function(object, ...) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   a <- object$q_tau[["shape"]]
   b <- object$q_tau[["rate"]]
   q <- stats::qgamma(c(0.025, 0.975), a, b)
@@ -233,12 +235,14 @@ summary.bnmf_vb <- function(object, ...) {
 
 #' @export
 summary.bnmf_icm <- function(object, ...) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   optimiser_summary(NextMethod(), object, sigma = sigma(object), tau = c(mode = object$tau),
                     logpost = object$logpost)
 }
 
 #' @export
 summary.bnmf_np <- function(object, ...) {
+  if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   optimiser_summary(NextMethod(), object, loss = object$loss, loss_name = object$settings$loss)
 }
 

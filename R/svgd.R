@@ -246,7 +246,7 @@ svgd_build <- function(runs, job, call) {
   fit$method <- job$method
   fit$trace <- run$trace
   fit$control <- job$control
-  class(fit) <- c(paste0("bnmf_", job$method), "bnmf_particles", "bnmf")
+  class(fit) <- fit_class(c(job$method, "particles"), "nmf")
   validate_particles_fit(fit)
 }
 

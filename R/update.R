@@ -3,12 +3,12 @@
 
 #' @export
 update.bnmf_particles <- function(object, ...) {
-  abort_input("`update()` does not apply to a particle fit: fit again with more `particles`.")
+  abort_unsupported("`update()` does not apply to a particle fit: fit again with more `particles`.")
 }
 
 #' @export
 update.bnmf_hmc <- function(object, ...) {
-  abort_input("`update()` does not apply to an HMC fit: fit again with a larger `iter`.")
+  abort_unsupported("`update()` does not apply to an HMC fit: fit again with a larger `iter`.")
 }
 
 # ---- the tri-factorisation (bnmf_nmtf) ----
@@ -44,5 +44,5 @@ update.bnmf_nmtf <- function(object, iter = 1000, progress = interactive(), ...)
 
 #' @export
 update.bnmf_poisson <- function(object, ...) {
-  abort_input("`update()` does not apply to a Poisson fit yet: fit again with a larger `iter`.")
+  abort_unsupported("`update()` does not apply to a Poisson fit yet: fit again with a larger `iter`.")
 }
