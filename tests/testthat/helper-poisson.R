@@ -99,9 +99,3 @@ pois_mask_enum <- function(X, W, H, piW, piH) {
 
 # ---- The internal hooks of the Poisson model code --------------------------
 pois_hook <- function(name) get(name, envir = asNamespace("bnmf"), inherits = FALSE)
-
-skip_if_no_pois_hooks <- function() {
-  hooks <- c("pois_gibbs_sweeps", "pois_mask_sweeps", "pois_vb_elbo")
-  have <- vapply(hooks, exists, logical(1), envir = asNamespace("bnmf"), inherits = FALSE)
-  if (!all(have)) testthat::skip(paste("no", paste(hooks[!have], collapse = ", ")))
-}

@@ -154,10 +154,20 @@ test_that("the leapfrog with reflection keeps positivity and is reversible", {
   lf <- bnmf:::hmc_leapfrog(q, p, ev, m, 0.05, 20L, rep(1, length(q)))
   expect_true(lf$finite)
   expect_gt(lf$reflections, 0)
-  expect_true(all(lf$q >= 0))
   back <- bnmf:::hmc_leapfrog(lf$q, -lf$p, lf$ev, m, 0.05, 20L, rep(1, length(q)))
   expect_equal(back$q, q, tolerance = 1e-8)
   expect_equal(-back$p, p, tolerance = 1e-8)
+  # Without forces every coordinate moves on a line mirrored at 0: after L
+  # steps it is at |q + L eps minv p|, its momentum flipped if it crossed 0
+  # (once, one reflection).
+  free <- function(q, m) list(U = 0, grad = numeric(length(q)))
+  mv <- rep(c(0.5, 2), length.out = length(q))
+  pf <- p * rep(c(1, 1, -1), length.out = length(q))
+  lf0 <- bnmf:::hmc_leapfrog(q, pf, free(q, m), m, 0.05, 20L, mv, eval = free)
+  line <- q + 20 * 0.05 * mv * pf
+  expect_equal(lf0$q, abs(line), tolerance = 1e-12)
+  expect_equal(lf0$p, ifelse(line < 0, -pf, pf), tolerance = 1e-12)
+  expect_identical(lf0$reflections, sum(line < 0))
 
   # In the interior the energy error of the leapfrog is of second order in
   # the step size (over a fixed trajectory length).

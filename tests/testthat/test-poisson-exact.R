@@ -72,7 +72,6 @@ pois_tiny_z <- function(est, draws, ex) {
 
 test_that("Poisson Gibbs posterior moments equal quadrature within Monte Carlo error", {
   skip_on_cran()
-  skip_if_no_pois_hooks()
   for (i in seq_along(pois_tiny)) {
     p <- pois_tiny[[i]]
     ex <- pois_exact_tiny(p$x, p$a, p$b, p$c, p$d)
@@ -85,7 +84,6 @@ test_that("Poisson Gibbs posterior moments equal quadrature within Monte Carlo e
 
 test_that("a Poisson Gibbs fit reports the exact posterior means", {
   skip_on_cran()
-  skip_if_no_pois_hooks()
   p <- pois_tiny[[1L]]
   ex <- pois_exact_tiny(p$x, p$a, p$b, p$c, p$d)
   X <- matrix(p$x, 1, 2)
@@ -136,7 +134,6 @@ pois_elbo_r <- function(X, q, prior) {
 }
 
 test_that("pois_vb_elbo() equals the ELBO computed independently", {
-  skip_if_no_pois_hooks()
   elbo_fn <- pois_hook("pois_vb_elbo")
   withr::local_seed(41)
   prior <- list(a = 1.3, b = 0.7, c = 0.9, d = 1.1)
@@ -153,7 +150,6 @@ test_that("pois_vb_elbo() equals the ELBO computed independently", {
 })
 
 test_that("the VB ELBO lies below the exact log p(X)", {
-  skip_if_no_pois_hooks()
   elbo_fn <- pois_hook("pois_vb_elbo")
   withr::local_seed(42)
   for (p in pois_tiny) {

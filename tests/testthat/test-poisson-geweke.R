@@ -45,7 +45,6 @@ geweke_pois_model <- function(Fn, Tn, K, a, b, c, d, miss = integer()) {
 
 test_that("the Poisson Gibbs sampler gets the joint distribution right", {
   skip_on_cran()
-  skip_if_no_pois_hooks()
   m <- geweke_pois_model(Fn = 3, Tn = 2, K = 2, a = 2, b = 1.5, c = 1.5, d = 1)
   res <- geweke_compare(m, geweke_simulate(m, n = 20000, seed = 61), n_ref = 5e4, seed = 62)
   expect_geweke(res, label = "Poisson Gibbs")
@@ -53,7 +52,6 @@ test_that("the Poisson Gibbs sampler gets the joint distribution right", {
 
 test_that("the Poisson Gibbs sampler gets the joint distribution right with missing entries", {
   skip_on_cran()
-  skip_if_no_pois_hooks()
   m <- geweke_pois_model(Fn = 3, Tn = 3, K = 2, a = 1.5, b = 1, c = 2, d = 1.5,
                          miss = c(2L, 6L))
   res <- geweke_compare(m, geweke_simulate(m, n = 20000, seed = 63), n_ref = 5e4, seed = 64)

@@ -55,21 +55,18 @@ expect_masks_exact <- function(res, label) {
 
 test_that("the collapsed mask sampler draws the exact conditional of the masks", {
   skip_on_cran()
-  skip_if_no_pois_hooks()
   X <- matrix(c(2, 1, 3, 1), 2, 2)
   expect_masks_exact(mask_check(mask_problem(X), seed = 11), "all counts positive")
 })
 
 test_that("the mask sampler is exact with a zero count", {
   skip_on_cran()
-  skip_if_no_pois_hooks()
   X <- matrix(c(2, 0, 1, 3), 2, 2)
   expect_masks_exact(mask_check(mask_problem(X), seed = 12), "a zero count")
 })
 
 test_that("the mask sampler is exact with a missing entry (left out of the likelihood)", {
   skip_on_cran()
-  skip_if_no_pois_hooks()
   X <- matrix(c(2, NA, 0, 4), 2, 2)
   p <- mask_problem(X)
   res <- mask_check(p, seed = 13)

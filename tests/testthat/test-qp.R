@@ -75,7 +75,28 @@ test_that("singular K (duplicated particles) still gives a KKT point", {
   out <- bnmf:::simplex_weights(Kd)
   expect_lt(kkt_residual(Kd, out$weights), 1e-9)
   expect_equal(sum(out$weights), 1)
-  expect_true(all(out$weights >= 0))
+  # Duplicates change nothing: w'Kw is the squared distance to 0 of a point
+  # of the convex hull of the 8 distinct points (K = A A', A of rank 3). By
+  # brute force over the faces spanned by at most 4 of them: the minimum of
+  # w'Kw on each one's affine hull ([K_SS 1; 1' 0] [w; -lam] = [0; 1]),
+  # counted when it lies in the face; the smallest is the optimum. Here 0 is
+  # inside the hull (optimum 0); points around (1, 1, 1) leave it outside.
+  hull_min <- function(K) {
+    best <- Inf
+    for (k in 1:4) for (S in combn(nrow(K), k, simplify = FALSE)) {
+      A <- rbind(cbind(K[S, S, drop = FALSE], 1), c(rep(1, k), 0))
+      x <- tryCatch(solve(A, c(rep(0, k), 1)), error = function(e) NULL)
+      if (!is.null(x) && all(x[1:k] >= -1e-12)) {
+        best <- min(best, drop(x[1:k] %*% K[S, S, drop = FALSE] %*% x[1:k]))
+      }
+    }
+    best
+  }
+  expect_equal(drop(out$weights %*% Kd %*% out$weights), hull_min(K), tolerance = 1e-9)
+  K2 <- tcrossprod(matrix(rnorm(M * 3, 1), M, 3))
+  out2 <- bnmf:::simplex_weights(K2[dup, dup])
+  expect_equal(drop(out2$weights %*% K2[dup, dup] %*% out2$weights), hull_min(K2),
+               tolerance = 1e-9)
   # A matrix of equal entries: every point of the simplex is optimal.
   out1 <- bnmf:::simplex_weights(matrix(3, 4, 4))
   expect_equal(drop(out1$weights %*% matrix(3, 4, 4) %*% out1$weights), 3)

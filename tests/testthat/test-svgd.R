@@ -103,7 +103,10 @@ test_that("DSGD lowers the Stein discrepancy of NMF particles over its steps", {
   expect_equal(nrow(fit$trace), 11)
   expect_lt(s[11], 0.05 * s[1])
   expect_lt(s[6], s[1])
-  expect_true(all(diff(fit$trace$time) >= 0))
+  # the recorded objective is the mean Frobenius objective of the particles
+  expect_equal(fit$trace$objective[11],
+               mean(vapply(fit$particles, function(p) objective_plain(X, p$W, p$H, "frobenius"), 1)),
+               tolerance = 1e-10)
   # the recorded value is the equal-weight discrepancy of the particles
   w <- rep(1 / 5, 5)
   expect_equal(s[11], as.numeric(stein_discrepancy(fit$particles, X, likelihood = fit$likelihood,
@@ -122,7 +125,12 @@ test_that("SVGD and DSGD fits are particle fits with their methods", {
                as.numeric(stein_discrepancy(fit$particles, X, likelihood = fit$likelihood)),
                tolerance = 1e-8)
   for (p in fit$particles) expect_equal(unname(colSums(p$W)), rep(1, 2))
-  expect_true(all(vapply(fit$particles, function(p) min(p$W, p$H), 1) >= 0))
+  # the last recorded discrepancy is the equal-weight one of the final
+  # particles, their scores over the observed entries only
+  expect_equal(fit$trace$stein[nrow(fit$trace)],
+               as.numeric(stein_discrepancy(fit$particles, X, likelihood = fit$likelihood,
+                                            weights = "equal")),
+               tolerance = 1e-10)
   expect_equal(dim(predict(fit)), dim(X))
   expect_output(print(fit), "SVGD")
   fit2 <- bnmf(X, rank = 2, method = "dsgd", iter = 5, particles = 3, init = "nndsvdar")
