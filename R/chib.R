@@ -131,6 +131,16 @@ marginal_likelihood.default <- function(fit, ...) {
                       class(fit)[1L]))
 }
 
+#' @export
+marginal_likelihood.bnmf_nmtf <- function(fit, ...) {
+  abort_unsupported("`marginal_likelihood()`: Chib's estimate is implemented for Gaussian NMF, not for the tri-factorisation; compare ranks of an NMTF by cross-validation, `select_rank(X, ranks = list(c(2, 2), c(3, 3)), criterion = \"cv\")` with (K, L) pairs, or the ELBO of VB fits, `elbo()`.")
+}
+
+#' @export
+marginal_likelihood.bnmf_poisson <- function(fit, ...) {
+  abort_unsupported("`marginal_likelihood()`: Chib's estimate is implemented for Gaussian NMF, not yet for `likelihood = \"poisson\"`; compare ranks of counts by the ELBO of VB fits, `elbo()`.")
+}
+
 #' @rdname marginal_likelihood
 #' @export
 marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,

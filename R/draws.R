@@ -65,6 +65,39 @@ draws_cube.bnmf_gibbs <- function(x) {
   a
 }
 
+# Poisson Gibbs: the log likelihood and log posterior of every kept sweep,
+# and with keep = "draws" every entry of W and H, each chain's factors in
+# the pooled fit's order.
+draws_cube.bnmf_poisson <- function(x) {
+  if (x$method != "gibbs") return(NextMethod())
+  kt <- kept_trace(x)
+  chains <- sort(unique(kt$chain))
+  n <- min(table(kt$chain))
+  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
+  vars <- c("loglik", "logpost")
+  if (!is.null(x$draws)) {
+    vars <- c(vars,
+              sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
+              sprintf("H[%d,%d]", rep(seq_len(K), J), rep(seq_len(J), each = K)))
+  }
+  a <- array(NA_real_, c(n, length(chains), length(vars)),
+             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
+  for (c in seq_along(chains)) {
+    s <- kt[kt$chain == chains[c], ]
+    a[, c, 1L] <- s$loglik[seq_len(n)]
+    a[, c, 2L] <- s$logpost[seq_len(n)]
+    if (!is.null(x$draws)) {
+      p <- x$alignment[[c]] %||% seq_len(K)
+      iw <- as.vector(matrix(seq_len(I * K), I, K)[, p])
+      ih <- as.vector(matrix(seq_len(K * J), K, J)[p, ])
+      d <- x$draws[[c]]
+      a[, c, -(1:2)] <- t(rbind(d$W_draws[iw, seq_len(n), drop = FALSE],
+                                d$H_draws[ih, seq_len(n), drop = FALSE]))
+    }
+  }
+  a
+}
+
 # HMC: the log posterior (lp), the objective and every entry of W and H.
 draws_cube.bnmf_hmc <- function(x) {
   kt <- kept_trace(x)

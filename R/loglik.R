@@ -149,3 +149,29 @@ logLik.bnmf_poisson <- function(object, ...) {
 # A Poisson model has no noise level: sigma() is NA.
 #' @export
 sigma.bnmf_poisson <- function(object, ...) NA_real_
+
+# ---- RRT (method = "rrt") ---------------------------------------------------
+
+# The likelihood of the highest-weight component: Gaussian with the search's
+# noise variance sigma2, or Uniform(-epsilon, epsilon) on every residual.
+#' @export
+logLik.bnmf_rrt <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
+  n <- object$n_obs
+  R <- object$X - object$W %*% object$H
+  val <- if (identical(object$likelihood, "uniform")) {
+    if (all(abs(R) <= object$epsilon)) -n * log(2 * object$epsilon) else -Inf
+  } else {
+    -0.5 * n * log(2 * pi * object$sigma2) - 0.5 * sum(R^2) / object$sigma2
+  }
+  structure(val, df = length(object$W) + length(object$H), nobs = n, class = "logLik")
+}
+
+#' @export
+sigma.bnmf_rrt <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
+  if (identical(object$likelihood, "uniform")) {
+    abort_unsupported("`sigma()`: an RRT fit with the Uniform likelihood has no noise sd; its residuals lie in (-epsilon, epsilon), `object$epsilon`.")
+  }
+  sqrt(object$sigma2)
+}

@@ -251,28 +251,246 @@ nnls_coef <- function(W, X, maxit = 1000L) {
   H
 }
 
+# ---- RRT (method = "rrt") ---------------------------------------------------
+
+# New samples of an RRT fit: each component's coefficients by non-negative
+# least squares with its basis held; the response is the components'
+# weighted mean (se.fit: their weighted sd), the coefficients those of the
+# highest-weight component (se.fit: the weighted sd over the components,
+# factors matched to it).
+#' @rdname predict.bnmf
+#' @export
+predict.bnmf_rrt <- function(object, newdata = NULL, type = c("response", "coef"),
+                             se.fit = FALSE, i = NULL, j = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "predict")
+  if (is.null(newdata)) return(NextMethod())
+  type <- check_choice(type, c("response", "coef"), "type")
+  se.fit <- check_flag(se.fit, "se.fit")
+  if (!is.null(i) || !is.null(j)) {
+    abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL`.")
+  }
+  Xn <- match_features(object, check_data_matrix(newdata, "newdata"))
+  Xn <- as.matrix(Xn)
+  if (anyNA(Xn)) abort_input("`newdata`: method \"rrt\" predicts complete new samples (no NA).")
+  w <- object$weights
+  ref <- unname(object$W)
+  parts <- lapply(object$components, function(f) {
+    p <- match_factors(ref, unname(f$W))
+    W <- unname(f$W)[, p, drop = FALSE]
+    list(W = W, H = nnls_coef(W, Xn))
+  })
+  dn <- list(rownames(Xn), colnames(Xn))
+  wmean <- function(get) Reduce(`+`, Map(function(f, wm) wm * get(f), parts, w))
+  wsd <- function(get, m) sqrt(pmax(wmean(function(f) get(f)^2) - m^2, 0))
+  if (type == "coef") {
+    H <- parts[[object$best]]$H
+    dimnames(H) <- list(factor_names(object$rank), colnames(Xn))
+    if (!se.fit) return(H)
+    m <- wmean(function(f) f$H)
+    return(list(fit = H, se.fit = matrix(wsd(function(f) f$H, m), nrow(H), dimnames = dimnames(H))))
+  }
+  m <- wmean(function(f) f$W %*% f$H)
+  dimnames(m) <- dn
+  if (!se.fit) return(m)
+  list(fit = m, se.fit = matrix(wsd(function(f) f$W %*% f$H, m), nrow(m), dimnames = dn))
+}
+
 # ---- the tri-factorisation (bnmf_nmtf) ----
 
 #' @rdname predict.bnmf
 #' @export
-predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef"), ...) {
-  check_dots_empty(list(...), c("newdata", "type"), "predict")
+predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef"),
+                              se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "predict")
   type <- check_choice(type, c("response", "coef"), "type")
-  if (!is.null(newdata)) {
-    abort_unsupported("`newdata`: predictions for new samples are not available for a tri-factorisation; refit with the new columns (as missing entries, NA, they are predicted).")
+  se.fit <- check_flag(se.fit, "se.fit")
+  if (!is.null(i) || !is.null(j)) {
+    if (!is.null(newdata) || type == "coef") {
+      abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
+    }
+    if (se.fit) nmtf_no_se("entries")
+    e <- check_entries(object, i, j)
+    if (object$method == "gibbs" && !object$sparse) {
+      return(object$moments$X$mean[cbind(e$i, e$j)])
+    }
+    return(rowSums((object$F %*% object$S)[e$i, , drop = FALSE] * object$G[e$j, , drop = FALSE]))
   }
-  if (type == "coef") return(coef(object))
-  nmtf_mean(object)
+  if (is.null(newdata)) {
+    if (se.fit) nmtf_no_se("the data of the fit")
+    if (type == "coef") return(coef(object))
+    return(nmtf_mean(object))
+  }
+  # New samples are new rows of G, from their conditional given F and S held
+  # at the fit's estimate: the NMF problem X ~ (F S) t(G) with the basis F S.
+  out <- predict.bnmf(nmtf_as_nmf(object), newdata, type = type, se.fit = se.fit, iter = iter)
+  if (type == "response") return(out)
+  S <- unname(object$S)
+  to_coef <- function(Gt) {
+    m <- S %*% Gt
+    dimnames(m) <- list(rownames(object$S), colnames(Gt))
+    m
+  }
+  if (!se.fit) return(to_coef(out))
+  # the sd of S g with the entries of g independent, S held
+  sd <- sqrt(S^2 %*% out$se.fit^2)
+  dimnames(sd) <- list(rownames(object$S), colnames(out$fit))
+  list(fit = to_coef(out$fit), se.fit = sd)
+}
+
+nmtf_no_se <- function(what) {
+  abort_unsupported(sprintf("`se.fit = TRUE`: the posterior sd of F S t(G) on %s is not kept by an NMTF fit; the sds of its factors are `fit$F_sd`, `fit$S_sd`, `fit$G_sd`, and `predict(fit, newdata, se.fit = TRUE)` gives them for new samples.",
+                            what))
+}
+
+# An NMTF fit as the NMF fit whose basis is F S (I x L, held at the fit's
+# estimate) and whose coefficients are t(G), with G's prior and the fit's
+# noise: new samples' rows of G are that NMF's coefficients of new samples.
+nmtf_as_nmf <- function(object) {
+  I <- object$dims[1L]
+  L <- object$rank[[2L]]
+  W <- object$F %*% object$S
+  colnames(W) <- colnames(object$G)
+  lamG <- object$prior$rate[["G"]]
+  ch <- object$chains[[object$best %||% 1L]]$state
+  proxy <- list(method = object$method, rank = L, dims = object$dims,
+                dimnames = object$dimnames, sparse = object$sparse, W = W, W_sd = W * 0,
+                tau = object$tau, noise = object$noise, settings = object$settings,
+                prior = list(type = object$prior$type, lamW = matrix(lamG, I, L),
+                             lamH = matrix(lamG, L, 1L)),
+                lambda = object$lambda$G, best = 1L,
+                chains = list(list(W_var = numeric(I * L), W_ent = numeric(I * L),
+                                   tau_rate = ch$tau_rate)))
+  class(proxy) <- fit_class(object$method, "nmf")
+  proxy
 }
 
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
-# newdata: not supported for Poisson fits yet.
+#' @rdname predict.bnmf
 #' @export
-predict.bnmf_poisson <- function(object, newdata = NULL, ...) {
+predict.bnmf_poisson <- function(object, newdata = NULL, type = c("response", "coef"),
+                                 se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
   check_dots_empty(list(...), names(formals()), "predict")
-  if (!is.null(newdata)) {
-    abort_unsupported("`newdata`: predictions for new samples are not available for `likelihood = \"poisson\"` fits yet.")
+  type <- check_choice(type, c("response", "coef"), "type")
+  se.fit <- check_flag(se.fit, "se.fit")
+  if (!is.null(i) || !is.null(j)) {
+    if (!is.null(newdata) || type == "coef") {
+      abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
+    }
+    e <- check_entries(object, i, j)
+    m <- if (!is.null(object$WH)) object$WH[cbind(e$i, e$j)] else
+      rowSums(object$W[e$i, , drop = FALSE] * t(object$H)[e$j, , drop = FALSE])
+    if (!se.fit) return(m)
+    Ws <- object$W_sd %||% 0 * object$W
+    Hs <- object$H_sd %||% 0 * object$H
+    sd <- pois_wh_sd(object$W[e$i, , drop = FALSE], Ws[e$i, , drop = FALSE],
+                     t(object$H)[e$j, , drop = FALSE], t(Hs)[e$j, , drop = FALSE])
+    return(list(fit = m, se.fit = sd))
   }
-  pois_wh_mean(object)
+  if (is.null(newdata)) {
+    if (type == "coef") return(if (se.fit) list(fit = object$H, se.fit = object$H_sd) else object$H)
+    m <- pois_wh_mean(object)
+    if (!se.fit) return(m)
+    check_dense(object, "`predict(se.fit = TRUE)`")
+    W <- unname(object$W); Ws <- unname(object$W_sd %||% 0 * W)
+    H <- unname(object$H); Hs <- unname(object$H_sd %||% 0 * H)
+    sd <- sqrt(pmax((W^2 + Ws^2) %*% (H^2 + Hs^2) - W^2 %*% H^2, 0))
+    dimnames(sd) <- object$dimnames
+    return(list(fit = m, se.fit = sd))
+  }
+  iter <- check_count(iter, "iter", min = 2)
+  Xn <- match_features(object, check_data_matrix(newdata, "newdata"))
+  Xn <- as.matrix(Xn)
+  if (isTRUE(min(Xn, na.rm = TRUE) < 0)) {
+    abort_input("`newdata` has negative entries; the Poisson likelihood needs counts >= 0.")
+  }
+  res <- pois_new_coef(object, Xn, iter)
+  kn <- rownames(object$H) %||% factor_names(object$rank)
+  H <- matrix(res$H, object$rank, ncol(Xn), dimnames = list(kn, colnames(Xn)))
+  H_sd <- matrix(res$H_sd, object$rank, ncol(Xn), dimnames = dimnames(H))
+  if (type == "coef") return(if (se.fit) list(fit = H, se.fit = H_sd) else H)
+  m <- object$W %*% H
+  dimnames(m) <- list(rownames(Xn), colnames(Xn))
+  if (!se.fit) return(m)
+  sd <- vapply(seq_len(ncol(Xn)), function(c) {
+    pois_wh_sd(object$W, object$W_sd %||% 0 * object$W, matrix(H[, c], nrow(Xn), object$rank, byrow = TRUE),
+               matrix(H_sd[, c], nrow(Xn), object$rank, byrow = TRUE))
+  }, numeric(nrow(Xn)))
+  sd <- matrix(sd, nrow(Xn), dimnames = dimnames(m))
+  list(fit = m, se.fit = sd)
+}
+
+# The sd of sum_k W_k H_k for independent W_k (mean W, sd Ws) and H_k
+# (mean H, sd Hs), row by row of equal-sized matrices.
+pois_wh_sd <- function(W, Ws, H, Hs) {
+  sqrt(pmax(rowSums((W^2 + Ws^2) * (H^2 + Hs^2) - W^2 * H^2), 0))
+}
+
+# The coefficients of new samples of a Poisson fit with the basis held:
+# VB (and SSVI): coordinate ascent on q(H) = Gamma with q(W) the fit's
+# (Gamma, from its means and sds), to a relative change of 1e-8 or `iter`
+# sweeps; Gibbs: `iter` sweeps of the auxiliary-variable sampler of H with W
+# at its posterior mean (the first half discarded), the mean and sd of the
+# rest. Missing entries (NA) are left out.
+pois_new_coef <- function(object, Xn, iter) {
+  K <- object$rank
+  O <- !is.na(Xn)
+  Xn[!O] <- 0
+  a_h <- object$prior$c
+  b_h <- object$prior$d
+  Wm <- unname(object$W)
+  rate <- b_h + crossprod(Wm, O * 1)          # K x Jn
+  if (object$method == "gibbs") {
+    H <- matrix(a_h / b_h, K, ncol(Xn))
+    burn <- iter %/% 2L
+    s1 <- s2 <- 0
+    for (t in seq_len(iter)) {
+      shape <- a_h + pois_split_sums(Wm, H, Xn)
+      H <- matrix(stats::rgamma(length(shape), shape, rate), K)
+      if (t > burn) {
+        s1 <- s1 + H
+        s2 <- s2 + H^2
+      }
+    }
+    n <- iter - burn
+    m <- s1 / n
+    return(list(H = m, H_sd = sqrt(pmax(s2 / n - m^2, 0) * n / max(n - 1, 1))))
+  }
+  # exp(E[log W]) of q(W); a fit without sds of W (SSVI) holds W at its mean
+  eW <- Wm
+  if (!is.null(object$W_sd)) {
+    shW <- Wm^2 / pmax(unname(object$W_sd)^2, .Machine$double.xmin)
+    eW <- exp(digamma(shW) - log(shW / Wm))
+    eW[Wm == 0] <- 0
+  }
+  Hm <- matrix(a_h / b_h, K, ncol(Xn))
+  shape <- matrix(a_h, K, ncol(Xn))
+  for (t in seq_len(iter)) {
+    eH <- exp(digamma(shape)) / rate
+    shape <- a_h + eH * crossprod(eW, Xn / pmax(eW %*% eH, .Machine$double.xmin))
+    H_new <- shape / rate
+    done <- max(abs(H_new - Hm)) <= 1e-8 * max(abs(H_new), .Machine$double.xmin)
+    Hm <- H_new
+    if (done) break
+  }
+  list(H = Hm, H_sd = sqrt(shape) / rate)
+}
+
+# Gibbs: the sums over features of the multinomial split of every count of
+# Xn (I x Jn) among the K factors, with probabilities W[i, ] * H[, j]; drawn
+# as a sequence of binomials, factor by factor.
+pois_split_sums <- function(W, H, Xn) {
+  K <- ncol(W)
+  left <- Xn
+  tail <- W %*% H
+  out <- matrix(0, K, ncol(Xn))
+  for (k in seq_len(K)) {
+    part <- outer(W[, k], H[k, ])
+    p <- if (k < K) pmin(part / pmax(tail, .Machine$double.xmin), 1) else (left > 0) * 1
+    z <- matrix(stats::rbinom(length(left), left, p), nrow(left))
+    out[k, ] <- colSums(z)
+    left <- left - z
+    tail <- pmax(tail - part, 0)
+  }
+  out
 }

@@ -475,7 +475,12 @@ rrt_check <- function(job) {
                         paste0("`", names(unused)[unused], "`", collapse = ", ")))
   }
   X <- check_data_matrix(job$X)
-  if (inherits(X, "Matrix")) abort_input("`X`: method \"rrt\" needs a dense matrix; use as.matrix(X).")
+  # The search works on dense matrices (their SVD, every residual): a
+  # sparse X is made dense where the limit of dense results allows.
+  if (inherits(X, "Matrix")) {
+    check_dense(list(sparse = TRUE, dims = dim(X)), "The dense copy of `X` that method \"rrt\" works on")
+    X <- as.matrix(X)
+  }
   if (anyNA(X)) abort_input("`X`: method \"rrt\" needs a complete matrix (no NA).")
   if (min(X) < 0) abort_input("`X`: method \"rrt\" needs non-negative data.")
   job$X <- unclass_matrix(X)

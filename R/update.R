@@ -46,3 +46,10 @@ update.bnmf_nmtf <- function(object, iter = 1000, progress = interactive(), ...)
 update.bnmf_poisson <- function(object, ...) {
   abort_unsupported("`update()` does not apply to a Poisson fit yet: fit again with a larger `iter`.")
 }
+
+# ---- RRT (method = "rrt") ---------------------------------------------------
+
+#' @export
+update.bnmf_rrt <- function(object, ...) {
+  abort_unsupported("`update()` does not apply to an RRT fit: its tree cannot be continued; search again from its components with `bnmf(X, rank, method = \"rrt\", init = fit$components)`.")
+}

@@ -1,0 +1,60 @@
+# Every model x method x generic (helper-conformance.R), on dense and sparse
+# data: no call ends in an error that is not a classed `bnmf_error`, and the
+# cells the package promises work.
+
+grid <- conformance_grid()
+grid$required <- conformance_is_required(grid)
+
+test_that("no generic of any fit ends in an unclassed error", {
+  bare <- grid[startsWith(grid$status, "bare"), ]
+  expect_identical(nrow(bare), 0L,
+                   info = paste(bare$kind, bare$model, bare$method, bare$generic, bare$status,
+                                collapse = "\n"))
+})
+
+test_that("every fit of every model and method is made on dense and sparse data", {
+  fits <- unique(grid[, c("kind", "model", "method")])
+  expect_identical(nrow(fits), 2L * length(conformance_fits()))
+  made <- !startsWith(grid$status, "refused fit") & !startsWith(grid$status, "bare fit")
+  expect_true(all(made), info = paste(unique(grid$status[!made]), collapse = "\n"))
+})
+
+# Required cells not yet working, each refused with bnmf_error_unsupported
+# until it is built; a cell that starts working must leave this list.
+conformance_pending <- c("poisson vb update", "poisson gibbs update")
+
+test_that("every required cell works, and the pending ones are refused as unsupported", {
+  req <- grid[grid$required, ]
+  key <- paste(req$model, req$method, req$generic)
+  pending <- key %in% conformance_pending
+  failing <- req[!pending & req$status != "ok", ]
+  expect_identical(nrow(failing), 0L,
+                   info = paste(failing$kind, failing$model, failing$method, failing$generic,
+                                failing$status, collapse = "\n"))
+  expect_true(all(req$status[pending] == "refused: bnmf_error_unsupported"))
+  expect_setequal(unique(key[pending]), conformance_pending)
+})
+
+test_that("a refusal says why: unsupported operations are classed so", {
+  X <- conformance_data()
+  set.seed(1)
+  fit <- suppressWarnings(bnmf(X, rank = 2, method = "np", iter = 20))
+  expect_error(logLik(fit), class = "bnmf_error_unsupported")
+  expect_error(elbo(fit), class = "bnmf_error_unsupported", regexp = "trace")
+  e <- tryCatch(logLik(fit), error = identity)
+  expect_identical(class(e), c("bnmf_error_unsupported", "bnmf_error", "error", "condition"))
+  e <- tryCatch(bnmf(X, rank = 0), error = identity)
+  expect_identical(class(e), c("bnmf_error_input", "bnmf_error", "error", "condition"))
+})
+
+test_that("the fit's class names its method and its model", {
+  X <- conformance_data()
+  set.seed(1)
+  expect_identical(class(bnmf(X, rank = 2, method = "icm", iter = 10)),
+                   c("bnmf_icm", "bnmf_nmf", "bnmf"))
+  expect_identical(class(suppressWarnings(bnmf(X, rank = c(2, 2), method = "vb", iter = 10))),
+                   c("bnmf_vb", "bnmf_nmtf", "bnmf"))
+  expect_identical(class(suppressWarnings(bnmf(X, rank = 2, likelihood = "poisson",
+                                               method = "gibbs", iter = 10))),
+                   c("bnmf_gibbs", "bnmf_poisson", "bnmf"))
+})
