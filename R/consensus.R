@@ -113,6 +113,11 @@ dominant_factor <- function(W, H) {
 #' `groups` as a colour bar; two well-separated clusters are two blocks.
 #'
 #' @param fit A `bnmf` fit.
+#' @param samples `NULL` (every sample), or the samples (numbers or column
+#'   names) whose consensus to compute. The whole matrix of a fit with many
+#'   samples is refused (class `bnmf_error_dense`) when it has more than
+#'   `getOption("bnmf.max_dense")` entries (5e7 by default) and more than the
+#'   data; ask for part of it then.
 #' @param x A `bnmf_consensus` matrix.
 #' @param groups For `plot()`: `NULL` or a factor of the samples' known
 #'   groups (length J), drawn as a colour bar with a legend.
@@ -134,18 +139,31 @@ dominant_factor <- function(W, H) {
 #' range(C)
 #' plot(C, groups = leukemia_samples$cell_type[1:30])
 #' @export
-consensus_matrix <- function(fit, ...) {
+consensus_matrix <- function(fit, samples = NULL, ...) {
   if (!inherits(fit, "bnmf")) abort_not_fit(fit)
-  check_dots_empty(list(...), "fit", "consensus_matrix")
-  pf <- posterior_factorisations(fit)
+  check_dots_empty(list(...), c("fit", "samples"), "consensus_matrix")
   J <- fit$dims[2L]
-  C <- matrix(0, J, J)
+  cn <- fit$dimnames[[2L]]
+  samples <- if (is.null(samples)) seq_len(J) else one_index(samples, J, cn, "samples")
+  n <- length(samples)
+  if (as.double(n)^2 > max_dense() && as.double(n)^2 > prod(as.double(fit$dims))) {
+    abort_dense(sprintf(paste(
+      "`consensus_matrix()` of %s samples would be a dense %s x %s matrix (%s GB), above the",
+      "limit getOption(\"bnmf.max_dense\") = %s values. Ask for part of it,",
+      "`consensus_matrix(fit, samples = )`, or use `membership(fit)` (each sample's cluster and",
+      "its posterior probability); or raise the limit with `options(bnmf.max_dense = )`."),
+      format(n, big.mark = ","), format(n, big.mark = ","), format(n, big.mark = ","),
+      format(signif(8 * as.double(n)^2 / 1e9, 3)),
+      format(max_dense(), big.mark = ",", scientific = FALSE)))
+  }
+  pf <- posterior_factorisations(fit)
+  C <- matrix(0, n, n)
   for (s in seq_along(pf$fs)) {
-    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H)
+    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H[, samples, drop = FALSE])
     C <- C + pf$weights[s] * outer(d, d, "==")
   }
   C <- pmin(C / sum(pf$weights), 1)
-  dimnames(C) <- list(fit$dimnames[[2L]], fit$dimnames[[2L]])
+  dimnames(C) <- list(cn[samples], cn[samples])
   structure(C, n = length(pf$fs), source = pf$source, class = "bnmf_consensus")
 }
 

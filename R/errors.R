@@ -19,4 +19,12 @@ abort_input <- function(msg, call = NULL) bnmf_abort("input", msg, call)
 
 abort_unsupported <- function(msg) bnmf_abort("unsupported", msg)
 
+# A result too large to make dense for a sparse X (an input error too).
+abort_dense <- function(msg) {
+  stop(structure(
+    class = c("bnmf_error_dense", "bnmf_error_input", "bnmf_error", "error", "condition"),
+    list(message = msg, call = NULL)
+  ))
+}
+
 abort_fit <- function(what) bnmf_abort("internal", sprintf("bnmf internal error: %s.", what))

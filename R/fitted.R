@@ -96,6 +96,7 @@ fitted.bnmf_gibbs <- function(object, ...) {
 #' @rdname particles
 #' @export
 fitted.bnmf_particles <- function(object, ...) {
+  if (object$sparse) return(parts_fitted(object, object$particles, object$weights))
   w <- object$weights
   out <- matrix(0, object$dims[1L], object$dims[2L])
   for (m in which(w > 0)) {
@@ -107,7 +108,12 @@ fitted.bnmf_particles <- function(object, ...) {
 
 #' @rdname hmc
 #' @export
-fitted.bnmf_hmc <- function(object, ...) object$WH %||% predict(object)
+fitted.bnmf_hmc <- function(object, ...) {
+  if (object$sparse && is.null(object$WH)) {
+    return(parts_fitted(object, hmc_draw_list(object), rep(1 / object$n_draws, object$n_draws)))
+  }
+  object$WH %||% predict(object)
+}
 
 # The posterior mean of W H on every entry, as a dense matrix (sparse fits:
 # refused above the dense limit, check_dense()).
@@ -295,23 +301,8 @@ check_entries <- function(object, i, j) {
   if (is.null(i) || is.null(j)) {
     abort_input("`i` and `j`: give both (the rows and the columns of the entries), or `i` as a two-column matrix of (row, column) pairs.")
   }
-  one <- function(x, n, names, arg) {
-    if (is.character(x)) {
-      k <- match(x, names)
-      if (anyNA(k)) abort_input(sprintf("`%s`: %s not among the %s names of the fit's data.",
-                                        arg, format_index(x[is.na(k)]),
-                                        if (arg == "i") "row" else "column"))
-      return(k)
-    }
-    if (!is.numeric(x) || anyNA(x) || any(!is.finite(x)) || any(x != round(x)) ||
-        any(x < 1) || any(x > n)) {
-      abort_input(sprintf("`%s` must be whole numbers from 1 to %d (or %s names).", arg, n,
-                          if (arg == "i") "row" else "column"))
-    }
-    as.integer(x)
-  }
-  i <- one(i, I, object$dimnames[[1L]], "i")
-  j <- one(j, J, object$dimnames[[2L]], "j")
+  i <- one_index(i, I, object$dimnames[[1L]], "i", "row")
+  j <- one_index(j, J, object$dimnames[[2L]], "j")
   n <- max(length(i), length(j))
   if (length(i) != length(j) && min(length(i), length(j)) != 1L) {
     abort_input(sprintf("`i` and `j` must have the same length (or one of them length 1), not %d and %d.",
@@ -323,23 +314,39 @@ check_entries <- function(object, i, j) {
 # Results of I x J values for a sparse X: refused above
 # getOption("bnmf.max_dense") entries, with an error of class
 # bnmf_error_dense that says how to ask for part of it.
+# Indices 1..n of rows (`side` "row") or columns of the fit's data, by
+# number or name.
+one_index <- function(x, n, names, arg, side = "column") {
+  if (is.character(x)) {
+    k <- match(x, names)
+    if (anyNA(k)) abort_input(sprintf("`%s`: %s not among the %s names of the fit's data.",
+                                      arg, format_index(x[is.na(k)]), side))
+    return(k)
+  }
+  if (!is.numeric(x) || anyNA(x) || any(!is.finite(x)) || any(x != round(x)) ||
+      any(x < 1) || any(x > n)) {
+    abort_input(sprintf("`%s` must be whole numbers from 1 to %d (or %s names).", arg, n, side))
+  }
+  as.integer(x)
+}
+
+dense_allowed <- function(object) {
+  !isTRUE(object$sparse) || prod(as.double(object$dims)) <= max_dense()
+}
+
 check_dense <- function(object, what) {
   if (!isTRUE(object$sparse)) return(invisible(TRUE))
   limit <- max_dense()
   n <- prod(as.double(object$dims))
   if (n <= limit) return(invisible(TRUE))
-  stop(structure(
-    class = c("bnmf_error_dense", "bnmf_error_input", "bnmf_error", "error", "condition"),
-    list(message = sprintf(paste(
+  abort_dense(sprintf(paste(
       "%s of a fit to a sparse %d x %d X would be a dense matrix of %s values (%s GB),",
       "above the limit getOption(\"bnmf.max_dense\") = %s values. Ask for the entries you need:",
       "`predict(fit, i = , j = )` or `residuals(fit, i = , j = )` (rows and columns, or `i` a",
       "two-column matrix); `fitted(fit)` is sparse (the stored entries). Or raise the limit with",
       "`options(bnmf.max_dense = )`."),
       what, object$dims[1L], object$dims[2L], format(n, big.mark = ",", scientific = FALSE),
-      format(signif(8 * n / 1e9, 3)), format(limit, big.mark = ",", scientific = FALSE)),
-      call = NULL)
-  ))
+      format(signif(8 * n / 1e9, 3)), format(limit, big.mark = ",", scientific = FALSE)))
 }
 
 # The largest number of values of a dense I x J result for a sparse X

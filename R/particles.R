@@ -236,6 +236,26 @@ solve_nnls_candidate <- function(X, W, H, tol, maxit) {
 # weights `w` on every entry, and with `spread = TRUE` its weighted standard
 # deviation across them: sqrt(sum_m w_m (W_m H_m - mean)^2). A sparse fit's
 # dense result goes through check_dense().
+# The weighted mean (and sd) over factorisations `parts` with weights `w` of
+# W H at the entries (i, j): O(length(i) K) a factorisation.
+parts_at <- function(parts, w, i, j, spread = FALSE) {
+  m1 <- m2 <- numeric(length(i))
+  for (m in which(w > 0)) {
+    P <- wh_entries(parts[[m]]$W, parts[[m]]$H, i - 1L, j - 1L)
+    m1 <- m1 + w[[m]] * P
+    if (spread) m2 <- m2 + w[[m]] * P * P
+  }
+  if (!spread) return(m1)
+  list(fit = m1, se.fit = sqrt(pmax(m2 - m1 * m1, 0)))
+}
+
+# fitted() of a sparse fit over factorisations: the stored entries of X.
+parts_fitted <- function(object, parts, w) {
+  X <- object$X
+  X@x <- parts_at(parts, w, X@i + 1L, stored_cols(X))
+  X
+}
+
 wh_over_parts <- function(object, parts, w, spread = FALSE) {
   check_dense(object, "predict()")
   I <- object$dims[1L]; J <- object$dims[2L]

@@ -325,8 +325,11 @@ pois_vb_state <- function(W, H) {
 pois_vb_chain <- function(task, job) {
   s <- job$settings
   threads <- option_threads()
-  st <- pois_start(task, job)
-  q <- pois_vb_state(st$W, st$H)
+  q <- task$resume
+  if (is.null(q)) {
+    st <- pois_start(task, job)
+    q <- pois_vb_state(st$W, st$H)
+  }
   pb <- progress_start(job$chain_progress, s$iter, task$label)
   converged <- FALSE
   # what the first call finds out about the counts, reused by the others
@@ -360,8 +363,11 @@ pois_gibbs_state <- function(W, H, dense_wh) {
 
 pois_gibbs_chain <- function(task, job) {
   s <- job$settings
-  st0 <- pois_start(task, job)
-  st <- pois_gibbs_state(st0$W, st0$H, !inherits(job$X, "dgCMatrix"))
+  st <- task$resume
+  if (is.null(st)) {
+    st0 <- pois_start(task, job)
+    st <- pois_gibbs_state(st0$W, st0$H, !inherits(job$X, "dgCMatrix"))
+  }
   pb <- progress_start(job$chain_progress, s$iter, task$label)
   draws <- list()
   sweep <- function(accumulate) function(n) {
@@ -485,7 +491,7 @@ pois_gibbs_parts <- function(runs, I, J, K) {
        masks = list(W = matrix(1, I, K), H = matrix(1, K, J)), pi = NULL, n_draws = N,
        WH = WH, alignment = perms,
        draws = if (!is.null(runs[[1L]]$W_draws)) lapply(runs, function(r) r[c("W_draws", "H_draws")]),
-       state = lapply(runs, function(r) r$state[c("W", "H")]))
+       state = lapply(runs, `[[`, "state"))
 }
 
 # The restart kept: the highest final value of `what` (VB: the ELBO; SSVI:
@@ -505,7 +511,7 @@ pois_vb_parts <- function(runs, trace, I, J, K) {
        W_sd = matrix(sqrt(q$shape_W) / q$rate_W, I, K), H_sd = matrix(sqrt(q$shape_H) / q$rate_H, K, J),
        masks = list(W = matrix(1, I, K), H = matrix(1, K, J)), pi = NULL, best = best,
        converged = vapply(runs, `[[`, logical(1), "converged"),
-       q = q[c("shape_W", "rate_W", "shape_H", "rate_H")])
+       q = q[c("shape_W", "rate_W", "shape_H", "rate_H")], state = list(q))
 }
 
 pois_ssvi_parts <- function(runs, trace, I, J, K, sparsity) {

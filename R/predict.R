@@ -9,10 +9,7 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
   if (!is.null(i) || !is.null(j)) {
-    if (!is.null(newdata) || type == "coef") {
-      abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
-    }
-    e <- check_entries(object, i, j)
+    e <- check_entries_only(object, i, j, newdata, type)
     m <- wh_at(object, e$i, e$j)
     if (!se.fit) return(m)
     return(list(fit = m, se.fit = wh_sd_at(object, e$i, e$j)))
@@ -69,9 +66,13 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
 #' @rdname particles
 #' @export
 predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", "coef"),
-                                   particle = NULL, se.fit = FALSE, ...) {
+                                   particle = NULL, se.fit = FALSE, i = NULL, j = NULL, ...) {
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
+  if (!is.null(i) || !is.null(j)) {
+    e <- check_entries_only(object, i, j, newdata, type)
+    return(parts_at(object$particles, object$weights, e$i, e$j, se.fit))
+  }
   if (is.null(newdata)) {
     if (type == "coef") return(factors(object, particle)$H)
     return(wh_over_parts(object, object$particles, object$weights, se.fit))
@@ -96,9 +97,14 @@ predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", 
 #' @rdname hmc
 #' @export
 predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"),
-                             se.fit = FALSE, ...) {
+                             se.fit = FALSE, i = NULL, j = NULL, ...) {
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
+  if (!is.null(i) || !is.null(j)) {
+    e <- check_entries_only(object, i, j, newdata, type)
+    return(parts_at(hmc_draw_list(object), rep(1 / object$n_draws, object$n_draws), e$i, e$j,
+                    se.fit))
+  }
   if (!is.null(newdata)) {
     abort_unsupported("`newdata`: an HMC fit does not predict new samples; fit them with the data, or use method = \"particles\".")
   }
@@ -220,6 +226,14 @@ q_wh_sd <- function(W, Wv, H, Hv, dn) {
   m <- sqrt(pmax(v, 0))
   dimnames(m) <- dn
   m
+}
+
+# Entries (i, j) of the fit's data, asked for without newdata.
+check_entries_only <- function(object, i, j, newdata, type) {
+  if (!is.null(newdata) || type == "coef") {
+    abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
+  }
+  check_entries(object, i, j)
 }
 
 # Errors for what a fit without a posterior cannot give.
@@ -374,10 +388,7 @@ predict.bnmf_poisson <- function(object, newdata = NULL, type = c("response", "c
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
   if (!is.null(i) || !is.null(j)) {
-    if (!is.null(newdata) || type == "coef") {
-      abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
-    }
-    e <- check_entries(object, i, j)
+    e <- check_entries_only(object, i, j, newdata, type)
     m <- if (!is.null(object$WH)) object$WH[cbind(e$i, e$j)] else
       rowSums(object$W[e$i, , drop = FALSE] * t(object$H)[e$j, , drop = FALSE])
     if (!se.fit) return(m)

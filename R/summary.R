@@ -746,7 +746,9 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' @export
 summary.bnmf_hmc <- function(object, ...) {
   kt <- kept_trace(object)
-  q <- fit_quality(residuals(object), object$X)
+  q <- if (dense_allowed(object)) fit_quality(residuals(object), object$X) else
+    list(rmse = NA_real_, r_squared = NA_real_,
+         notes = "RMSE and R^2 are NA: the residuals of this sparse X would be a dense matrix above getOption(\"bnmf.max_dense\")")
   diag <- trace_diagnostics(list(logpost = kt$logpost, objective = kt$objective), kt$chain)
   diag$mean <- c(mean(kt$logpost), mean(kt$objective))
   diag$mean[!is.finite(diag$mean)] <- NA

@@ -42,9 +42,58 @@ update.bnmf_nmtf <- function(object, iter = 1000, progress = interactive(), ...)
 
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
+# Gibbs continues every chain, VB its kept restart, from their last states
+# and random number streams (no burn-in: every new sweep is kept, thinned as
+# before), as one longer run would have; SSVI's stochastic steps cannot be
+# continued.
+#' @rdname update.bnmf
 #' @export
-update.bnmf_poisson <- function(object, ...) {
-  abort_unsupported("`update()` does not apply to a Poisson fit yet: fit again with a larger `iter`.")
+update.bnmf_poisson <- function(object, iter = 1000, progress = interactive(), ...) {
+  check_dots_empty(list(...), names(formals()), "update")
+  fit <- object
+  if (fit$method == "ssvi") {
+    abort_unsupported("`update()` does not apply to an SSVI fit: its step sizes and final mask phase end with the run; fit again with a larger `iter`.")
+  }
+  settings <- fit$settings
+  thin <- if (fit$method == "gibbs") settings$thin else 1L
+  iter <- max(thin, check_count(iter, "iter", min = 1) %/% thin * thin)
+  progress <- check_flag(progress, "progress")
+  chains <- if (fit$method == "gibbs") seq_along(fit$seeds) else fit$best
+  if (length(fit$state) != length(chains)) {
+    abort_unsupported("`update()`: this Poisson fit keeps no state to continue from (made by an earlier version); fit again with a larger `iter`.")
+  }
+  job <- list(method = fit$method, X = fit$X, rank = fit$rank, sparsity = fit$sparsity,
+              control = fit$control, init = "random",
+              model = list(prior = fit$prior, mask_prior = fit$mask_prior),
+              data = prepare_data(fit$X, fit$rank))
+  job$settings <- settings
+  job$settings$iter <- iter
+  job$settings$burnin <- 0L
+  job$settings$chains <- length(chains)
+  job$settings$progress <- progress
+  job <- poisson_tasks(job)
+  for (c in seq_along(chains)) job$tasks[[c]]$resume <- fit$state[[c]]
+  runs <- run_tasks(job$tasks, poisson_run_task, job = job, seeds = fit$seeds[chains])
+  job$settings <- settings
+  job$settings$iter <- settings$iter + iter
+  job$settings$chains <- length(chains)
+  new <- new_poisson_fit(runs, job, fit$call)
+  # the trace and kept draws of the earlier run before the new ones
+  old <- fit$trace[fit$trace$chain %in% chains, , drop = FALSE]
+  old$chain <- match(old$chain, chains)
+  tr <- new$trace
+  for (c in seq_along(chains)) {
+    tr$iteration[tr$chain == c] <- tr$iteration[tr$chain == c] + sum(old$chain == c)
+  }
+  new$trace <- rbind(old, tr)
+  new$trace <- new$trace[order(new$trace$chain, new$trace$iteration), , drop = FALSE]
+  rownames(new$trace) <- NULL
+  if (!is.null(new$draws) && !is.null(fit$draws)) {
+    new$draws <- Map(function(a, b) list(W_draws = cbind(a$W_draws, b$W_draws),
+                                         H_draws = cbind(a$H_draws, b$H_draws)),
+                     fit$draws[chains], new$draws)
+  }
+  validate_poisson_fit(new)
 }
 
 # ---- RRT (method = "rrt") ---------------------------------------------------

@@ -73,7 +73,7 @@ conformance_calls <- function() {
       on.exit(unlink(f))
       saveRDS(fit, f)
       g <- readRDS(f)
-      stopifnot(identical(fitted(g), fitted(fit)))
+      stopifnot(identical(g, fit))
       g
     },
     predict_newdata = function(fit, X) predict(fit, newdata = newdata(X)),
@@ -123,18 +123,25 @@ conformance_cell <- function(call, fit, X) {
 }
 
 # The whole grid as a data frame (one row per fit x generic x data kind).
-conformance_grid <- function(kinds = c("dense", "sparse"), calls = conformance_calls()) {
+# Kinds: "dense", "sparse", and "limited": sparse data with the limit of
+# dense results (getOption("bnmf.max_dense")) below the size of X, as for an
+# atlas too large for any I x J result, where everything of size
+# O(nnz + (I + J) K) must still work.
+conformance_grid <- function(kinds = c("dense", "sparse", "limited"),
+                             calls = conformance_calls()) {
   rows <- list()
   for (kind in kinds) {
-    X <- conformance_data(sparse = kind == "sparse")
+    X <- conformance_data(sparse = kind != "dense")
+    old <- options(bnmf.max_dense = if (kind == "limited") 50 else NULL)
+    on.exit(options(old), add = TRUE)
     for (spec in conformance_fits()) {
       set.seed(3)
       fit <- tryCatch(suppressWarnings(do.call(bnmf, c(list(X), spec$args))),
                       error = function(e) e)
       for (g in names(calls)) {
         status <- if (inherits(fit, "error")) {
-          paste0(if (inherits(fit, "bnmf_error")) "refused fit: " else "bare fit: ",
-                 conditionMessage(fit))
+          paste0(if (inherits(fit, "bnmf_error")) paste0("refused fit: ", class(fit)[1L], ": ") else
+            "bare fit: ", conditionMessage(fit))
         } else {
           conformance_cell(calls[[g]], fit, X)
         }
@@ -153,4 +160,15 @@ conformance_is_required <- function(grid, required = conformance_required()) {
     r <- required[[g]]
     !is.null(r) && (identical(r, "*") || k %in% r)
   }, grid$generic, key)
+}
+
+# Whether a cell meets its requirement: it works; or, with the limit of
+# dense results below the size of X, it is refused as too dense where its
+# answer is dense (I x J or J x J), or the fit itself is (a method that
+# works on a dense copy of X).
+conformance_met <- function(grid) {
+  dense_answer <- grid$generic %in% c("predict", "residuals", "consensus_matrix", "predict_se")
+  grid$status == "ok" |
+    grid$kind == "limited" & dense_answer & grid$status == "refused: bnmf_error_dense" |
+    grid$kind == "limited" & startsWith(grid$status, "refused fit: bnmf_error_dense")
 }

@@ -183,7 +183,7 @@ test_that("marginal_likelihood() checks its input and prints", {
   est <- plot(ml)
   expect_equal(est$logml[nrow(est)], ml$logml)
   icm <- bnmf(X, rank = 2, method = "icm", progress = FALSE)
-  expect_error(marginal_likelihood(icm), "gibbs", class = "bnmf_error_input")
+  expect_error(marginal_likelihood(icm), "gibbs", class = "bnmf_error_unsupported")
   expect_error(marginal_likelihood(list()), "bnmf fit", class = "bnmf_error_input")
   expect_error(marginal_likelihood(fit, samples = 10), "samples", class = "bnmf_error_input")
   expect_error(marginal_likelihood(fit, point = "median"), "point", class = "bnmf_error_input")

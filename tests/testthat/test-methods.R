@@ -19,7 +19,7 @@ test_that("factors, basis and coef return named matrices of the right size", {
     expect_identical(coef(fit), f$H)
     expect_equal(rownames(basis(fit)), paste0("g", 1:12))
     expect_equal(colnames(coef(fit)), paste0("s", 1:8))
-    expect_s3_class(fit, c(paste0("bnmf_", m), "bnmf"), exact = TRUE)
+    expect_s3_class(fit, c(paste0("bnmf_", m), "bnmf_nmf", "bnmf"), exact = TRUE)
   }
 })
 
@@ -118,7 +118,7 @@ test_that("as_draws and as.mcmc name the draws like Stan", {
   m <- coda::as.mcmc(fit)
   expect_s3_class(m, "mcmc.list")
   expect_equal(coda::niter(m), 100)
-  expect_error(posterior::as_draws(fit_small("icm")), class = "bnmf_error_input")
+  expect_error(posterior::as_draws(fit_small("icm")), class = "bnmf_error_unsupported")
   s <- posterior::as_draws(fit_small("gibbs"))
   expect_equal(posterior::variables(s), c("tau", "loglik"))
 })

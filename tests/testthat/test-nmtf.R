@@ -316,14 +316,14 @@ test_that("every S3 method of an NMTF fit runs", {
     expect_equal(nrow(s$col_clusters), 10L)
     expect_output(print(s), "Row clusters")
     if (m == "np") {
-      expect_error(sigma(fit), class = "bnmf_error_input")
-      expect_error(logLik(fit), class = "bnmf_error_input")
+      expect_error(sigma(fit), class = "bnmf_error_unsupported")
+      expect_error(logLik(fit), class = "bnmf_error_unsupported")
     } else {
       expect_true(is.finite(sigma(fit)))
       expect_true(is.finite(logLik(fit)))
     }
     if (m == "vb") expect_true(all(diff(elbo(fit)) >= -1e-8 * abs(elbo(fit)[-1])))
-    else expect_error(elbo(fit), class = "bnmf_error_input")
+    else expect_error(elbo(fit), class = "bnmf_error_unsupported")
     up <- muffle_convergence(update(fit, iter = 20, progress = FALSE))
     expect_equal(nrow(up$trace), nrow(fit$trace) + if (m == "gibbs" || !fit$converged) 20 else
       sum(up$trace$iteration > max(fit$trace$iteration)))
@@ -334,7 +334,7 @@ test_that("every S3 method of an NMTF fit runs", {
                         "G[10,2]") %in% posterior::variables(dr)))
       expect_equal(posterior::ndraws(dr), fit$n_draws)
     } else {
-      expect_error(posterior::as_draws(fit), class = "bnmf_error_input")
+      expect_error(posterior::as_draws(fit), class = "bnmf_error_unsupported")
     }
   }
 })

@@ -287,7 +287,7 @@ test_that("particle fits reject what they cannot use", {
   withr::local_seed(42)
   fit <- bnmf(X, rank = 2, method = "particles", particles = 2)
   expect_error(factors(fit, particle = 3), class = "bnmf_error_input")
-  expect_error(logLik(fit), class = "bnmf_error_input")
+  expect_error(logLik(fit), class = "bnmf_error_unsupported")
   expect_error(stein_discrepancy(list(list(W = 1)), X), class = "bnmf_error_input")
   expect_error(stein_discrepancy(1:3), class = "bnmf_error_input")
   expect_snapshot(error = TRUE, bnmf(Xs, rank = 2, method = "particles",

@@ -265,7 +265,7 @@ test_that("VB and Gibbs recover planted factors", {
   expect_s3_class(logLik(gi), "logLik")
   expect_equal(dim(fitted(gi)), dim(d$X))
   expect_equal(unname(predict(vb)), unname(vb$W %*% vb$H))
-  expect_error(elbo(gi), class = "bnmf_error_input")
+  expect_error(elbo(gi), class = "bnmf_error_unsupported")
   expect_identical(masks(vb)$W, matrix(1, 60, 3, dimnames = dimnames(vb$W)))
 })
 
@@ -339,4 +339,34 @@ test_that("the Poisson likelihood refuses bad input with errors naming the argum
   err(ssvi_control(kappa = 2), "`kappa`")
   err(ssvi_control(mask_sweeps = 2, mask_samples = 3), "`mask_samples`")
   err(masks(suppressWarnings(bnmf(X, rank = 2, method = "icm"))), "`object`")
+})
+
+test_that("update() continues Poisson Gibbs and VB fits exactly as one longer run", {
+  set.seed(2)
+  X <- matrix(rpois(20 * 15, 4), 20)
+  for (Y in list(X, Matrix::Matrix(X, sparse = TRUE))) {
+    set.seed(5)
+    a <- bnmf(Y, rank = 2, likelihood = "poisson", method = "gibbs", iter = 100, burnin = 50,
+              chains = 2, keep = "draws", thin = 2)
+    b <- update(a, iter = 60, progress = FALSE)
+    set.seed(5)
+    l <- bnmf(Y, rank = 2, likelihood = "poisson", method = "gibbs", iter = 160, burnin = 50,
+              chains = 2, keep = "draws", thin = 2)
+    for (nm in c("W", "H", "W_sd", "H_sd", "WH", "n_draws", "trace", "draws")) {
+      expect_identical(b[[nm]], l[[nm]], info = nm)
+    }
+    expect_identical(dim(posterior::as_draws_array(b)), c(55L, 2L, 2L + 20L * 2L + 2L * 15L))
+    set.seed(5)
+    a <- suppressWarnings(bnmf(Y, rank = 2, likelihood = "poisson", method = "vb", iter = 30,
+                               tol = 0, chains = 2))
+    b <- update(a, iter = 30, progress = FALSE)
+    set.seed(5)
+    l <- suppressWarnings(bnmf(Y, rank = 2, likelihood = "poisson", method = "vb", iter = 60,
+                               tol = 0, chains = 2))
+    expect_identical(b$W, l$W)
+    expect_identical(b$H_sd, l$H_sd)
+    expect_identical(b$trace$logpost, l$trace$logpost[l$trace$chain == l$best])
+  }
+  s <- suppressWarnings(bnmf(X, rank = 2, likelihood = "poisson", method = "ssvi", iter = 10))
+  expect_error(update(s, iter = 5), class = "bnmf_error_unsupported")
 })
