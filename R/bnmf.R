@@ -324,10 +324,8 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
   call <- match.call()
   args <- mget(names(formals(sys.function())), environment())
   given <- stats::setNames(names(args) %in% names(call), names(args))
-  method <- check_choice(method, bnmf_methods, "method")
-  engine <- bnmf_engine(method, likelihood)
-  job <- bnmf_job(engine, args, given, parent.frame())
-  engine <- job$engine %||% engine
+  job <- bnmf_job(args, given, parent.frame())
+  engine <- job$engine
   # Build the model, lay out its independent tasks, run them, build the fit.
   job$model <- engine$model(job)
   job <- engine$tasks(job)
@@ -343,7 +341,7 @@ bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd"
 # (all of them before any work, so that select_rank() can check its fits'
 # arguments before starting any). `args` holds every argument of bnmf() by
 # name (defaults filled in), `given` which of them the caller gave.
-bnmf_job <- function(engine, args, given, env) {
+bnmf_job <- function(args, given, env) {
   method <- check_choice(args$method, bnmf_methods, "method")
   check_method_args(method, given, args$likelihood)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
@@ -355,8 +353,8 @@ bnmf_job <- function(engine, args, given, env) {
     if (identical(args$likelihood, "poisson")) {
       abort_input("`likelihood`: a tri-factorisation (`rank = c(K, L)`, `nmtf()`) has a Gaussian likelihood only.")
     }
-    engine <- nmtf_engine(method)
   }
+  engine <- bnmf_engine(method, args$likelihood, term$rank)
   if (!is.null(term$sparsity)) {
     if (given[["sparsity"]]) abort_input("`sparsity` is given both in the formula and as an argument; give it once.")
     given[["sparsity"]] <- TRUE
@@ -369,15 +367,19 @@ bnmf_job <- function(engine, args, given, env) {
   job$rank <- term$rank
   job$prior <- term$prior
   job$given <- given
+  job$engine <- engine
   engine$check(job)
 }
 
-# The engine of a method's family: a list of `check` (the arguments, into a
+# The one place an engine is chosen, from the method, the likelihood and the
+# rank (two numbers: the tri-factorisation, which checks its methods). The
+# engine of a method's family: a list of `check` (the arguments, into a
 # job), `model` (the model specification, nmf_spec()), `tasks` (the
 # independent units: chains, restarts, candidates, in `job$tasks`),
 # `run_task` (one unit, as run_tasks() calls it), `seeds` (whether the units
 # draw random numbers) and `build` (the fit object).
-bnmf_engine <- function(method, likelihood = NULL) {
+bnmf_engine <- function(method, likelihood = NULL, rank = 1L) {
+  if (length(rank) == 2L) return(nmtf_engine())
   if (method == "ssvi" || identical(likelihood, "poisson") && method %in% c("vb", "gibbs")) {
     return(poisson_engine())
   }

@@ -356,40 +356,33 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
 # (tol > 0) that uses all `iter` sweeps warns (bnmf_warning_convergence).
 run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
                        draws = character(), lambda_names = NULL, tol = 0) {
-  traces <- list()
-  lambdas <- list()
-  kept <- stats::setNames(rep(list(list()), length(draws)), draws)
   converged <- FALSE
   pb <- progress_start(progress, iter, label)
-  chunk <- max(1L, thin)
+  outs <- list()
   done <- 0L
   phase_len <- c(burnin, iter - burnin)
   for (phase in 1:2) {
-    left <- phase_len[phase]
     accumulate <- phase == 2L && method == "gibbs"
-    while (left > 0L && !converged) {
-      n <- min(left, chunk)
-      if (accumulate) n <- max(thin, n - n %% thin)
-      t0 <- proc.time()[[3L]]
+    run <- chunk_loop(phase_len[phase], function(n) {
       out <- sweep(n, accumulate)
-      dt <- proc.time()[[3L]] - t0
-      ndone <- nrow(out$trace)
-      traces[[length(traces) + 1L]] <- cbind(out$trace, phase == 2L)
-      if (length(lambda_names)) lambdas[[length(lambdas) + 1L]] <- out$lambda
-      for (nm in draws) {
-        if (length(out[[nm]]) && ncol(out[[nm]])) kept[[nm]][[length(kept[[nm]]) + 1L]] <- out[[nm]]
-      }
-      done <- done + ndone
-      left <- left - ndone
       # The C code says when tol stopped it, so that where the chunks end
       # (they adapt to the machine's speed) never changes the result.
-      if (isTRUE(out$converged)) converged <- TRUE
-      progress_update(pb, done)
-      # Aim at about a quarter of a second per chunk.
-      chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
-      if (accumulate) chunk <- max(thin, chunk - chunk %% thin)
+      out$stop <- isTRUE(out$converged)
+      out$trace <- cbind(out$trace, phase == 2L)
+      out
+    }, pb, done, multiple = if (accumulate) thin else 1L)
+    outs <- c(outs, run$outs)
+    done <- run$done
+    if (run$stopped) {
+      converged <- TRUE
+      break
     }
   }
+  traces <- lapply(outs, `[[`, "trace")
+  lambdas <- lapply(outs, `[[`, "lambda")
+  kept <- lapply(stats::setNames(draws, draws), function(nm) {
+    Filter(function(d) length(d) && ncol(d), lapply(outs, `[[`, nm))
+  })
   progress_done(pb)
   trace <- do.call(rbind, traces)
   colnames(trace) <- c("loglik", "tau", "logpost", "sse", "sampling")
@@ -407,6 +400,36 @@ run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
   }
   list(trace = trace, converged = converged,
        draws = lapply(kept, function(d) if (length(d)) do.call(cbind, d) else NULL))
+}
+
+# The chunk loop of every chain: `step(n)` advances the chain by n sweeps
+# and returns a list with its `trace` (a row a sweep) and `stop` (TRUE when
+# the chain stopped itself, e.g. at `tol`), and whatever else the chain
+# keeps. Chunks aim at a quarter of a second each, in multiples of
+# `multiple` (the thinning), so that progress and interrupts are timely;
+# where they end never changes a result. `done`: sweeps done before (the
+# progress bar's count). Returns the chunks' outputs, the count and whether
+# the chain stopped itself.
+chunk_loop <- function(total, step, pb, done = 0L, multiple = 1L) {
+  outs <- list()
+  chunk <- multiple
+  left <- total
+  stopped <- FALSE
+  while (left > 0L && !stopped) {
+    n <- min(left, chunk)
+    if (n %% multiple) n <- max(multiple, n - n %% multiple)
+    t0 <- proc.time()[[3L]]
+    out <- step(n)
+    dt <- proc.time()[[3L]] - t0
+    outs[[length(outs) + 1L]] <- out
+    nd <- NROW(out$trace)
+    left <- left - nd
+    done <- done + nd
+    progress_update(pb, done)
+    stopped <- isTRUE(out$stop)
+    chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
+  }
+  list(outs = outs, done = done, stopped = stopped)
 }
 
 # Pool running moments of several chains (Chan et al.'s parallel update of

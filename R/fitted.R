@@ -242,6 +242,24 @@ wh_terms <- function(object) UseMethod("wh_terms")
 
 wh_terms.bnmf <- function(object) list(A = unname(object$W), B = unname(object$H))
 
+# NMTF: F S times t(G) (the product of the posterior means for Gibbs).
+wh_terms.bnmf_nmtf <- function(object) {
+  list(A = unname(object$F %*% object$S), B = unname(t(object$G)))
+}
+
+# NMTF Gibbs: the running moments of F S t(G) where the fit keeps them (every
+# entry of a dense X, the stored entries of a sparse one).
+wh_at.bnmf_nmtf <- function(object, i, j) {
+  if (object$method != "gibbs") return(NextMethod())
+  if (!object$sparse) return(object$moments$X$mean[linear_index(i, j, object$dims[1L])])
+  pos <- stored_pos(object$X, i, j)
+  out <- numeric(length(pos))
+  st <- !is.na(pos)
+  out[st] <- object$moments$X$mean[pos[st]]
+  if (!all(st)) out[!st] <- wh_at.bnmf(object, i[!st], j[!st])
+  out
+}
+
 wh_terms.bnmf_gibbs <- function(object) {
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (is.null(object$draws)) return(NextMethod())

@@ -70,7 +70,7 @@ NULL
 
 # ---- the engine --------------------------------------------------------------
 
-nmtf_engine <- function(method = "gibbs") {
+nmtf_engine <- function() {
   list(check = nmtf_check, model = nmtf_model, tasks = nmtf_tasks,
        run_task = nmtf_chain, seeds = TRUE, build = nmtf_build)
 }
@@ -83,7 +83,6 @@ nmtf_check <- function(job) {
     abort_input(sprintf("`rank`: a tri-factorisation (rank = c(K, L), or `nmtf(K, L)`) is fitted by methods %s, not \"%s\".",
                         paste0('"', nmtf_methods, '"', collapse = ", "), method))
   }
-  job$engine <- nmtf_engine(method)
   if (job$given[["control"]]) {
     abort_input("`control`: a tri-factorisation (rank = c(K, L), or `nmtf(K, L)`) takes none; its sweeps always leave missing entries out.")
   }

@@ -284,29 +284,13 @@ poisson_tasks <- function(job) {
   job
 }
 
-# Chunks of a run: `step(n)` advances by n and returns list(trace, stop);
-# the chunk length aims at a quarter of a second. Returns the traces, rbind-ed.
+# The chunks of a run (chunk_loop(), R/engine.R), their traces bound.
 pois_chunks <- function(total, step, pb, done = 0L, multiple = 1L) {
-  traces <- list()
-  chunk <- multiple
-  left <- total
-  while (left > 0L) {
-    n <- min(left, chunk)
-    if (n %% multiple) n <- max(multiple, n - n %% multiple)
-    t0 <- proc.time()[[3L]]
-    out <- step(n)
-    dt <- proc.time()[[3L]] - t0
-    traces[[length(traces) + 1L]] <- out$trace
-    nd <- NROW(out$trace)
-    left <- left - nd
-    done <- done + nd
-    progress_update(pb, done)
-    if (isTRUE(out$stop)) break
-    chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
-  }
+  run <- chunk_loop(total, step, pb, done, multiple)
   # no chunk at all (total = 0, e.g. burnin = 0): no trace
-  if (!length(traces)) return(list(trace = NULL, done = done))
-  list(trace = do.call(if (is.matrix(traces[[1L]])) rbind else c, traces), done = done)
+  if (!length(run$outs)) return(list(trace = NULL, done = run$done))
+  traces <- lapply(run$outs, `[[`, "trace")
+  list(trace = do.call(if (is.matrix(traces[[1L]])) rbind else c, traces), done = run$done)
 }
 
 pois_start <- function(task, job) {

@@ -319,15 +319,9 @@ predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
   if (!is.null(i) || !is.null(j)) {
-    if (!is.null(newdata) || type == "coef") {
-      abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
-    }
+    e <- check_entries_only(object, i, j, newdata, type)
     if (se.fit) nmtf_no_se("entries")
-    e <- check_entries(object, i, j)
-    if (object$method == "gibbs" && !object$sparse) {
-      return(object$moments$X$mean[cbind(e$i, e$j)])
-    }
-    return(rowSums((object$F %*% object$S)[e$i, , drop = FALSE] * object$G[e$j, , drop = FALSE]))
+    return(wh_at(object, e$i, e$j))
   }
   if (is.null(newdata)) {
     if (se.fit) nmtf_no_se("the data of the fit")

@@ -393,7 +393,7 @@ check_fit_job <- function(X, ranks, method, args) {
   a$method <- method
   given <- stats::setNames(names(a) %in% names(args), names(a))
   withCallingHandlers(
-    bnmf_job(bnmf_engine(method), a, given, environment()),
+    bnmf_job(a, given, environment()),
     bnmf_warning_negative = function(w) invokeRestart("muffleWarning"))
   invisible()
 }

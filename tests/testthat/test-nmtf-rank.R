@@ -90,3 +90,18 @@ test_that("bad (K, L) pairs are refused with a classed error", {
   expect_error(select_rank(X, ranks = list(c(2, 2)), criterion = "chib"),
                class = "bnmf_error_input")
 })
+
+test_that("NMTF cross-validation on a sparse X gives the numbers of the dense X", {
+  set.seed(1)
+  X0 <- matrix(rpois(30 * 20, 2), 30)
+  X <- Matrix::Matrix(X0, sparse = TRUE)
+  for (m in c("vb", "gibbs")) {
+    set.seed(3)
+    r <- suppressWarnings(select_rank(X, ranks = list(c(2, 2), c(3, 2)), criterion = "cv",
+                                      method = m, folds = 3, iter = 60))
+    set.seed(3)
+    r0 <- suppressWarnings(select_rank(X0, ranks = list(c(2, 2), c(3, 2)), criterion = "cv",
+                                       method = m, folds = 3, iter = 60))
+    expect_equal(r$table, r0$table, tolerance = 1e-10)
+  }
+})
