@@ -346,23 +346,28 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
   )
 }
 
-# The chunk loop of a chain, for every model: `sweep(n, accumulate)` advances
-# the chain's state by n sweeps (accumulating the running moments in the
-# sampling phase of a sampler) and returns the C routine's list (trace,
-# lambda, the draws named in `draws`, converged). R drives burn-in,
-# thinning, the progress bar and convergence; returns the trace (a data frame
-# with the ARD rates as `lambda_names`), the kept draws (a matrix per name in
-# `draws`, NULL when none) and whether tol stopped the chain. An optimiser
-# (tol > 0) that uses all `iter` sweeps warns (bnmf_warning_convergence).
+# The chain driver of every model: `sweep(n, accumulate)` advances the
+# chain's state by n sweeps (accumulating the running moments in the
+# sampling phase of a sampler) and returns the C routine's list (trace, a
+# column per name in `trace_names`; lambda; the draws named in `draws`;
+# converged). R drives the two phases (burn-in, then sampling: `sampler`, by
+# default Gibbs; for an optimiser burnin is 0), thinning, the progress bar
+# and convergence; returns the trace (a data frame with `sampling` and the
+# ARD rates as `lambda_names`), the kept draws (a matrix per name in `draws`,
+# NULL when none) and whether tol stopped the chain. An optimiser (tol > 0)
+# that uses all `iter` sweeps warns (bnmf_warning_convergence). A chain
+# continued by update() is a run with burnin 0 from its saved state.
 run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
-                       draws = character(), lambda_names = NULL, tol = 0) {
+                       draws = character(), lambda_names = NULL, tol = 0,
+                       trace_names = c("loglik", "tau", "logpost", "sse"),
+                       sampler = method == "gibbs") {
   converged <- FALSE
   pb <- progress_start(progress, iter, label)
   outs <- list()
   done <- 0L
   phase_len <- c(burnin, iter - burnin)
   for (phase in 1:2) {
-    accumulate <- phase == 2L && method == "gibbs"
+    accumulate <- phase == 2L && sampler
     run <- chunk_loop(phase_len[phase], function(n) {
       out <- sweep(n, accumulate)
       # The C code says when tol stopped it, so that where the chunks end
@@ -385,16 +390,17 @@ run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
   })
   progress_done(pb)
   trace <- do.call(rbind, traces)
-  colnames(trace) <- c("loglik", "tau", "logpost", "sse", "sampling")
-  trace <- data.frame(iteration = seq_len(nrow(trace)), trace[, 1:4, drop = FALSE],
-                      sampling = trace[, 5L] == 1)
+  nt <- length(trace_names)
+  colnames(trace) <- c(trace_names, "sampling")
+  trace <- data.frame(iteration = seq_len(nrow(trace)), trace[, seq_len(nt), drop = FALSE],
+                      sampling = trace[, nt + 1L] == 1)
   if (length(lambda_names)) {
     lam <- do.call(rbind, lambdas)
     colnames(lam) <- lambda_names
     trace <- cbind(trace, lam)
   }
   # An optimiser that used every sweep without reaching `tol` says so.
-  if (method != "gibbs" && !converged && tol > 0 && done >= iter) {
+  if (!sampler && !converged && tol > 0 && done >= iter) {
     warn_not_converged(if (identical(label, "bnmf")) sprintf("The %s iteration", toupper(method)) else label,
                        iter, tol, trace)
   }

@@ -34,16 +34,12 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
   })
   trace <- do.call(rbind, traces)
   rownames(trace) <- NULL
-  fit <- list(
-    call = call, method = method, rank = K, dims = c(I, J),
-    dimnames = list(rn, cn), sparse = data$sparse == 1L,
-    n_obs = data$n_obs, n_missing = length(data$miss_pos),
+  fit <- c(fit_header(call, method, "nmf", X, K, settings), list(
     prior = list(type = if (length(rates$ard)) "ard" else if (method == "np") "none" else "exponential",
                  rate = rates$rate, auto = rates$auto,
                  lamW = rates$lamW, lamH = rates$lamH, ard = rates$ard),
-    noise = noise, settings = settings, trace = trace, chains = chains,
-    X = X
-  )
+    noise = noise, trace = trace, chains = chains
+  ))
   if (method == "gibbs") {
     ns <- vapply(runs, function(r) r$state$n_kept[[1L]], numeric(1))
     # Chains may find the same factors in another order (the posterior is
@@ -155,6 +151,7 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
 # Values of a Gaussian NMF fit (Gibbs, ICM, VB, NP): non-negative finite
 # factors of the fit's dimensions, a positive finite tau (none for NP).
 validate_bnmf_fit <- function(fit) {
+  validate_fit_header(fit)
   bad <- function(what) abort_fit(sprintf("the fit has %s", what))
   if (any(!is.finite(fit$W)) || any(fit$W < 0)) bad("a non-finite or negative W")
   if (any(!is.finite(fit$H)) || any(fit$H < 0)) bad("a non-finite or negative H")
@@ -272,6 +269,37 @@ permute_run <- function(run, perm, I, J, K) {
     run$H_draws <- run$H_draws[ih, , drop = FALSE]
   }
   run
+}
+
+# The fields every fit shares, written in one place: the call, the method
+# and model, the rank, the data (X as given, its size, names, whether
+# sparse, how many entries are observed and missing) and the settings. Each
+# model's constructor adds its own fields to this header.
+fit_header <- function(call, method, model, X, rank, settings) {
+  n_miss <- n_missing(X)
+  list(call = call, method = method, model = model, rank = rank, dims = dim(X),
+       dimnames = list(rownames(X), colnames(X)), sparse = inherits(X, "dgCMatrix"),
+       n_obs = prod(as.double(dim(X))) - n_miss, n_missing = n_miss, settings = settings,
+       X = X)
+}
+
+# Checks of the header (fit_header()) that every constructor's validator
+# makes first: its class names its method and model, and the data fields
+# agree with X.
+validate_fit_header <- function(fit) {
+  bad <- function(what) abort_fit(sprintf("the fit has %s", what))
+  cls <- class(fit)
+  if (!identical(cls[1L], paste0("bnmf_", fit$method)) ||
+      !identical(utils::tail(cls, 2L), c(paste0("bnmf_", fit$model), "bnmf"))) {
+    bad(sprintf("the class %s, not that of its method \"%s\" and model \"%s\"",
+                paste(cls, collapse = ", "), fit$method, fit$model))
+  }
+  if (!identical(as.integer(fit$dims), dim(fit$X))) bad("dimensions other than those of X")
+  if (!isTRUE(all.equal(fit$n_obs + fit$n_missing, prod(as.double(fit$dims))))) {
+    bad("counts of observed and missing entries that do not add up to the size of X")
+  }
+  if (!isTRUE(fit$settings$chains >= 1)) bad("no chain")
+  fit
 }
 
 # The class of a fit: its method (with any family it belongs to, as the

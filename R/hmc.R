@@ -395,12 +395,8 @@ new_hmc_fit <- function(runs, X, K, likelihood, rate, settings, control, f0, cal
   if (!is.null(WH)) dimnames(WH) <- dimnames(X)
   samp <- trace[trace$sampling, , drop = FALSE]
   by_chain <- function(v, f) vapply(split(v, samp$chain), f, numeric(1))
-  fit <- list(
-    call = call, method = "hmc", rank = K, dims = c(I, J), dimnames = list(rownames(X), colnames(X)),
-    sparse = inherits(X, "dgCMatrix"), n_obs = as.double(I) * J - n_missing(X),
-    n_missing = n_missing(X),
+  fit <- c(fit_header(call, "hmc", "nmf", X, K, settings), list(
     likelihood = likelihood, prior = list(type = "hmc", rate = rate), control = control,
-    settings = settings,
     draws = lapply(runs, function(r) list(W = r$W, H = r$H)),
     n_draws = sum(vapply(runs, function(r) ncol(r$W), numeric(1))),
     trace = trace,
@@ -410,8 +406,8 @@ new_hmc_fit <- function(runs, X, K, likelihood, rate, settings, control, f0, cal
     inv_metric = lapply(runs, `[[`, "inv_metric"),
     warm_start_objective = f0,
     alignment = perms,
-    W = Wm, H = Hm, WH = WH, X = X
-  )
+    W = Wm, H = Hm, WH = WH
+  ))
   class(fit) <- fit_class("hmc", "nmf")
   fit
 }
@@ -420,6 +416,7 @@ new_hmc_fit <- function(runs, X, K, likelihood, rate, settings, control, f0, cal
 # size (every column of W on the simplex), acceptance rates in [0, 1],
 # positive step sizes, the trace's chains those of the draws.
 validate_hmc_fit <- function(fit) {
+  validate_fit_header(fit)
   bad <- function(what) abort_fit(sprintf("the HMC fit has %s", what))
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   C <- length(fit$draws)

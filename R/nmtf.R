@@ -509,11 +509,8 @@ new_bnmf_nmtf_fit <- function(runs, job, call, previous = NULL) {
   rownames(trace) <- NULL
   chains <- lapply(runs, function(r) list(state = r$state, seed = r$seed,
                                           converged = r$converged))
-  fit <- list(call = call, method = method, model = "nmtf", rank = c(K = K, L = L),
-              dims = c(I, J), dimnames = list(rn, cn), sparse = data$sparse == 1L,
-              n_obs = data$n_obs, n_missing = length(data$miss_pos),
-              prior = prior, noise = job$model$noise, settings = job$settings,
-              trace = trace, chains = chains, X = X)
+  fit <- c(fit_header(call, method, "nmtf", X, c(K = K, L = L), job$settings),
+           list(prior = prior, noise = job$model$noise, trace = trace, chains = chains))
   mat <- function(v, r, c, dn) matrix(v, r, c, dimnames = dn)
   dF <- list(rn, kn); dS <- list(kn, ln); dG <- list(cn, ln)
   ard <- length(prior$ard) == 2L
@@ -615,6 +612,7 @@ new_bnmf_nmtf_fit <- function(runs, job, call, previous = NULL) {
 # Values of an NMTF fit: non-negative finite factors of the fit's sizes, a
 # positive finite tau (none for NP), cluster probabilities in [0, 1].
 validate_bnmf_nmtf_fit <- function(fit) {
+  validate_fit_header(fit)
   bad <- function(what) abort_fit(sprintf("the NMTF fit has %s", what))
   K <- fit$rank[[1L]]; L <- fit$rank[[2L]]
   sizes <- list(F = c(fit$dims[1L], K), S = c(K, L), G = c(fit$dims[2L], L))

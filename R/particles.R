@@ -140,10 +140,8 @@ new_particles_fit <- function(X, R, init, rate, starts, cands, parts, st, tol, i
   })
   # Factors of every particle matched to those of the highest-weight one.
   perms <- lapply(parts, function(p) match_factors(parts[[best]]$W, p$W))
-  fit <- list(
-    call = call, method = "particles", rank = R, dims = c(I, J),
-    dimnames = list(rn, cn), sparse = inherits(X, "dgCMatrix"),
-    n_obs = as.double(I) * J - n_missing(X), n_missing = n_missing(X),
+  fit <- c(fit_header(call, "particles", "nmf", X, R,
+                      list(particles = M, tol = tol, iter = iter, chains = 1L)), list(
     init = if (is.character(init)) init else "qtransform (given pairs)",
     likelihood = st$likelihood, prior = list(type = "particles", rate = rate),
     kernel = st$kernel,
@@ -161,10 +159,8 @@ new_particles_fit <- function(X, R, init, rate, starts, cands, parts, st, tol, i
     timing = st$timing,
     alignment = perms,
     best = best,
-    W = parts[[best]]$W, H = parts[[best]]$H,
-    settings = list(particles = M, tol = tol, iter = iter, chains = 1L),
-    X = X
-  )
+    W = parts[[best]]$W, H = parts[[best]]$H
+  ))
   names(fit$weights) <- paste0("particle", seq_len(M))
   class(fit) <- fit_class("particles", "nmf")
   fit
@@ -178,6 +174,7 @@ particles_engine <- function() {
 # Values of a particle fit: every particle of the fit's size with W on the
 # simplex, weights on the simplex, the best particle's factors as W and H.
 validate_particles_fit <- function(fit) {
+  validate_fit_header(fit)
   bad <- function(what) abort_fit(sprintf("the particle fit has %s", what))
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   M <- length(fit$particles)

@@ -284,15 +284,6 @@ poisson_tasks <- function(job) {
   job
 }
 
-# The chunks of a run (chunk_loop(), R/engine.R), their traces bound.
-pois_chunks <- function(total, step, pb, done = 0L, multiple = 1L) {
-  run <- chunk_loop(total, step, pb, done, multiple)
-  # no chunk at all (total = 0, e.g. burnin = 0): no trace
-  if (!length(run$outs)) return(list(trace = NULL, done = run$done))
-  traces <- lapply(run$outs, `[[`, "trace")
-  list(trace = do.call(if (is.matrix(traces[[1L]])) rbind else c, traces), done = run$done)
-}
-
 pois_start <- function(task, job) {
   I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
   st <- task$start %||% random_init(I, J, K, job$data$sum_obs / job$data$n_obs)
@@ -314,28 +305,24 @@ pois_vb_chain <- function(task, job) {
     st <- pois_start(task, job)
     q <- pois_vb_state(st$W, st$H)
   }
-  pb <- progress_start(job$chain_progress, s$iter, task$label)
-  converged <- FALSE
   # what the first call finds out about the counts, reused by the others
   known <- c(NA_real_, NA_real_)
-  run <- pois_chunks(s$iter, function(n) {
+  ch <- run_chunks(function(n, accumulate) {
     out <- .Call(C_pois_vb, q, job$data, job$xvals, job$prior_c,
                  list(n = as.double(n), tol = as.double(s$tol), threads = threads,
                       known = known))
     known <<- out$known
-    converged <<- out$converged
-    list(trace = out$trace, stop = out$converged)
-  }, pb)
-  progress_done(pb)
-  if (!converged && s$tol > 0) {
-    warning(structure(class = c("bnmf_warning_convergence", "warning", "condition"),
-                      list(message = sprintf("%s: the ELBO did not reach relative change `tol` = %g in %d sweeps; raise `iter`.",
-                                             task$label, s$tol, s$iter), call = NULL)))
-  }
-  e <- run$trace
-  list(state = q, converged = converged, seed = task_stream(),
-       trace = data.frame(iteration = seq_along(e), loglik = NA_real_, logpost = e,
-                          sampling = TRUE))
+    out
+  }, "vb", s$iter, 0L, 1L, job$chain_progress, task$label, tol = s$tol,
+  trace_names = "logpost")
+  list(state = q, converged = ch$converged, seed = task_stream(),
+       trace = pois_trace(ch$trace))
+}
+
+# A Poisson chain's trace: iteration, loglik (NA for VB), logpost, sampling.
+pois_trace <- function(tr) {
+  if (is.null(tr$loglik)) tr$loglik <- NA_real_
+  tr[c("iteration", "loglik", "logpost", "sampling")]
 }
 
 pois_gibbs_state <- function(W, H, dense_wh) {
@@ -352,25 +339,15 @@ pois_gibbs_chain <- function(task, job) {
     st0 <- pois_start(task, job)
     st <- pois_gibbs_state(st0$W, st0$H, !inherits(job$X, "dgCMatrix"))
   }
-  pb <- progress_start(job$chain_progress, s$iter, task$label)
-  draws <- list()
-  sweep <- function(accumulate) function(n) {
-    out <- .Call(C_pois_gibbs, st, job$data, job$xvals, job$prior_c,
-                 list(n = as.double(n), accumulate = as.double(accumulate),
-                      thin = as.double(if (accumulate) s$thin else 1),
-                      keep_draws = as.double(accumulate && s$keep == "draws")))
-    if (ncol(out$W_draws)) draws[[length(draws) + 1L]] <<- out[c("W_draws", "H_draws")]
-    list(trace = cbind(out$trace, accumulate))
-  }
-  b <- pois_chunks(s$burnin, sweep(FALSE), pb)
-  m <- pois_chunks(s$iter - s$burnin, sweep(TRUE), pb, b$done, s$thin)
-  progress_done(pb)
-  tr <- rbind(b$trace, m$trace)
-  list(state = st, seed = task_stream(),
-       W_draws = if (length(draws)) do.call(cbind, lapply(draws, `[[`, "W_draws")),
-       H_draws = if (length(draws)) do.call(cbind, lapply(draws, `[[`, "H_draws")),
-       trace = data.frame(iteration = seq_len(nrow(tr)), loglik = tr[, 1L], logpost = tr[, 2L],
-                          sampling = tr[, 3L] == 1))
+  ch <- run_chunks(function(n, accumulate) {
+    .Call(C_pois_gibbs, st, job$data, job$xvals, job$prior_c,
+          list(n = as.double(n), accumulate = as.double(accumulate),
+               thin = as.double(if (accumulate) s$thin else 1),
+               keep_draws = as.double(accumulate && s$keep == "draws")))
+  }, "gibbs", s$iter, s$burnin, s$thin, job$chain_progress, task$label,
+  draws = c("W_draws", "H_draws"), trace_names = c("loglik", "logpost"))
+  list(state = st, seed = task_stream(), W_draws = ch$draws$W_draws, H_draws = ch$draws$H_draws,
+       trace = pois_trace(ch$trace))
 }
 
 pois_ssvi_state <- function(W, H, job) {
@@ -390,23 +367,18 @@ pois_ssvi_chain <- function(task, job) {
   st0 <- pois_start(task, job)
   st <- pois_ssvi_state(st0$W, st0$H, job)
   sp <- job$sparsity
-  pb <- progress_start(job$chain_progress, s$iter + ctl$final, task$label)
-  step <- function(update) function(n) {
+  # the stochastic steps (iter), then the final phase that samples the masks
+  ch <- run_chunks(function(n, accumulate) {
     tr <- .Call(C_pois_ssvi, st, job$data, job$xvals, job$prior_c,
-                list(n = as.double(n), update = as.double(update),
-                     accumulate = as.double(!update), mask_sweeps = as.double(ctl$mask_sweeps),
+                list(n = as.double(n), update = as.double(!accumulate),
+                     accumulate = as.double(accumulate), mask_sweeps = as.double(ctl$mask_sweeps),
                      mask_samples = as.double(ctl$mask_samples),
                      mask_W = as.double(sp == "both"), mask_H = as.double(sp != "none"),
                      t0 = as.double(ctl$t0), kappa = as.double(ctl$kappa)))
-    list(trace = cbind(tr, !update))
-  }
-  a <- pois_chunks(s$iter, step(TRUE), pb)
-  f <- pois_chunks(ctl$final, step(FALSE), pb, a$done)
-  progress_done(pb)
-  tr <- rbind(a$trace, f$trace)
-  list(state = st, seed = task_stream(),
-       trace = data.frame(iteration = seq_len(nrow(tr)), loglik = tr[, 1L], logpost = tr[, 2L],
-                          sampling = tr[, 3L] == 1))
+    list(trace = tr)
+  }, "ssvi", s$iter + ctl$final, s$iter, 1L, job$chain_progress, task$label,
+  trace_names = c("loglik", "logpost"), sampler = TRUE)
+  list(state = st, seed = task_stream(), trace = pois_trace(ch$trace))
 }
 
 poisson_run_task <- function(task, job) {
@@ -430,13 +402,10 @@ new_poisson_fit <- function(runs, job, call) {
   I <- nrow(X); J <- ncol(X); K <- job$rank
   kn <- factor_names(K)
   trace <- do.call(rbind, lapply(seq_along(runs), function(c) cbind(chain = c, runs[[c]]$trace)))
-  fit <- list(call = call, method = job$method, likelihood = "poisson",
-              sparsity = job$sparsity, rank = K, dims = c(I, J),
-              dimnames = list(rownames(X), colnames(X)), sparse = inherits(X, "dgCMatrix"),
-              n_obs = job$data$n_obs, n_missing = length(job$data$miss_pos),
-              prior = job$model$prior, mask_prior = job$model$mask_prior,
-              control = job$control, settings = job$settings, trace = trace, X = X,
-              seeds = lapply(runs, `[[`, "seed"))
+  fit <- c(fit_header(call, job$method, "poisson", X, K, job$settings),
+           list(likelihood = "poisson", sparsity = job$sparsity,
+                prior = job$model$prior, mask_prior = job$model$mask_prior,
+                control = job$control, trace = trace, seeds = lapply(runs, `[[`, "seed")))
   part <- switch(job$method, gibbs = pois_gibbs_parts(runs, I, J, K),
                  vb = pois_vb_parts(runs, trace, I, J, K),
                  ssvi = pois_ssvi_parts(runs, trace, I, J, K, job$sparsity))
@@ -516,6 +485,7 @@ pois_ssvi_parts <- function(runs, trace, I, J, K, sparsity) {
 # Values of a Poisson fit: factors and mask probabilities of the fit's size,
 # finite and non-negative; probabilities in [0, 1]; a trace per chain.
 validate_poisson_fit <- function(fit) {
+  validate_fit_header(fit)
   bad <- function(what) abort_fit(sprintf("the Poisson fit has %s", what))
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   ok <- function(M, r, c) is.matrix(M) && identical(dim(M), c(as.integer(r), as.integer(c))) &&

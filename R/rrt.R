@@ -610,26 +610,23 @@ new_rrt_fit <- function(run, job, call) {
   w <- as.numeric(st$w)
   names(w) <- names(comps)
   best <- if (M) which.max(w) else NA_integer_
-  structure(list(
-    call = call, method = "rrt", rank = R, dims = c(I, J), dimnames = list(rn, cn),
-    sparse = FALSE, n_obs = as.double(I) * J, n_missing = 0L,
+  structure(c(fit_header(call, "rrt", "nmf", X, R, list(iter = job$iter, chains = 1L)), list(
     likelihood = job$likelihood, sigma2 = run$sigma2, epsilon = run$epsilon,
     prior = list(type = "exponential", rate = job$rate),
     search = job$control$search, control = job$control,
-    settings = list(iter = job$iter, chains = 1L),
     components = comps, accepted = kept, weights = w, variances = as.numeric(st$sigma2),
     elbo = run$elbo, trace = st$trace, stats = run$search,
     nodes = run$nodes, node_logp = run$node_logp,
     best = best,
-    W = if (M) comps[[best]]$W, H = if (M) comps[[best]]$H,
-    X = X
-  ), class = fit_class("rrt", "nmf"))
+    W = if (M) comps[[best]]$W, H = if (M) comps[[best]]$H
+  )), class = fit_class("rrt", "nmf"))
 }
 
 # Values of an RRT fit: at least one component, each of the fit's size and
 # non-negative; weights a probability vector; positive variances; W and H
 # those of the highest-weight component.
 validate_rrt_fit <- function(fit) {
+  validate_fit_header(fit)
   bad <- function(what) abort_fit(sprintf("the RRT fit has %s", what))
   M <- length(fit$components)
   if (M < 1L) bad("no components (the online NVI accepted none)")

@@ -15,7 +15,7 @@ if (length(args) != 3L || !args[1L] %in% c("run", "compare")) {
 
 strip <- function(x) {
   if (is.function(x) || is.environment(x)) return(NULL)
-  timing <- c("call", "init_time", "solve_time", "elapsed", "time", "timing")
+  timing <- c("call", "init_time", "solve_time", "elapsed", "time", "timing", "time_offer")
   if (is.data.frame(x)) return(x[setdiff(names(x), timing)])
   if (is.list(x) && !is.data.frame(x)) {
     drop <- names(x) %in% timing
