@@ -37,32 +37,10 @@ draws_cube.bnmf <- function(x) {
 
 draws_cube.bnmf_gibbs <- function(x) {
   if (!inherits(x, "bnmf_nmf")) return(NextMethod())
-  kt <- kept_trace(x)
-  chains <- sort(unique(kt$chain))
-  n <- min(table(kt$chain))
-  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
-  lam <- grep("^lambda\\[", names(kt), value = TRUE)
-  vars <- c("tau", "loglik", lam)
-  if (!is.null(x$draws)) {
-    vars <- c(vars,
-              sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
-              sprintf("H[%d,%d]", rep(seq_len(K), J), rep(seq_len(J), each = K)))
-  }
-  a <- array(NA_real_, c(n, length(chains), length(vars)),
-             dimnames = list(iteration = NULL, chain = NULL, variable = vars))
-  for (c in seq_along(chains)) {
-    s <- kt[kt$chain == chains[c], ]
-    a[, c, 1L] <- s$tau[seq_len(n)]
-    a[, c, 2L] <- s$loglik[seq_len(n)]
-    # ARD rates, in the factor order of the pooled fit (chains are aligned)
-    perm <- x$chains[[chains[c]]]$perm %||% seq_along(lam)
-    for (k in seq_along(lam)) a[, c, 2L + k] <- s[[lam[perm[k]]]][seq_len(n)]
-    if (!is.null(x$draws)) {
-      a[, c, -seq_len(2L + length(lam))] <-
-        t(rbind(x$draws[[c]]$W, x$draws[[c]]$H)[, seq_len(n), drop = FALSE])
-    }
-  }
-  a
+  lam <- grep("^lambda\\[", names(x$trace), value = TRUE)
+  wh_draws_cube(x, c("tau", "loglik"), lam, if (!is.null(x$draws)) function(c) {
+    rbind(x$draws[[c]]$W, x$draws[[c]]$H)
+  })
 }
 
 # Poisson Gibbs: the log likelihood and log posterior of every kept sweep,
@@ -70,29 +48,39 @@ draws_cube.bnmf_gibbs <- function(x) {
 # the pooled fit's order.
 draws_cube.bnmf_poisson <- function(x) {
   if (x$method != "gibbs") return(NextMethod())
+  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
+  wh_draws_cube(x, c("loglik", "logpost"), character(), if (!is.null(x$draws)) function(c) {
+    p <- x$alignment[[c]] %||% seq_len(K)
+    rbind(x$draws[[c]]$W_draws[as.vector(matrix(seq_len(I * K), I, K)[, p]), , drop = FALSE],
+          x$draws[[c]]$H_draws[as.vector(matrix(seq_len(K * J), K, J)[p, ]), , drop = FALSE])
+  })
+}
+
+# The array of a Gibbs fit of W H: the trace's columns `scalars`, the ARD
+# rates `lam` (in the pooled fit's factor order: the chains are aligned),
+# and where `chain_draws(c)` gives chain c's kept draws (rows W, then H,
+# column a draw), every entry of W and H.
+wh_draws_cube <- function(x, scalars, lam, chain_draws) {
   kt <- kept_trace(x)
   chains <- sort(unique(kt$chain))
   n <- min(table(kt$chain))
   I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
-  vars <- c("loglik", "logpost")
-  if (!is.null(x$draws)) {
+  vars <- c(scalars, lam)
+  if (!is.null(chain_draws)) {
     vars <- c(vars,
               sprintf("W[%d,%d]", rep(seq_len(I), K), rep(seq_len(K), each = I)),
               sprintf("H[%d,%d]", rep(seq_len(K), J), rep(seq_len(J), each = K)))
   }
   a <- array(NA_real_, c(n, length(chains), length(vars)),
              dimnames = list(iteration = NULL, chain = NULL, variable = vars))
+  ns <- length(scalars)
   for (c in seq_along(chains)) {
     s <- kt[kt$chain == chains[c], ]
-    a[, c, 1L] <- s$loglik[seq_len(n)]
-    a[, c, 2L] <- s$logpost[seq_len(n)]
-    if (!is.null(x$draws)) {
-      p <- x$alignment[[c]] %||% seq_len(K)
-      iw <- as.vector(matrix(seq_len(I * K), I, K)[, p])
-      ih <- as.vector(matrix(seq_len(K * J), K, J)[p, ])
-      d <- x$draws[[c]]
-      a[, c, -(1:2)] <- t(rbind(d$W_draws[iw, seq_len(n), drop = FALSE],
-                                d$H_draws[ih, seq_len(n), drop = FALSE]))
+    for (v in seq_len(ns)) a[, c, v] <- s[[scalars[v]]][seq_len(n)]
+    perm <- x$chains[[chains[c]]]$perm %||% seq_along(lam)
+    for (k in seq_along(lam)) a[, c, ns + k] <- s[[lam[perm[k]]]][seq_len(n)]
+    if (!is.null(chain_draws)) {
+      a[, c, -seq_len(ns + length(lam))] <- t(chain_draws(c)[, seq_len(n), drop = FALSE])
     }
   }
   a

@@ -128,21 +128,13 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
       # Gamma(alpha0 + I + J, lambda_rate_k).
       fit$W_sd <- matrix(sqrt(b$W_var), I, K, dimnames = list(rn, kn))
       fit$H_sd <- matrix(sqrt(b$H_var), K, J, dimnames = list(kn, cn))
-      shape <- noise$shape + data$n_obs / 2
-      fit$q_tau <- c(shape = shape, rate = b$tau_rate)
-      fit$tau_sd <- sqrt(shape) / b$tau_rate
       if (!is.null(b$lambda_rate)) {
         fit$q_lambda <- cbind(shape = rates$ard[1L] + I + J, rate = b$lambda_rate)
         rownames(fit$q_lambda) <- kn
         fit$lambda_sd <- stats::setNames(sqrt(fit$q_lambda[, "shape"]) / b$lambda_rate, kn)
       }
-      fit$elbo <- b$logpost
     }
-    if (method == "np") {
-      fit$tau <- NULL
-      fit$loss <- -b$logpost
-      fit$logpost <- NULL
-    }
+    fit <- optimiser_noise_parts(fit, b, noise$shape, data$n_obs)
     class(fit) <- fit_class(method, "nmf")
   }
   fit
@@ -269,6 +261,24 @@ permute_run <- function(run, perm, I, J, K) {
     run$H_draws <- run$H_draws[ih, , drop = FALSE]
   }
   run
+}
+
+# What the Gaussian noise gives the kept restart `b` of an optimiser of any
+# model: VB its q(tau) (shape, rate), the sd of tau and the ELBO; NP, which
+# has no noise model, its loss instead of tau and a log posterior.
+optimiser_noise_parts <- function(fit, b, shape0, n_obs) {
+  if (fit$method == "vb") {
+    shape <- shape0 + n_obs / 2
+    fit$q_tau <- c(shape = shape, rate = b$tau_rate)
+    fit$tau_sd <- sqrt(shape) / b$tau_rate
+    fit$elbo <- b$logpost
+  }
+  if (fit$method == "np") {
+    fit$tau <- NULL
+    fit$loss <- -b$logpost
+    fit$logpost <- NULL
+  }
+  fit
 }
 
 # The fields every fit shares, written in one place: the call, the method

@@ -223,13 +223,18 @@ wh_at.bnmf <- function(object, i, j) {
 # dense X, the stored entries of a sparse one); elsewhere wh_terms().
 wh_at.bnmf_gibbs <- function(object, i, j) {
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
-  if (!object$sparse) {
-    return(object$moments$WH$mean[linear_index(i, j, object$dims[1L])])
-  }
+  moments_at(object, object$moments$WH$mean, i, j)
+}
+
+# The running mean `m` of a Gibbs fit's W H at entries (i, j): kept on every
+# entry of a dense X, on the stored entries of a sparse one; elsewhere
+# wh_terms().
+moments_at <- function(object, m, i, j) {
+  if (!object$sparse) return(m[linear_index(i, j, object$dims[1L])])
   pos <- stored_pos(object$X, i, j)
   out <- numeric(length(pos))
   st <- !is.na(pos)
-  out[st] <- object$moments$WH$mean[pos[st]]
+  out[st] <- m[pos[st]]
   if (!all(st)) out[!st] <- wh_at.bnmf(object, i[!st], j[!st])
   out
 }
@@ -251,13 +256,7 @@ wh_terms.bnmf_nmtf <- function(object) {
 # entry of a dense X, the stored entries of a sparse one).
 wh_at.bnmf_nmtf <- function(object, i, j) {
   if (object$method != "gibbs") return(NextMethod())
-  if (!object$sparse) return(object$moments$X$mean[linear_index(i, j, object$dims[1L])])
-  pos <- stored_pos(object$X, i, j)
-  out <- numeric(length(pos))
-  st <- !is.na(pos)
-  out[st] <- object$moments$X$mean[pos[st]]
-  if (!all(st)) out[!st] <- wh_at.bnmf(object, i[!st], j[!st])
-  out
+  moments_at(object, object$moments$X$mean, i, j)
 }
 
 wh_terms.bnmf_gibbs <- function(object) {

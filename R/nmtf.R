@@ -590,20 +590,12 @@ new_bnmf_nmtf_fit <- function(runs, job, call, previous = NULL) {
       fit$F_sd <- mat(sqrt(b$F_var), I, K, dF)
       fit$S_sd <- mat(sqrt(b$S_var), K, L, dS)
       fit$G_sd <- mat(sqrt(b$G_var), J, L, dG)
-      shape <- fit$noise$shape + data$n_obs / 2
-      fit$q_tau <- c(shape = shape, rate = b$tau_rate)
-      fit$tau_sd <- sqrt(shape) / b$tau_rate
       if (ard) {
         fit$q_lambda <- list(F = cbind(shape = prior$ard[1L] + I, rate = b$lambda_F_rate),
                              G = cbind(shape = prior$ard[1L] + J, rate = b$lambda_G_rate))
       }
-      fit$elbo <- b$logpost
     }
-    if (method == "np") {
-      fit$tau <- NULL
-      fit$loss <- -b$logpost
-      fit$logpost <- NULL
-    }
+    fit <- optimiser_noise_parts(fit, b, fit$noise$shape, data$n_obs)
   }
   class(fit) <- fit_class(method, "nmtf")
   fit

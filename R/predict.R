@@ -6,10 +6,10 @@
 #' @export
 predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
                          se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
-  type <- check_choice(type, c("response", "coef"), "type")
-  se.fit <- check_flag(se.fit, "se.fit")
-  if (!is.null(i) || !is.null(j)) {
-    e <- check_entries_only(object, i, j, newdata, type)
+  a <- predict_args(object, newdata, type, se.fit, i, j)
+  type <- a$type
+  se.fit <- a$se.fit
+  if (!is.null(e <- a$entries)) {
     m <- wh_at(object, e$i, e$j)
     if (!se.fit) return(m)
     return(list(fit = m, se.fit = wh_sd_at(object, e$i, e$j)))
@@ -67,10 +67,10 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
 #' @export
 predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", "coef"),
                                    particle = NULL, se.fit = FALSE, i = NULL, j = NULL, ...) {
-  type <- check_choice(type, c("response", "coef"), "type")
-  se.fit <- check_flag(se.fit, "se.fit")
-  if (!is.null(i) || !is.null(j)) {
-    e <- check_entries_only(object, i, j, newdata, type)
+  a <- predict_args(object, newdata, type, se.fit, i, j)
+  type <- a$type
+  se.fit <- a$se.fit
+  if (!is.null(e <- a$entries)) {
     return(parts_at(object$particles, object$weights, e$i, e$j, se.fit))
   }
   if (is.null(newdata)) {
@@ -98,10 +98,10 @@ predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", 
 #' @export
 predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"),
                              se.fit = FALSE, i = NULL, j = NULL, ...) {
-  type <- check_choice(type, c("response", "coef"), "type")
-  se.fit <- check_flag(se.fit, "se.fit")
-  if (!is.null(i) || !is.null(j)) {
-    e <- check_entries_only(object, i, j, newdata, type)
+  a <- predict_args(object, newdata, type, se.fit, i, j)
+  type <- a$type
+  se.fit <- a$se.fit
+  if (!is.null(e <- a$entries)) {
     return(parts_at(hmc_draw_list(object), rep(1 / object$n_draws, object$n_draws), e$i, e$j,
                     se.fit))
   }
@@ -228,12 +228,21 @@ q_wh_sd <- function(W, Wv, H, Hv, dn) {
   m
 }
 
-# Entries (i, j) of the fit's data, asked for without newdata.
-check_entries_only <- function(object, i, j, newdata, type) {
-  if (!is.null(newdata) || type == "coef") {
-    abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
+# The arguments every predict() method checks: its `...` (against the
+# method's own arguments `valid`, where given), `type`, `se.fit`, and the
+# entries (i, j) of the fit's data asked for (without newdata; NULL when
+# none).
+predict_args <- function(object, newdata, type, se.fit, i, j, dots = list(), valid = NULL) {
+  if (!is.null(valid)) check_dots_empty(dots, valid, "predict")
+  type <- check_choice(type, c("response", "coef"), "type")
+  se.fit <- check_flag(se.fit, "se.fit")
+  entries <- if (!is.null(i) || !is.null(j)) {
+    if (!is.null(newdata) || type == "coef") {
+      abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL` and `type = \"response\"`.")
+    }
+    check_entries(object, i, j)
   }
-  check_entries(object, i, j)
+  list(type = type, se.fit = se.fit, entries = entries)
 }
 
 # Errors for what a fit without a posterior cannot give.
@@ -315,11 +324,9 @@ predict.bnmf_rrt <- function(object, newdata = NULL, type = c("response", "coef"
 #' @export
 predict.bnmf_nmtf <- function(object, newdata = NULL, type = c("response", "coef"),
                               se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
-  check_dots_empty(list(...), names(formals()), "predict")
-  type <- check_choice(type, c("response", "coef"), "type")
-  se.fit <- check_flag(se.fit, "se.fit")
-  if (!is.null(i) || !is.null(j)) {
-    e <- check_entries_only(object, i, j, newdata, type)
+  a <- predict_args(object, newdata, type, se.fit, i, j, list(...), names(formals()))
+  type <- a$type; se.fit <- a$se.fit
+  if (!is.null(e <- a$entries)) {
     if (se.fit) nmtf_no_se("entries")
     return(wh_at(object, e$i, e$j))
   }
@@ -378,11 +385,9 @@ nmtf_as_nmf <- function(object) {
 #' @export
 predict.bnmf_poisson <- function(object, newdata = NULL, type = c("response", "coef"),
                                  se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
-  check_dots_empty(list(...), names(formals()), "predict")
-  type <- check_choice(type, c("response", "coef"), "type")
-  se.fit <- check_flag(se.fit, "se.fit")
-  if (!is.null(i) || !is.null(j)) {
-    e <- check_entries_only(object, i, j, newdata, type)
+  a <- predict_args(object, newdata, type, se.fit, i, j, list(...), names(formals()))
+  type <- a$type; se.fit <- a$se.fit
+  if (!is.null(e <- a$entries)) {
     m <- if (!is.null(object$WH)) object$WH[cbind(e$i, e$j)] else
       rowSums(object$W[e$i, , drop = FALSE] * t(object$H)[e$j, , drop = FALSE])
     if (!se.fit) return(m)

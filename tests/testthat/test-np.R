@@ -287,7 +287,7 @@ test_that("np fits give point estimates and refuse posterior summaries by name",
   for (bad in list(function() sigma(fit), function() logLik(fit),
                    function() predict(fit, se.fit = TRUE), function() elbo(fit),
                    function() bnmf:::draws_cube(fit))) {
-    expect_error(bad(), class = "bnmf_error_input", regexp = "np")
+    expect_error(bad(), class = "bnmf_error_unsupported", regexp = "np")
   }
   expect_error(bnmf(X - 1, rank = 2, method = "np"), class = "bnmf_error_input",
                regexp = "negative")

@@ -288,7 +288,7 @@ test_that("method rrt: the fit, its methods and plots", {
   X <- leukemia[1:60, 1:20]
   fit <- bnmf(X, rank = 2, method = "rrt", iter = 40,
               control = rrt_control(starts = 3, temporary = 10, max_failures = 50))
-  expect_s3_class(fit, c("bnmf_rrt", "bnmf"), exact = TRUE)
+  expect_s3_class(fit, c("bnmf_rrt", "bnmf_nmf", "bnmf"), exact = TRUE)
   M <- length(fit$components)
   expect_gte(M, 1)
   expect_equal(sum(weights(fit)), 1, tolerance = 1e-12)
