@@ -18,7 +18,7 @@ strip <- function(x) {
   timing <- c("call", "init_time", "solve_time", "elapsed", "time", "timing", "time_offer")
   if (is.data.frame(x)) return(x[setdiff(names(x), timing)])
   if (is.list(x) && !is.data.frame(x)) {
-    drop <- names(x) %in% timing
+    drop <- names(x) %in% timing | grepl("^time_", names(x))
     if (any(drop)) x <- x[!drop]
     cls <- class(x)
     # a fit's numbers, not its class (whose model part versions may add)
@@ -134,19 +134,27 @@ if (args[1L] == "run") {
       cat(sprintf("%-40s only in one file\n", nm))
       next
     }
-    # Fields a version adds (kept for update(), say) are listed, not compared.
-    va <- a[[nm]]$value
-    vb <- b[[nm]]$value
+    # Fields a version adds (kept for update(), say) are listed, not
+    # compared, at any depth.
     extra <- character()
-    if (is.list(va) && is.list(vb) && !is.null(names(va)) && !is.null(names(vb))) {
-      extra <- c(setdiff(names(va), names(vb)), setdiff(names(vb), names(va)))
+    common <- function(va, vb, path) {
+      if (!is.list(va) || !is.list(vb) || is.data.frame(va) || is.null(names(va)) ||
+          is.null(names(vb))) {
+        return(list(va, vb))
+      }
+      new <- c(setdiff(names(va), names(vb)), setdiff(names(vb), names(va)))
+      if (length(new)) extra <<- c(extra, paste0(path, new))
       both <- intersect(names(va), names(vb))
       ca <- class(va); cb <- class(vb)
-      va <- va[both]; vb <- vb[both]
+      out <- lapply(both, function(f) common(va[[f]], vb[[f]], paste0(path, f, "$")))
+      va <- stats::setNames(lapply(out, `[[`, 1L), both)
+      vb <- stats::setNames(lapply(out, `[[`, 2L), both)
       class(va) <- ca; class(vb) <- cb
+      list(va, vb)
     }
-    a[[nm]]$value <- va
-    b[[nm]]$value <- vb
+    ab <- common(a[[nm]]$value, b[[nm]]$value, "")
+    a[[nm]]$value <- ab[[1L]]
+    b[[nm]]$value <- ab[[2L]]
     fit_same <- isTRUE(all.equal(a[[nm]]$value, b[[nm]]$value, tolerance = 0,
                                  check.attributes = TRUE))
     seed_same <- identical(a[[nm]]$seed, b[[nm]]$seed)
