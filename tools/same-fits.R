@@ -152,7 +152,7 @@ if (args[1L] == "run") {
       class(va) <- ca; class(vb) <- cb
       list(va, vb)
     }
-    ab <- common(a[[nm]]$value, b[[nm]]$value, "")
+    ab <- common(strip(a[[nm]]$value), strip(b[[nm]]$value), "")
     a[[nm]]$value <- ab[[1L]]
     b[[nm]]$value <- ab[[2L]]
     fit_same <- isTRUE(all.equal(a[[nm]]$value, b[[nm]]$value, tolerance = 0,
