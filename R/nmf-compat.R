@@ -28,8 +28,9 @@
 #' @keywords internal
 NULL
 
-# S4 dispatch of an S3 object looks at its first class only, so every class
-# of fit, c("bnmf_<method>", "bnmf"), is declared to extend "bnmf".
+# S4 dispatch of an S3 object looks at its first class only, so the method
+# class of every fit, c("bnmf_<method>", "bnmf_<model>", "bnmf"), is
+# declared to extend "bnmf".
 methods::setOldClass("bnmf")
 for (cl in paste0("bnmf_", bnmf_methods)) methods::setOldClass(c(cl, "bnmf"))
 rm(cl)
@@ -40,10 +41,10 @@ register_nmf_methods <- function(...) {
   ns <- asNamespace("NMF")
   where <- nmf_compat_env
   defs <- list(
-    basis = function(object, ...) object$W %||% factors(object)$W,
+    basis = function(object, ...) basis(object),
     coef = function(object, ...) stats::coef(object),
     coefficients = function(object, ...) stats::coef(object),
-    nbasis = function(x, ...) x$rank,
+    nbasis = function(x, ...) ncol(wh_view(x)$W),
     consensus = function(object, ...) unclass_consensus(consensus_matrix(object, ...)),
     featureNames = function(object) object$dimnames[[1L]],
     sampleNames = function(object) object$dimnames[[2L]]

@@ -63,6 +63,20 @@ conformance_calls <- function() {
     predict_ij = function(fit, X) predict(fit, i = 1:3, j = 1:3),
     residuals = function(fit, X) residuals(fit),
     plot = function(fit, X) dev(plot(fit)),
+    plot_types = function(fit, X) {
+      # every type a fit's plot() offers, each drawn or refused with a class
+      types <- eval(formals(utils::getS3method("plot", class(fit)[class(fit) %in%
+        sub("^plot\\.", "", as.character(utils::methods("plot")))][1L]))$type)
+      for (t in types) {
+        tryCatch(dev(plot(fit, type = t)), bnmf_error = function(e) NULL)
+      }
+    },
+    nmf_basis = function(fit, X) {
+      if (!requireNamespace("NMF", quietly = TRUE)) return(basis(fit))
+      b <- NMF::basis(fit)
+      stopifnot(identical(b, basis(fit)), identical(NMF::nbasis(fit), ncol(b)))
+      b
+    },
     membership = function(fit, X) membership(fit),
     markers = function(fit, X) markers(fit, n = 3),
     consensus_matrix = function(fit, X) consensus_matrix(fit),
@@ -98,7 +112,8 @@ conformance_required <- function() {
   every <- "*"
   list(
     print = every, summary = every, factors = every, basis = every, coef = every,
-    fitted = every, predict = every, residuals = every, plot = every,
+    fitted = every, predict = every, residuals = every, plot = every, plot_types = every,
+    nmf_basis = every,
     membership = every, markers = every, consensus_matrix = every,
     covering_number = every, as_reduced_dim = every, rds = every, predict_ij = every,
     predict_newdata = c("nmf gibbs", "nmf icm", "nmf vb", "nmf np", "nmf particles", "nmf rrt",
