@@ -101,6 +101,7 @@ consensus_matrix <- function(fit, ...) {
 #' @rdname consensus_matrix
 #' @export
 plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
+  check_dots_graphics(list(...))
   C <- unclass_consensus(x)
   J <- nrow(C)
   groups <- check_groups(groups, J)

@@ -252,6 +252,7 @@ align_factors <- function(a, b, ...) {
 #' @rdname align_factors
 #' @export
 print.bnmf_alignment <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   ok <- !is.na(x$perm)
   cat(sprintf("Alignment of the %d factors of `b` to the %d factors of `a` (minimum total angle)\n",
@@ -466,6 +467,7 @@ covering_number <- function(fits, epsilon = NULL, use = c("means", "draws"), max
 #' @rdname covering_number
 #' @export
 print.bnmf_covering <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   off <- as.vector(x$distance)
   cat(sprintf("Greedy covering numbers of %d factorisation%s under the weighted angular distance\n",
               x$n, if (x$n == 1L) "" else "s"))
@@ -487,6 +489,7 @@ print.bnmf_covering <- function(x, ...) {
 #' @rdname covering_number
 #' @export
 plot.bnmf_covering <- function(x, main = "Persistence of the covering number", ...) {
+  check_dots_graphics(list(...))
   graphics::plot(x$epsilon, x$covering, type = "s", xlab = "epsilon (WAD, degrees)",
                  ylab = "covering number", ylim = c(0, max(x$covering, 1)),
                  main = main, ...)

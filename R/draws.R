@@ -86,16 +86,21 @@ draws_cube.bnmf_hmc <- function(x) {
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method posterior::as_draws_array
 as_draws_array.bnmf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "as_draws_array")
   posterior::as_draws_array(draws_cube(x))
 }
 
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method posterior::as_draws
-as_draws.bnmf <- function(x, ...) as_draws_array.bnmf(x, ...)
+as_draws.bnmf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "as_draws")
+  as_draws_array.bnmf(x, ...)
+}
 
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method coda::as.mcmc
 as.mcmc.bnmf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "as.mcmc")
   a <- draws_cube(x)
   thin <- x$settings$thin
   one <- function(c) coda::mcmc(a[, c, , drop = TRUE], thin = thin)

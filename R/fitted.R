@@ -77,6 +77,7 @@ NULL
 #' @rdname predict.bnmf
 #' @export
 fitted.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (!object$sparse) return(wh_mean(object))
   X <- object$X
   X@x <- wh_at(object, X@i + 1L, stored_cols(X))
@@ -86,6 +87,7 @@ fitted.bnmf <- function(object, ...) {
 #' @rdname predict.bnmf
 #' @export
 fitted.bnmf_gibbs <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (!object$sparse) return(NextMethod())
   X <- object$X
   X@x <- object$moments$WH$mean
@@ -95,6 +97,7 @@ fitted.bnmf_gibbs <- function(object, ...) {
 #' @rdname particles
 #' @export
 fitted.bnmf_particles <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   w <- object$weights
   out <- matrix(0, object$dims[1L], object$dims[2L])
   for (m in which(w > 0)) {
@@ -106,7 +109,10 @@ fitted.bnmf_particles <- function(object, ...) {
 
 #' @rdname hmc
 #' @export
-fitted.bnmf_hmc <- function(object, ...) object$WH %||% predict(object)
+fitted.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
+  object$WH %||% predict(object)
+}
 
 # The posterior mean of W H on every entry, as a dense matrix (sparse fits:
 # refused above the dense limit, check_dense()).
@@ -153,6 +159,7 @@ draws_wh_mean <- function(object) {
 #' @rdname predict.bnmf
 #' @export
 residuals.bnmf <- function(object, i = NULL, j = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "residuals")
   if (!is.null(i) || !is.null(j)) {
     e <- check_entries(object, i, j)
     return(data_at(object$X, e$i, e$j) - wh_at(object, e$i, e$j))
@@ -357,6 +364,7 @@ max_dense <- function() {
 #' @rdname predict.bnmf
 #' @export
 fitted.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   I <- object$dims[1L]; J <- object$dims[2L]
   gibbs <- object$method == "gibbs"
   if (object$sparse) {
@@ -373,6 +381,7 @@ fitted.bnmf_nmtf <- function(object, ...) {
 
 #' @export
 residuals.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "residuals")
   check_dense(object, "`residuals()`")
   as.matrix(object$X) - nmtf_mean(object)
 }
@@ -408,6 +417,7 @@ nmtf_sse_point <- function(object) {
 
 #' @export
 fitted.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (!object$sparse) return(pois_wh_mean(object))
   X <- object$X
   X@x <- wh_entries(unname(object$W), unname(object$H), X@i, stored_cols(X) - 1L)
@@ -431,6 +441,7 @@ pois_wh_mean <- function(object) {
 #' @rdname rrt_fit
 #' @export
 fitted.bnmf_rrt <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   parts <- Map(function(f, w) w * (f$W %*% f$H), object$components, object$weights)
   out <- Reduce(`+`, parts)
   dimnames(out) <- object$dimnames

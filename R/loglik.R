@@ -26,6 +26,7 @@
 #' @return `logLik()`: an object of class `logLik`; `sigma()`, `nobs()`: numbers.
 #' @export
 logLik.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   n <- object$n_obs
   tau <- object$tau
   val <- 0.5 * n * (log(tau) - log(2 * pi)) - 0.5 * tau * sse_obs(object)
@@ -35,6 +36,7 @@ logLik.bnmf <- function(object, ...) {
 # ICM: the effective number of parameters, the non-zero entries at the mode.
 #' @export
 logLik.bnmf_icm <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   ll <- NextMethod()
   attr(ll, "df") <- sum(object$W > 0) + sum(object$H > 0) + 1
   ll
@@ -42,37 +44,46 @@ logLik.bnmf_icm <- function(object, ...) {
 
 #' @export
 logLik.bnmf_np <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   abort_input("`object`: method \"np\" (multiplicative updates) has no likelihood; its loss is `object$loss`.")
 }
 
 #' @export
 logLik.bnmf_particles <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   abort_input("`logLik()` is not defined for a particle fit: its SILF likelihood has no normalising constant; see `summary(fit)` for the log likelihood of each particle up to that constant.")
 }
 
 #' @export
 logLik.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   abort_input("`logLik()` is not defined for an HMC fit: its SILF likelihood has no normalising constant; see `summary(fit)` and `fit$trace$logpost` for the log posterior up to a constant.")
 }
 
 #' @rdname logLik.bnmf
 #' @export
-sigma.bnmf <- function(object, ...) 1 / sqrt(object$tau)
+sigma.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
+  1 / sqrt(object$tau)
+}
 
 #' @export
 sigma.bnmf_gibbs <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   tau <- kept_trace(object)$tau
   mean(1 / sqrt(tau))
 }
 
 #' @export
 sigma.bnmf_np <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   abort_input("`object`: method \"np\" (multiplicative updates) has no noise model.")
 }
 
 # E_q[tau^(-1/2)] for q(tau) = Gamma(a, b): sqrt(b) Gamma(a - 1/2) / Gamma(a).
 #' @export
 sigma.bnmf_vb <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   a <- object$q_tau[["shape"]]
   b <- object$q_tau[["rate"]]
   sqrt(b) * exp(lgamma(a - 0.5) - lgamma(a))
@@ -80,11 +91,13 @@ sigma.bnmf_vb <- function(object, ...) {
 
 #' @export
 sigma.bnmf_particles <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   abort_input("`sigma()` is not defined for a particle fit: the SILF likelihood has no noise precision.")
 }
 
 #' @export
 sigma.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   abort_input("`sigma()` is not defined for an HMC fit: the SILF likelihood has no noise precision.")
 }
 
@@ -105,6 +118,7 @@ kept_trace <- function(object) {
 
 #' @export
 logLik.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   if (object$method == "np") return(logLik.bnmf_np(object))
   n <- object$n_obs
   tau <- object$tau
@@ -116,6 +130,7 @@ logLik.bnmf_nmtf <- function(object, ...) {
 
 #' @export
 sigma.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   switch(object$method, gibbs = sigma.bnmf_gibbs(object), vb = sigma.bnmf_vb(object),
          np = sigma.bnmf_np(object), sigma.bnmf(object))
 }
@@ -125,6 +140,7 @@ sigma.bnmf_nmtf <- function(object, ...) {
 # (sparse X: the positive counts one by one, the rest through the factors).
 #' @export
 logLik.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   X <- object$X
   W <- unname(object$W)
   H <- unname(object$H)
@@ -150,4 +166,7 @@ logLik.bnmf_poisson <- function(object, ...) {
 
 # A Poisson model has no noise level: sigma() is NA.
 #' @export
-sigma.bnmf_poisson <- function(object, ...) NA_real_
+sigma.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
+  NA_real_
+}

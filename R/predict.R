@@ -6,6 +6,7 @@
 #' @export
 predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
                          se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "predict")
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
   if (!is.null(i) || !is.null(j)) {
@@ -70,6 +71,7 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
 #' @export
 predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", "coef"),
                                    particle = NULL, se.fit = FALSE, ...) {
+  check_dots_empty(list(...), names(formals()), "predict")
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
   if (is.null(newdata)) {
@@ -97,6 +99,7 @@ predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", 
 #' @export
 predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"),
                              se.fit = FALSE, ...) {
+  check_dots_empty(list(...), names(formals()), "predict")
   type <- check_choice(type, c("response", "coef"), "type")
   se.fit <- check_flag(se.fit, "se.fit")
   if (!is.null(newdata)) {

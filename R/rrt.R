@@ -112,6 +112,7 @@ rrt_control <- function(search = c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), sigm
 
 #' @export
 print.bnmf_rrt_control <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("RRT + online NVI settings: search \"%s\", first step %s (+%s%% per step, at most %d steps), minimum angle %s degrees\n",
               x$search, format(x$step), format(100 * x$growth), x$max_steps,
               format(x$min_angle)))

@@ -79,6 +79,7 @@
 #' summary(fit)
 #' @export
 summary.bnmf <- function(object, wad_threshold = 10, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   W <- object$W
   H <- object$H
@@ -194,6 +195,7 @@ cat_notes <- function(notes) {
 
 #' @export
 summary.bnmf_gibbs <- function(object, wad_threshold = 10, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   out <- NextMethod()
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   kt <- kept_trace(object)
@@ -223,6 +225,7 @@ wh_moments_mc <- function(object) {
 
 #' @export
 summary.bnmf_vb <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   a <- object$q_tau[["shape"]]
   b <- object$q_tau[["rate"]]
   q <- stats::qgamma(c(0.025, 0.975), a, b)
@@ -233,12 +236,14 @@ summary.bnmf_vb <- function(object, ...) {
 
 #' @export
 summary.bnmf_icm <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   optimiser_summary(NextMethod(), object, sigma = sigma(object), tau = c(mode = object$tau),
                     logpost = object$logpost)
 }
 
 #' @export
 summary.bnmf_np <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   optimiser_summary(NextMethod(), object, loss = object$loss, loss_name = object$settings$loss)
 }
 
@@ -272,6 +277,7 @@ ard_relevance <- function(object) {
 #' @rdname summary.bnmf
 #' @export
 print.summary.bnmf <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   # NP has no prior: its fits are not Bayesian
   cat(sprintf("%s (%s), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
@@ -322,6 +328,7 @@ print_diagnostics <- function(d) {
 
 #' @export
 print.summary.bnmf_gibbs <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat_tau_interval(x, "", digits)
   cat(sprintf("\nSampling: %d chain%s, %d draws (bulk ESS and R-hat from %s)\n", x$chains,
@@ -359,6 +366,7 @@ print.summary.bnmf_gibbs <- function(x, digits = 3, ...) {
 
 #' @export
 print.summary.bnmf_vb <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat_tau_interval(x, "q(tau) ", digits)
   cat_converged(x, sprintf("ELBO %s", format(signif(x$elbo, 8))))
@@ -367,6 +375,7 @@ print.summary.bnmf_vb <- function(x, digits = 3, ...) {
 
 #' @export
 print.summary.bnmf_icm <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat(sprintf("tau (mode): %s\n", format(signif(x$tau[["mode"]], digits))))
   cat_converged(x, sprintf("log posterior %s", format(signif(x$logpost, 8))))
@@ -375,6 +384,7 @@ print.summary.bnmf_icm <- function(x, digits = 3, ...) {
 
 #' @export
 print.summary.bnmf_np <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat_converged(x, sprintf("%s loss %s", if (identical(x$loss_name, "kl")) "KL" else "Euclidean",
                            format(signif(x$loss, 8))))
@@ -621,6 +631,7 @@ chain_modes <- function(object, threshold) {
 #' @export
 summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, wad_threshold = 10,
                                    ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   n_top <- min(check_count(n_top, "n_top", min = 1), object$dims[1L])
   n_particles <- check_count(n_particles, "n_particles", min = 1)
@@ -683,6 +694,7 @@ top_features <- function(object, m, n) {
 #' @rdname summary.bnmf_particles
 #' @export
 print.summary.bnmf_particles <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   tab <- x$particles
   cat(sprintf("Particle fit: Stein discrepancy %s, effective number of particles %.3g\n",
               format(signif(x$stein, digits + 1)), x$ess))
@@ -741,6 +753,7 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' summary(fit)
 #' @export
 summary.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   kt <- kept_trace(object)
   q <- fit_quality(residuals(object), object$X)
   diag <- trace_diagnostics(list(logpost = kt$logpost, objective = kt$objective), kt$chain)
@@ -763,6 +776,7 @@ summary.bnmf_hmc <- function(object, ...) {
 #' @rdname summary.bnmf_hmc
 #' @export
 print.summary.bnmf_hmc <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   cat(sprintf("Bayesian NMF by HMC, rank %d, X %d x %d, %d draws (%d leapfrog steps per draw)\n",
               x$rank, x$dims[1L], x$dims[2L], x$n_draws, x$leapfrog))
@@ -817,6 +831,7 @@ summary.bnmf_nmtf <- function(object, ...) {
 #' @rdname summary.bnmf
 #' @export
 print.summary.bnmf_nmtf <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   cat(sprintf("%s (%s), K = %d, L = %d, X %d x %d, %s observed entries (%d missing)\n\n",
               if (identical(x$method, "np")) "NMTF by multiplicative updates" else "Bayesian NMTF",
@@ -876,6 +891,7 @@ summary.bnmf_poisson <- function(object, ...) {
 
 #' @export
 print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("Poisson NMF (%s, sparsity \"%s\"), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
               x$method, x$sparsity, x$rank, x$dims[1L], x$dims[2L],
               format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
@@ -896,6 +912,7 @@ print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
 #' @rdname rrt_fit
 #' @export
 summary.bnmf_rrt <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   X <- object$X
   comps <- data.frame(
     component = seq_along(object$weights), weight = unname(object$weights),
@@ -913,6 +930,7 @@ summary.bnmf_rrt <- function(object, ...) {
 
 #' @export
 print.summary.bnmf_rrt <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("%s, X %d x %d, rank %d\n", rrt_search_label(x$search), x$dims[1L], x$dims[2L],
               x$rank))
   cat(sprintf("Likelihood: %s\n", x$likelihood))

@@ -59,6 +59,7 @@ stein_control <- function(step_size = 0.01, momentum = 0.9, record = 10) {
 
 #' @export
 print.bnmf_stein_control <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("SVGD/DSGD: AdaGrad step size %s, momentum %s, discrepancy every %d steps\n",
               format(x$step_size), format(x$momentum), x$record))
   invisible(x)
