@@ -176,7 +176,7 @@ match_factors <- function(ref, W) {
 #'   (features x factors, non-negative), lists with matrices `W` and `H`, or
 #'   `bnmf` fits (their `W` and `H`; for a particle fit the particle with the
 #'   largest weight).
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @param x A `bnmf_alignment` object.
 #' @param digits Significant digits to print.
 #' @return An object of class `bnmf_alignment`, a list with
@@ -427,7 +427,8 @@ greedy_cover <- function(D, eps) {
 #' @param max_draws For `use = "draws"`: the largest number of draws used.
 #' @param x A `bnmf_covering` object.
 #' @param main `plot()`: the title.
-#' @param ... `print()`: not used; `plot()`: passed to [graphics::plot()].
+#' @param ... `print()`: not used (an argument here is an error); `plot()`:
+#'   graphical parameters, passed to [graphics::plot()].
 #' @return An object of class `bnmf_covering`: a list with `epsilon`,
 #'   `covering` (the greedy covering number at each `epsilon`), `centres` (a
 #'   list: the indices of the centres at each `epsilon`), `distance` (the

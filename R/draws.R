@@ -12,7 +12,7 @@
 #' `keep = "draws"` also `W[i,k]` and `H[k,j]`.
 #'
 #' @param x A `bnmf` Gibbs fit.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A `draws_array`, or an `mcmc` (one chain) / `mcmc.list` object.
 #' @examples
 #' set.seed(1)

@@ -9,7 +9,7 @@
 #' `coef()` returns `H` (K x J).
 #'
 #' @param object A `bnmf` fit.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list of matrices (`factors()`) or a matrix.
 #' @examples
 #' fit <- bnmf(leukemia[1:50, ], rank = 2, method = "icm")
@@ -82,7 +82,7 @@ NULL
 #'   largest-weight particle (minimum total angle, as [align_factors()]).
 #' @param newdata `NULL` or a matrix of new samples (columns).
 #' @param type `"response"` or `"coef"`.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return `weights()`: a named vector summing to one. `factors()`: a list
 #'   `W`, `H`. `fitted()`, `residuals()`, `predict()`: matrices.
 #' @examples
@@ -147,7 +147,7 @@ align_particle <- function(p, perm) {
 #' @param draw `NULL` (posterior means) or the number of a kept draw.
 #' @param newdata Must be `NULL`: HMC fits do not predict new samples.
 #' @param type `"response"` or `"coef"` (the posterior mean of `H`).
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return `factors()`: a list `W`, `H`. `fitted()`, `residuals()`,
 #'   `predict()`: matrices. `as_draws()`: a `draws_array`.
 #' @examples
@@ -214,7 +214,7 @@ coef.bnmf_nmtf <- function(object, ...) {
 #' `W * S^W` and `H * S^H`.
 #'
 #' @param object A `bnmf` fit with `likelihood = "poisson"`.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list with matrices `W` and `H` of probabilities.
 #' @examples
 #' set.seed(1)

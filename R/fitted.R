@@ -58,7 +58,7 @@
 #' @param i,j `NULL` (every entry), or the entries to return: row and column
 #'   indices (or names) of equal length (or one of them of length 1), or `i`
 #'   a two-column matrix of (row, column) pairs and `j` `NULL`.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A matrix (a vector with `i`, `j`), or with `se.fit = TRUE` a list
 #'   `fit`, `se.fit`.
 #' @examples

@@ -17,7 +17,7 @@
 #' the I x J matrix (see the section Sparse data of [predict.bnmf()]).
 #'
 #' @param object A `bnmf` fit.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @examples
 #' fit <- bnmf(leukemia[1:50, ], rank = 2, method = "icm")
 #' logLik(fit)
@@ -103,7 +103,12 @@ sigma.bnmf_hmc <- function(object, ...) {
 
 #' @rdname logLik.bnmf
 #' @export
-nobs.bnmf <- function(object, ...) object$n_obs
+nobs.bnmf <- function(object, ...) {
+  # stats asks nobs(object, use.fallback = ) where it may not be known; it
+  # always is here.
+  check_dots_empty(list(...), c(names(formals()), "use.fallback"), "nobs")
+  object$n_obs
+}
 
 # Rows of the trace that correspond to kept (thinned, post burn-in) draws of
 # a Gibbs or HMC fit.

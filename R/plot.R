@@ -32,7 +32,8 @@
 #' @param type `"trace"`, `"basis"`, `"ard"`, `"heatmap"`, `"consensus"` or
 #'   `"biclusters"`.
 #' @param factor For `type = "basis"`: which factor to show.
-#' @param ... Passed to the underlying graphics call; for `"basis"` also
+#' @param ... Graphical parameters, passed to the underlying graphics call
+#'   (other names are an error); for `"basis"` also
 #'   `n_top` (default 20) and `by` (see [markers()]); for `"heatmap"`
 #'   `what` (`"coef"` or `"basis"`), `groups` (a factor of the samples) and
 #'   `n_top` (default 10); for `"consensus"` `groups`.
@@ -198,7 +199,8 @@ plot.bnmf_hmc <- function(x, ...) {
 #' @param particles The particles shown by `"basis"` and `"features"`
 #'   (default: the 4 with the largest weights).
 #' @param n_top Number of top features (`"features"`).
-#' @param ... Passed to the base graphics function.
+#' @param ... Graphical parameters, passed to the base graphics function
+#'   (other names are an error).
 #' @return `x`, invisibly.
 #' @examples
 #' set.seed(1)

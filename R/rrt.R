@@ -756,7 +756,8 @@ laurberg_toy <- function(n = 60, noise = 0.01) {
 #'
 #' @param object A `bnmf_rrt` fit.
 #' @param component Which component (default: the largest weight).
-#' @param ... Not used (`plot()`: passed to the base graphics function).
+#' @param ... Not used: an argument here is an error (`plot()`: graphical
+#'   parameters, passed to the base graphics function).
 #' @return `factors()`: a list with `W` and `H`; `weights()`: the weights;
 #'   `fitted()`: an I x J matrix; `summary()`: an object with a print
 #'   method; `plot()`: `x`, invisibly.

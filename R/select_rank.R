@@ -717,7 +717,7 @@ rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, keep_fit
 #' The chosen rank
 #'
 #' @param object A `bnmf_rank` object made by [select_rank()].
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return The chosen number of factors, an integer.
 #' @examples
 #' set.seed(1)

@@ -71,7 +71,7 @@
 #'   degrees, beyond which two chains count as being in different modes.
 #' @param x A `summary.bnmf` object.
 #' @param digits Significant digits to print.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return An object of class `summary.bnmf`.
 #' @examples
 #' set.seed(1)
@@ -614,7 +614,7 @@ chain_modes <- function(object, threshold) {
 #'   as different modes.
 #' @param x A `summary.bnmf_particles` object.
 #' @param digits Significant digits to print.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list of class `summary.bnmf_particles`: `particles` (a data
 #'   frame), `distance` (the M x M distances between the aligned, simplex
 #'   scaled bases, `|W_m - W_n|_F`), `wad` (the M x M weighted angular
@@ -742,7 +742,7 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' @param object A `bnmf_hmc` fit.
 #' @param x A `summary.bnmf_hmc` object.
 #' @param digits Significant digits to print.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list of class `summary.bnmf_hmc`: `chains` (a data frame),
 #'   `diagnostics` (mean, ESS and R-hat, and a `note` saying why a value is
 #'   NA), `rmse`, `r_squared`, `notes` (why a number is NA or odd),
