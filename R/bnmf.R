@@ -220,7 +220,8 @@
 #' @param tol ICM, VB and NP stop when the relative change of the log
 #'   posterior (ICM), the ELBO (VB) or the loss (NP) between sweeps is at
 #'   most `tol`. Methods `"gibbs"` and `"ssvi"` run all `iter` sweeps and
-#'   take none; method `"rrt"` takes its tolerance in [rrt_control()].
+#'   take only 0 (or the default); method `"rrt"` takes its tolerance in
+#'   [rrt_control()].
 #' @param keep `"summary"` keeps running posterior means and standard
 #'   deviations; `"draws"` also keeps the thinned draws of `W` and `H` (see
 #'   [as.mcmc.bnmf()]).
@@ -347,7 +348,7 @@ bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd"
 # name (defaults filled in), `given` which of them the caller gave.
 bnmf_job <- function(engine, args, given, env) {
   method <- check_choice(args$method, bnmf_methods, "method")
-  check_method_args(method, given, args$likelihood)
+  check_method_args(method, given, args$likelihood, args$tol)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
   term$X <- assay_matrix(term$X, args$assay)
   if (length(term$rank) == 2L) {
@@ -363,7 +364,7 @@ bnmf_job <- function(engine, args, given, env) {
     if (given[["sparsity"]]) abort_input("`sparsity` is given both in the formula and as an argument; give it once.")
     given[["sparsity"]] <- TRUE
     args$sparsity <- term$sparsity
-    check_method_args(method, given, args$likelihood)
+    check_method_args(method, given, args$likelihood, args$tol)
   }
   job <- args[setdiff(names(args), c("X", "rank", "prior", "data"))]
   job$method <- method
@@ -388,7 +389,7 @@ bnmf_engine <- function(method, likelihood = NULL) {
 }
 
 # Arguments that the method does not take, before the model term is read.
-check_method_args <- function(method, given, likelihood = NULL) {
+check_method_args <- function(method, given, likelihood = NULL, tol = 1e-6) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
@@ -414,11 +415,15 @@ check_method_args <- function(method, given, likelihood = NULL) {
     abort_input(sprintf("`particles` applies to methods \"particles\", \"svgd\" and \"dsgd\" only, not \"%s\"; use `chains` for several chains or restarts.",
                         method))
   }
-  if (given[["tol"]] && method %in% c("gibbs", "ssvi", "rrt")) {
-    abort_input(switch(method,
-      gibbs = "`tol` applies to the methods that iterate to convergence (\"vb\", \"icm\", \"np\", and the solves of \"particles\", \"hmc\", \"svgd\", \"dsgd\"), not to method \"gibbs\", which runs all `iter` sweeps; set `iter` instead.",
-      ssvi = "`tol` does not apply to method \"ssvi\", which runs all `iter` stochastic steps; set `iter` instead.",
-      rrt = "`tol` does not apply to method \"rrt\"; its non-negative least squares tolerance is `control = rrt_control(tol = )`."))
+  # These methods never test convergence: only tol = 0 (never stop early) or
+  # the default agree with what they do.
+  if (given[["tol"]] && method %in% c("gibbs", "ssvi", "rrt") &&
+      !check_number(tol, "tol", 0) %in% c(0, 1e-6)) {
+    abort_input(sprintf(switch(method,
+      gibbs = "`tol` (%s) applies to the methods that iterate to convergence (\"vb\", \"icm\", \"np\", and the solves of \"particles\", \"hmc\", \"svgd\", \"dsgd\"), not to method \"gibbs\", which runs all `iter` sweeps; set `iter` instead.",
+      ssvi = "`tol` (%s) does not apply to method \"ssvi\", which runs all `iter` stochastic steps; set `iter` instead.",
+      rrt = "`tol` (%s) does not apply to method \"rrt\"; its non-negative least squares tolerance is `control = rrt_control(tol = )`."),
+      format(tol)))
   }
 }
 

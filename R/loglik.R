@@ -106,7 +106,9 @@ sigma.bnmf_hmc <- function(object, ...) {
 nobs.bnmf <- function(object, ...) {
   # stats asks nobs(object, use.fallback = ) where it may not be known; it
   # always is here.
-  check_dots_empty(list(...), c(names(formals()), "use.fallback"), "nobs")
+  dots <- list(...)
+  dots$use.fallback <- NULL
+  check_dots_empty(dots, names(formals()), "nobs")
   object$n_obs
 }
 

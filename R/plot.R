@@ -74,7 +74,9 @@ check_dots_graphics <- function(dots, extra = character()) {
     abort_input("`...`: the further arguments of `plot()` must be named (graphical parameters such as `main` or `col`).")
   }
   known <- c(extra, graphics_args)
-  check_names_known(nms, known, known, "plot")
+  # the method's own arguments, for "did you mean"
+  own <- setdiff(names(formals(sys.function(sys.parent()))), c("x", "..."))
+  check_names_known(nms, known, c(own, known), "plot")
 }
 
 graphics_args <- c(
