@@ -219,7 +219,9 @@
 #'   `"random"` or lists with `F`, `S`, `G` (see the section NMTF).
 #' @param tol ICM, VB and NP stop when the relative change of the log
 #'   posterior (ICM), the ELBO (VB) or the loss (NP) between sweeps is at
-#'   most `tol`.
+#'   most `tol`. Methods `"gibbs"` and `"ssvi"` run all `iter` sweeps and
+#'   take only 0 (or the default); method `"rrt"` takes its tolerance in
+#'   [rrt_control()].
 #' @param keep `"summary"` keeps running posterior means and standard
 #'   deviations; `"draws"` also keeps the thinned draws of `W` and `H` (see
 #'   [as.mcmc.bnmf()]).
@@ -241,10 +243,11 @@
 #' @param progress Show a progress bar (for fits that take more than a couple
 #'   of seconds).
 #' @param data For the formula interface: where to find the variable on the
-#'   left side (default: the formula's environment).
+#'   left side (default: the formula's environment). A matrix `X` takes none.
 #' @param particles Method `"particles"`: the number M of candidate
 #'   factorisations; methods `"svgd"` and `"dsgd"`: the number of particles
-#'   moved jointly (5 unless given).
+#'   moved jointly (5 unless given). At most 46340 (their M x M kernel
+#'   matrix must fit in one array); other methods take none.
 #' @param likelihood Methods `"particles"`, `"hmc"`, `"svgd"` and `"dsgd"`:
 #'   the likelihood, made by [silf()] (`NULL`, the default, means `silf()`).
 #'   Methods `"vb"` and `"gibbs"`: `"poisson"` for counts (see the section
@@ -343,7 +346,7 @@ bnmf_methods <- c("gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd"
 # name (defaults filled in), `given` which of them the caller gave.
 bnmf_job <- function(args, given, env) {
   method <- check_choice(args$method, bnmf_methods, "method")
-  check_method_args(method, given, args$likelihood)
+  check_method_args(method, given, args$likelihood, args$tol)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
   term$X <- assay_matrix(term$X, args$assay)
   if (length(term$rank) == 2L) {
@@ -359,7 +362,7 @@ bnmf_job <- function(args, given, env) {
     if (given[["sparsity"]]) abort_input("`sparsity` is given both in the formula and as an argument; give it once.")
     given[["sparsity"]] <- TRUE
     args$sparsity <- term$sparsity
-    check_method_args(method, given, args$likelihood)
+    check_method_args(method, given, args$likelihood, args$tol)
   }
   job <- args[setdiff(names(args), c("X", "rank", "prior", "data"))]
   job$method <- method
@@ -388,7 +391,7 @@ bnmf_engine <- function(method, likelihood = NULL, rank = 1L) {
 }
 
 # Arguments that the method does not take, before the model term is read.
-check_method_args <- function(method, given, likelihood = NULL) {
+check_method_args <- function(method, given, likelihood = NULL, tol = 1e-6) {
   if (method == "np" && any(given[c("prior", "noise")])) {
     abort_input("`prior`, `noise`: method \"np\" (Lee-Seung multiplicative updates) has no prior; use method \"icm\" or \"vb\" for a prior.")
   }
@@ -409,6 +412,20 @@ check_method_args <- function(method, given, likelihood = NULL) {
   }
   if (!pois && any(given[c("sparsity", "mask_prior")])) {
     abort_input("`sparsity`, `mask_prior` apply to `likelihood = \"poisson\"` only.")
+  }
+  if (given[["particles"]] && !pois && method %in% c("gibbs", "vb", "icm", "np")) {
+    abort_input(sprintf("`particles` applies to methods \"particles\", \"svgd\" and \"dsgd\" only, not \"%s\"; use `chains` for several chains or restarts.",
+                        method))
+  }
+  # These methods never test convergence: only tol = 0 (never stop early) or
+  # the default agree with what they do.
+  if (given[["tol"]] && method %in% c("gibbs", "ssvi", "rrt") &&
+      !check_number(tol, "tol", 0) %in% c(0, 1e-6)) {
+    abort_input(sprintf(switch(method,
+      gibbs = "`tol` (%s) applies to the methods that iterate to convergence (\"vb\", \"icm\", \"np\", and the solves of \"particles\", \"hmc\", \"svgd\", \"dsgd\"), not to method \"gibbs\", which runs all `iter` sweeps; set `iter` instead.",
+      ssvi = "`tol` (%s) does not apply to method \"ssvi\", which runs all `iter` stochastic steps; set `iter` instead.",
+      rrt = "`tol` (%s) does not apply to method \"rrt\"; its non-negative least squares tolerance is `control = rrt_control(tol = )`."),
+      format(tol)))
   }
 }
 
@@ -516,6 +533,9 @@ gaussian_engine <- function() {
 # The formula interface: `X ~ nmf(rank, prior)`, read by bnmf itself.
 parse_model <- function(X, rank, prior, data, env) {
   if (!inherits(X, "formula")) {
+    if (!is.null(data)) {
+      abort_input("`data` applies to the formula interface only (`bnmf(Y ~ nmf(rank), data = d)`); with a matrix `X` it is not used, so leave it out.")
+    }
     if (is.null(rank)) abort_input("`rank` is missing: give the number of factors, e.g. `rank = 5`.")
     return(list(X = X, rank = check_rank(rank), prior = prior))
   }

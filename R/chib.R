@@ -365,6 +365,7 @@ log_mean_exp_se <- function(v, batches, segments = 10L) {
 
 #' @export
 print.bnmf_marglik <- function(x, digits = 4, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("Log marginal likelihood (Chib's method), rank %d, X %d x %d\n",
               x$rank, x$dims[1L], x$dims[2L]))
   cat(sprintf("  log p(X) = %s (Monte Carlo se %s)\n",
@@ -397,6 +398,7 @@ cat_low_ess_hint <- function() {
 #'   first draws of every block's run).
 #' @export
 plot.bnmf_marglik <- function(x, n = NULL, ...) {
+  check_dots_graphics(list(...))
   N <- nrow(x$logdens[[1L]])
   n <- n %||% unique(round(exp(seq(log(min(100, N)), log(N), length.out = 30))))
   n <- n[n >= 2 & n <= N]

@@ -170,6 +170,7 @@ consensus_matrix <- function(fit, samples = NULL, ...) {
 #' @rdname consensus_matrix
 #' @export
 plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
+  check_dots_graphics(list(...))
   C <- unclass_consensus(x)
   J <- nrow(C)
   groups <- check_groups(groups, J)
@@ -243,7 +244,8 @@ membership <- function(fit) {
 #' factor `k` rather than on every factor (such as highly expressed genes).
 #'
 #' @param fit A `bnmf` fit.
-#' @param n Number of top features per factor.
+#' @param n Number of top features per factor, at most the number of
+#'   features (by default 10, or all features when there are fewer).
 #' @param by `"weight"` or `"specificity"`.
 #' @return A data frame with columns `factor`, `rank` (1 to `n`), `feature`
 #'   (row name, or row number), `W` (the estimate), `lower`, `upper` (the
@@ -258,8 +260,9 @@ markers <- function(fit, n = 10, by = c("weight", "specificity")) {
   if (!inherits(fit, "bnmf")) abort_not_fit(fit)
   by <- check_choice(by, c("weight", "specificity"), "by")
   I <- fit$dims[1L]
-  n <- check_count(n, "n", min = 1)
-  if (n > I) abort_input(sprintf("`n` must be at most the number of features, %d.", I))
+  # The default, 10, is clipped to the number of features; a given `n` is not.
+  n <- if (missing(n)) min(10L, I) else check_count(n, "n", min = 1)
+  if (n > I) abort_input(sprintf("`n` (%d) must be at most the number of features, %d.", n, I))
   score <- function(W) {
     if (by == "weight") return(W)
     U <- sweep(W, 2L, pmax(colSums(W), .Machine$double.xmin), "/")

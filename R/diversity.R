@@ -181,7 +181,7 @@ match_factors <- function(ref, W) {
 #'   (features x factors, non-negative), lists with matrices `W` and `H`, or
 #'   `bnmf` fits (their `W` and `H`; for a particle fit the particle with the
 #'   largest weight).
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @param x A `bnmf_alignment` object.
 #' @param digits Significant digits to print.
 #' @return An object of class `bnmf_alignment`, a list with
@@ -257,6 +257,7 @@ align_factors <- function(a, b, ...) {
 #' @rdname align_factors
 #' @export
 print.bnmf_alignment <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   ok <- !is.na(x$perm)
   cat(sprintf("Alignment of the %d factors of `b` to the %d factors of `a` (minimum total angle)\n",
@@ -431,7 +432,8 @@ greedy_cover <- function(D, eps) {
 #' @param max_draws For `use = "draws"`: the largest number of draws used.
 #' @param x A `bnmf_covering` object.
 #' @param main `plot()`: the title.
-#' @param ... `print()`: not used; `plot()`: passed to [graphics::plot()].
+#' @param ... `print()`: not used (an argument here is an error); `plot()`:
+#'   graphical parameters, passed to [graphics::plot()].
 #' @return An object of class `bnmf_covering`: a list with `epsilon`,
 #'   `covering` (the greedy covering number at each `epsilon`), `centres` (a
 #'   list: the indices of the centres at each `epsilon`), `distance` (the
@@ -471,6 +473,7 @@ covering_number <- function(fits, epsilon = NULL, use = c("means", "draws"), max
 #' @rdname covering_number
 #' @export
 print.bnmf_covering <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   off <- as.vector(x$distance)
   cat(sprintf("Greedy covering numbers of %d factorisation%s under the weighted angular distance\n",
               x$n, if (x$n == 1L) "" else "s"))
@@ -492,6 +495,7 @@ print.bnmf_covering <- function(x, ...) {
 #' @rdname covering_number
 #' @export
 plot.bnmf_covering <- function(x, main = "Persistence of the covering number", ...) {
+  check_dots_graphics(list(...))
   graphics::plot(x$epsilon, x$covering, type = "s", xlab = "epsilon (WAD, degrees)",
                  ylab = "covering number", ylim = c(0, max(x$covering, 1)),
                  main = main, ...)

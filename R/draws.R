@@ -12,7 +12,7 @@
 #' `keep = "draws"` also `W[i,k]` and `H[k,j]`.
 #'
 #' @param x A `bnmf` Gibbs fit.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A `draws_array`, or an `mcmc` (one chain) / `mcmc.list` object.
 #' @examples
 #' set.seed(1)
@@ -108,16 +108,21 @@ draws_cube.bnmf_hmc <- function(x) {
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method posterior::as_draws_array
 as_draws_array.bnmf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "as_draws_array")
   posterior::as_draws_array(draws_cube(x))
 }
 
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method posterior::as_draws
-as_draws.bnmf <- function(x, ...) as_draws_array.bnmf(x, ...)
+as_draws.bnmf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "as_draws")
+  as_draws_array.bnmf(x, ...)
+}
 
 #' @rdname as.mcmc.bnmf
 #' @exportS3Method coda::as.mcmc
 as.mcmc.bnmf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "as.mcmc")
   a <- draws_cube(x)
   thin <- x$settings$thin
   one <- function(c) coda::mcmc(a[, c, , drop = TRUE], thin = thin)

@@ -9,7 +9,7 @@
 #' and it is a lower bound on the log marginal likelihood \eqn{\log p(X)}.
 #'
 #' @param object A `bnmf` fit made with `method = "vb"`.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A numeric vector, one value per sweep (of the kept restart).
 #' @examples
 #' fit <- bnmf(leukemia[1:50, 1:30], rank = 2, method = "vb")

@@ -9,7 +9,7 @@
 #' `coef()` returns `H` (K x J).
 #'
 #' @param object A `bnmf` fit.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list of matrices (`factors()`) or a matrix.
 #' @examples
 #' fit <- bnmf(leukemia[1:50, ], rank = 2, method = "icm")
@@ -21,7 +21,10 @@ factors <- function(object, ...) UseMethod("factors")
 
 #' @rdname factors
 #' @export
-factors.bnmf <- function(object, ...) list(W = object$W, H = object$H)
+factors.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "factors")
+  list(W = object$W, H = object$H)
+}
 
 #' @rdname factors
 #' @export
@@ -33,7 +36,10 @@ basis <- function(object, ...) UseMethod("basis")
 
 #' @rdname factors
 #' @export
-basis.bnmf <- function(object, ...) object$W
+basis.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "basis")
+  object$W
+}
 
 #' @rdname factors
 #' @export
@@ -46,7 +52,10 @@ abort_not_fit <- function(object) {
 
 #' @rdname factors
 #' @export
-coef.bnmf <- function(object, ...) object$H
+coef.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "coef")
+  object$H
+}
 
 #' @importFrom stats weights
 NULL
@@ -73,7 +82,7 @@ NULL
 #'   largest-weight particle (minimum total angle, as [align_factors()]).
 #' @param newdata `NULL` or a matrix of new samples (columns).
 #' @param type `"response"` or `"coef"`.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return `weights()`: a named vector summing to one. `factors()`: a list
 #'   `W`, `H`. `fitted()`, `residuals()`, `predict()`: matrices.
 #' @examples
@@ -88,7 +97,10 @@ NULL
 
 #' @rdname particles
 #' @export
-weights.bnmf_particles <- function(object, ...) object$weights
+weights.bnmf_particles <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "weights")
+  object$weights
+}
 
 #' @rdname particles
 #' @export
@@ -135,7 +147,7 @@ align_particle <- function(p, perm) {
 #' @param draw `NULL` (posterior means) or the number of a kept draw.
 #' @param newdata Must be `NULL`: HMC fits do not predict new samples.
 #' @param type `"response"` or `"coef"` (the posterior mean of `H`).
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return `factors()`: a list `W`, `H`. `fitted()`, `residuals()`,
 #'   `predict()`: matrices. `as_draws()`: a `draws_array`.
 #' @examples
@@ -151,7 +163,7 @@ NULL
 #' @export
 factors.bnmf_hmc <- function(object, draw = NULL, ...) {
   check_dots_empty(list(...), names(formals()), "factors")
-  if (is.null(draw)) return(NextMethod())
+  if (is.null(draw)) return(factors.bnmf(object))
   draw <- check_count(draw, "draw", min = 1)
   if (draw > object$n_draws) abort_input(sprintf("`draw` must be between 1 and %d.", object$n_draws))
   n <- vapply(object$draws, function(d) ncol(d$W), numeric(1))
@@ -177,11 +189,17 @@ factors.bnmf_nmtf <- function(object, ...) {
 
 #' @rdname factors
 #' @export
-basis.bnmf_nmtf <- function(object, ...) object$F
+basis.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "basis")
+  object$F
+}
 
 #' @rdname factors
 #' @export
-coef.bnmf_nmtf <- function(object, ...) object$S %*% t(object$G)
+coef.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "coef")
+  object$S %*% t(object$G)
+}
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
 #' Posterior probabilities of the sparsity masks
@@ -196,7 +214,7 @@ coef.bnmf_nmtf <- function(object, ...) object$S %*% t(object$G)
 #' `W * S^W` and `H * S^H`.
 #'
 #' @param object A `bnmf` fit with `likelihood = "poisson"`.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list with matrices `W` and `H` of probabilities.
 #' @examples
 #' set.seed(1)
@@ -227,7 +245,10 @@ masks.default <- function(object, ...) {
 
 #' @rdname rrt_fit
 #' @export
-weights.bnmf_rrt <- function(object, ...) object$weights
+weights.bnmf_rrt <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "weights")
+  object$weights
+}
 
 #' @rdname rrt_fit
 #' @export

@@ -58,7 +58,7 @@
 #' @param i,j `NULL` (every entry), or the entries to return: row and column
 #'   indices (or names) of equal length (or one of them of length 1), or `i`
 #'   a two-column matrix of (row, column) pairs and `j` `NULL`.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A matrix (a vector with `i`, `j`), or with `se.fit = TRUE` a list
 #'   `fit`, `se.fit`.
 #' @examples
@@ -77,6 +77,7 @@ NULL
 #' @rdname predict.bnmf
 #' @export
 fitted.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (!object$sparse) return(wh_mean(object))
   X <- object$X
   X@x <- wh_at(object, X@i + 1L, stored_cols(X))
@@ -86,6 +87,7 @@ fitted.bnmf <- function(object, ...) {
 #' @rdname predict.bnmf
 #' @export
 fitted.bnmf_gibbs <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (!object$sparse) return(NextMethod())
   X <- object$X
@@ -96,6 +98,7 @@ fitted.bnmf_gibbs <- function(object, ...) {
 #' @rdname particles
 #' @export
 fitted.bnmf_particles <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (object$sparse) return(parts_fitted(object, object$particles, object$weights))
   w <- object$weights
   out <- matrix(0, object$dims[1L], object$dims[2L])
@@ -109,6 +112,7 @@ fitted.bnmf_particles <- function(object, ...) {
 #' @rdname hmc
 #' @export
 fitted.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (object$sparse && is.null(object$WH)) {
     return(parts_fitted(object, hmc_draw_list(object), rep(1 / object$n_draws, object$n_draws)))
   }
@@ -161,6 +165,7 @@ draws_wh_mean <- function(object) {
 #' @rdname predict.bnmf
 #' @export
 residuals.bnmf <- function(object, i = NULL, j = NULL, ...) {
+  check_dots_empty(list(...), names(formals()), "residuals")
   if (!is.null(i) || !is.null(j)) {
     e <- check_entries(object, i, j)
     return(data_at(object$X, e$i, e$j) - wh_at(object, e$i, e$j))
@@ -385,6 +390,7 @@ max_dense <- function() {
 #' @rdname predict.bnmf
 #' @export
 fitted.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   I <- object$dims[1L]; J <- object$dims[2L]
   gibbs <- object$method == "gibbs"
   if (object$sparse) {
@@ -401,6 +407,7 @@ fitted.bnmf_nmtf <- function(object, ...) {
 
 #' @export
 residuals.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "residuals")
   check_dense(object, "`residuals()`")
   as.matrix(object$X) - nmtf_mean(object)
 }
@@ -436,6 +443,7 @@ nmtf_sse_point <- function(object) {
 
 #' @export
 fitted.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   if (!object$sparse) return(pois_wh_mean(object))
   X <- object$X
   X@x <- wh_entries(unname(object$W), unname(object$H), X@i, stored_cols(X) - 1L)
@@ -459,6 +467,7 @@ pois_wh_mean <- function(object) {
 #' @rdname rrt_fit
 #' @export
 fitted.bnmf_rrt <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "fitted")
   parts <- Map(function(f, w) w * (f$W %*% f$H), object$components, object$weights)
   out <- Reduce(`+`, parts)
   dimnames(out) <- object$dimnames

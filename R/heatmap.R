@@ -9,7 +9,7 @@
 # annotates the samples.
 plot_heatmap <- function(x, what = c("coef", "basis"), groups = NULL, n_top = 10, ...) {
   what <- check_choice(what, c("coef", "basis"), "what")
-  f <- factors(x)
+  f <- wh_view(x)
   W <- unname(f$W)
   H <- unname(f$H)
   K <- ncol(W)
@@ -110,10 +110,11 @@ lab_axis <- function(side, labels, n) {
 # intervals (where the fit has them) and their names, largest on top.
 plot_basis_top <- function(x, factor, n_top = 20, by = "weight", ...) {
   factor <- check_count(factor, "factor", min = 1)
-  if (factor > x$rank) abort_input(sprintf("`factor` must be at most the rank, %d.", x$rank))
+  K <- ncol(wh_view(x)$W)
+  if (factor > K) abort_input(sprintf("`factor` must be at most the rank, %d.", K))
   n_top <- check_count(n_top, "n_top", min = 1)
   mk <- markers(x, n = min(n_top, x$dims[1L]), by = by)
-  mk <- mk[mk$factor == factor_names(x$rank)[factor], , drop = FALSE]
+  mk <- mk[mk$factor == factor_names(K)[factor], , drop = FALSE]
   n <- nrow(mk)
   y <- rev(seq_len(n))
   has_band <- any(!is.na(mk$lower))
@@ -124,7 +125,7 @@ plot_basis_top <- function(x, factor, n_top = 20, by = "weight", ...) {
                  xlab = sprintf("W[, %d]%s", factor,
                                 if (has_band) " (posterior mean, 95% interval)" else " (point estimate)"),
                  ylab = "", main = sprintf("Top %d features of factor %s", n,
-                                           factor_names(x$rank)[factor]), ...)
+                                           factor_names(K)[factor]), ...)
   if (has_band) graphics::segments(mk$lower, y, mk$upper, y, col = "grey40")
   graphics::axis(2, at = y, labels = mk$feature, las = 1, cex.axis = max(0.5, min(0.8, 25 / n)))
 }

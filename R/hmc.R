@@ -66,6 +66,7 @@ hmc_control <- function(leapfrog = 15, step_size = NULL, target = 0.8,
 
 #' @export
 print.bnmf_hmc_control <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("HMC: %d leapfrog steps, step size %s, %s metric, jitter %s\n",
               x$leapfrog,
               if (is.null(x$step_size)) sprintf("adapted to acceptance %s", format(x$target)) else

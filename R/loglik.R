@@ -17,7 +17,7 @@
 #' the I x J matrix (see the section Sparse data of [predict.bnmf()]).
 #'
 #' @param object A `bnmf` fit.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @examples
 #' fit <- bnmf(leukemia[1:50, ], rank = 2, method = "icm")
 #' logLik(fit)
@@ -26,6 +26,7 @@
 #' @return `logLik()`: an object of class `logLik`; `sigma()`, `nobs()`: numbers.
 #' @export
 logLik.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   n <- object$n_obs
   tau <- object$tau
   val <- 0.5 * n * (log(tau) - log(2 * pi)) - 0.5 * tau * sse_obs(object)
@@ -35,6 +36,7 @@ logLik.bnmf <- function(object, ...) {
 # ICM: the effective number of parameters, the non-zero entries at the mode.
 #' @export
 logLik.bnmf_icm <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   ll <- NextMethod()
   attr(ll, "df") <- sum(object$W > 0) + sum(object$H > 0) + 1
@@ -43,25 +45,32 @@ logLik.bnmf_icm <- function(object, ...) {
 
 #' @export
 logLik.bnmf_np <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   abort_unsupported("`object`: method \"np\" (multiplicative updates) has no likelihood; its loss is `object$loss`.")
 }
 
 #' @export
 logLik.bnmf_particles <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   abort_unsupported("`logLik()` is not defined for a particle fit: its SILF likelihood has no normalising constant; see `summary(fit)` for the log likelihood of each particle up to that constant.")
 }
 
 #' @export
 logLik.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   abort_unsupported("`logLik()` is not defined for an HMC fit: its SILF likelihood has no normalising constant; see `summary(fit)` and `fit$trace$logpost` for the log posterior up to a constant.")
 }
 
 #' @rdname logLik.bnmf
 #' @export
-sigma.bnmf <- function(object, ...) 1 / sqrt(object$tau)
+sigma.bnmf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
+  1 / sqrt(object$tau)
+}
 
 #' @export
 sigma.bnmf_gibbs <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   if (inherits(object, "bnmf_poisson")) return(NextMethod())
   tau <- kept_trace(object)$tau
   mean(1 / sqrt(tau))
@@ -69,6 +78,7 @@ sigma.bnmf_gibbs <- function(object, ...) {
 
 #' @export
 sigma.bnmf_np <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   if (inherits(object, "bnmf_poisson")) return(NextMethod())
   abort_unsupported("`object`: method \"np\" (multiplicative updates) has no noise model.")
 }
@@ -76,6 +86,7 @@ sigma.bnmf_np <- function(object, ...) {
 # E_q[tau^(-1/2)] for q(tau) = Gamma(a, b): sqrt(b) Gamma(a - 1/2) / Gamma(a).
 #' @export
 sigma.bnmf_vb <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   if (inherits(object, "bnmf_poisson")) return(NextMethod())
   a <- object$q_tau[["shape"]]
   b <- object$q_tau[["rate"]]
@@ -84,17 +95,26 @@ sigma.bnmf_vb <- function(object, ...) {
 
 #' @export
 sigma.bnmf_particles <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   abort_unsupported("`sigma()` is not defined for a particle fit: the SILF likelihood has no noise precision.")
 }
 
 #' @export
 sigma.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
   abort_unsupported("`sigma()` is not defined for an HMC fit: the SILF likelihood has no noise precision.")
 }
 
 #' @rdname logLik.bnmf
 #' @export
-nobs.bnmf <- function(object, ...) object$n_obs
+nobs.bnmf <- function(object, ...) {
+  # stats asks nobs(object, use.fallback = ) where it may not be known; it
+  # always is here.
+  dots <- list(...)
+  dots$use.fallback <- NULL
+  check_dots_empty(dots, names(formals()), "nobs")
+  object$n_obs
+}
 
 # Rows of the trace that correspond to kept (thinned, post burn-in) draws of
 # a Gibbs or HMC fit.
@@ -109,6 +129,7 @@ kept_trace <- function(object) {
 
 #' @export
 logLik.bnmf_nmtf <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   n <- object$n_obs
   tau <- object$tau
   val <- 0.5 * n * (log(tau) - log(2 * pi)) - 0.5 * tau * nmtf_sse_point(object)
@@ -123,6 +144,7 @@ logLik.bnmf_nmtf <- function(object, ...) {
 # (sparse X: the positive counts one by one, the rest through the factors).
 #' @export
 logLik.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "logLik")
   X <- object$X
   W <- unname(object$W)
   H <- unname(object$H)
@@ -148,7 +170,10 @@ logLik.bnmf_poisson <- function(object, ...) {
 
 # A Poisson model has no noise level: sigma() is NA.
 #' @export
-sigma.bnmf_poisson <- function(object, ...) NA_real_
+sigma.bnmf_poisson <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "sigma")
+  NA_real_
+}
 
 # ---- RRT (method = "rrt") ---------------------------------------------------
 

@@ -151,6 +151,7 @@ nmtf <- function(K, L, prior = NULL) {
 
 #' @export
 print.bnmf_prior <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   if (identical(x$type, "ard")) {
     cat("<bnmf prior> ard(alpha0 = ", format(x$alpha0), ", beta0 = ", format(x$beta0),
         "): W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(alpha0, beta0)\n", sep = "")
@@ -162,6 +163,7 @@ print.bnmf_prior <- function(x, ...) {
 
 #' @export
 print.bnmf_noise <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat("<bnmf noise prior> tau ~ Gamma(shape = ", format(x$shape),
       ", rate = ", format_rate(x$rate), ")\n", sep = "")
   invisible(x)
@@ -169,6 +171,7 @@ print.bnmf_noise <- function(x, ...) {
 
 #' @export
 print.bnmf_model <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   if (identical(x$type, "nmtf")) {
     cat("<bnmf model> nmtf(K = ", x$rank[1L], ", L = ", x$rank[2L], ")\n", sep = "")
     return(invisible(x))

@@ -22,10 +22,28 @@ silf_check <- function(job) {
   job
 }
 
+# The number of particles: a whole number >= 1 whose M x M Stein kernel
+# matrix (of the weights and of every SVGD/DSGD step) fits in one array.
+check_particle_count <- function(particles, method) {
+  M <- check_count(particles, "particles", min = 1)
+  if (as.double(M)^2 > .Machine$integer.max) {
+    abort_input(sprintf("`particles`: method \"%s\" with %s particles needs a %s x %s Stein kernel matrix, more than the %s (2^31 - 1) elements a single array can hold; use at most %d particles.",
+                        method, format(M, big.mark = ","), format(M, big.mark = ","),
+                        format(M, big.mark = ","), format(.Machine$integer.max, big.mark = ","),
+                        as.integer(floor(sqrt(.Machine$integer.max)))))
+  }
+  M
+}
+
 particles_check <- function(job) {
+  unused <- job$given[c("noise", "burnin", "thin", "chains", "keep", "loss")]
+  if (any(unused)) {
+    abort_input(sprintf("%s: not used by method \"particles\" (its number of candidate factorisations is `particles`, each solved to `tol` in at most `iter` sweeps; its objective is `likelihood = silf(objective = )`).",
+                        paste0("`", names(unused)[unused], "`", collapse = ", ")))
+  }
   job <- silf_check(job)
-  job$M <- check_count(job$particles, "particles", min = 1)
-  check_fit_size(nrow(job$X), ncol(job$X), job$rank, job$M, copies = 3)
+  job$M <- check_particle_count(job$particles, job$method)
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, job$M, copies = 3, data = 1, nx = job$M)
   init <- if (job$given[["init"]]) job$init else "qtransform"
   if (!inherits(init, "bnmf_qtransform")) {
     init <- check_choice(init, c("qtransform", "random", "nndsvd", "nndsvdar"), "init")

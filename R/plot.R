@@ -32,7 +32,8 @@
 #' @param type `"trace"`, `"basis"`, `"ard"`, `"heatmap"`, `"consensus"` or
 #'   `"biclusters"`.
 #' @param factor For `type = "basis"`: which factor to show.
-#' @param ... Passed to the underlying graphics call; for `"basis"` also
+#' @param ... Graphical parameters, passed to the underlying graphics call
+#'   (other names are an error); for `"basis"` also
 #'   `n_top` (default 20) and `by` (see [markers()]); for `"heatmap"`
 #'   `what` (`"coef"` or `"basis"`), `groups` (a factor of the samples) and
 #'   `n_top` (default 10); for `"consensus"` `groups`.
@@ -52,12 +53,44 @@ plot.bnmf <- function(x, type = c("trace", "basis", "ard", "heatmap", "consensus
                       factor = 1, ...) {
   type <- check_choice(type, c("trace", "basis", "ard", "heatmap", "consensus", "biclusters"),
                        "type")
+  check_dots_graphics(list(...), switch(type, basis = c("n_top", "by"),
+                                       heatmap = c("what", "groups", "n_top"),
+                                       consensus = "groups", character()))
   switch(type, trace = plot_trace(x, ...), basis = plot_basis_top(x, factor, ...),
          ard = plot_ard(x, ...), heatmap = plot_heatmap(x, ...),
          consensus = graphics::plot(consensus_matrix(x), ...),
          biclusters = plot_biclusters(x, ...))
   invisible(x)
 }
+
+# The further arguments of a plot method, passed on to base graphics: they
+# must be graphical parameters or arguments of the high-level plots, or
+# `extra` (what the method itself takes through `...`); any other name would
+# only be warned about, or ignored, by the graphics functions.
+check_dots_graphics <- function(dots, extra = character()) {
+  if (!length(dots)) return(invisible())
+  nms <- names(dots) %||% rep("", length(dots))
+  if (any(nms == "")) {
+    abort_input("`...`: the further arguments of `plot()` must be named (graphical parameters such as `main` or `col`).")
+  }
+  known <- c(extra, graphics_args)
+  # the method's own arguments, for "did you mean"
+  own <- setdiff(names(formals(sys.function(sys.parent()))), c("x", "..."))
+  check_names_known(nms, known, c(own, known), "plot")
+}
+
+graphics_args <- c(
+  # the high-level plots (plot.default, barplot, image, text, title)
+  "main", "sub", "xlab", "ylab", "xlim", "ylim", "zlim", "log", "axes", "frame.plot",
+  "panel.first", "panel.last", "asp", "border", "density", "angle", "space", "width",
+  "useRaster", "breaks", "line", "outer",
+  # par()
+  "adj", "ann", "ask", "bg", "bty", "cex", "cex.axis", "cex.lab", "cex.main", "cex.sub",
+  "col", "col.axis", "col.lab", "col.main", "col.sub", "crt", "err", "family", "fg", "fig",
+  "fin", "font", "font.axis", "font.lab", "font.main", "font.sub", "lab", "las", "lend",
+  "lheight", "ljoin", "lmitre", "lty", "lwd", "mai", "mar", "mex", "mfcol", "mfg", "mfrow",
+  "mgp", "mkh", "new", "oma", "omd", "omi", "pch", "pin", "plt", "ps", "pty", "srt", "tck",
+  "tcl", "usr", "xaxp", "xaxs", "xaxt", "xlog", "xpd", "yaxp", "yaxs", "yaxt", "ylbias", "ylog")
 
 plot_ard <- function(x, ...) {
   if (!identical(x$prior$type, "ard")) {
@@ -150,6 +183,7 @@ basis_band.bnmf_gibbs <- function(x, factor) {
 #' @rdname hmc
 #' @export
 plot.bnmf_hmc <- function(x, ...) {
+  check_dots_graphics(list(...))
   trace_panel(x$trace, "logpost", "log posterior", "iteration",
               if (x$settings$burnin > 0) x$settings$burnin, ...)
   invisible(x)
@@ -170,7 +204,8 @@ plot.bnmf_hmc <- function(x, ...) {
 #' @param particles The particles shown by `"basis"` and `"features"`
 #'   (default: the 4 with the largest weights).
 #' @param n_top Number of top features (`"features"`).
-#' @param ... Passed to the base graphics function.
+#' @param ... Graphical parameters, passed to the base graphics function
+#'   (other names are an error).
 #' @return `x`, invisibly.
 #' @examples
 #' set.seed(1)
@@ -182,6 +217,7 @@ plot.bnmf_hmc <- function(x, ...) {
 #' @export
 plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "features"),
                                 factor = 1, particles = NULL, n_top = 10, ...) {
+  check_dots_graphics(list(...))
   type <- check_choice(type, c("weights", "distance", "basis", "features"), "type")
   w <- x$weights
   if (is.null(particles)) particles <- order(-w)[seq_len(min(4L, length(w)))]
@@ -299,6 +335,7 @@ plot_biclusters <- function(x, ...) {
 # joint density), or the mask probabilities as images.
 #' @export
 plot.bnmf_poisson <- function(x, type = c("trace", "masks"), ...) {
+  check_dots_graphics(list(...))
   type <- check_choice(type, c("trace", "masks"), "type")
   if (type == "masks") {
     op <- graphics::par(mfrow = c(1, 2))
@@ -338,6 +375,7 @@ plot.bnmf_poisson <- function(x, type = c("trace", "masks"), ...) {
 #' @export
 plot.bnmf_rrt <- function(x, type = c("elbo", "persistence", "projection"),
                           set = c("accepted", "components"), ...) {
+  check_dots_graphics(list(...))
   type <- check_choice(type, c("elbo", "persistence", "projection"), "type")
   set <- check_choice(set, c("accepted", "components"), "set")
   fs <- if (set == "accepted" && length(x$accepted)) x$accepted else x$components

@@ -156,6 +156,7 @@ ssvi_control <- function(t0 = 0, kappa = 0.5, mask_sweeps = 10, mask_samples = N
 
 #' @export
 print.bnmf_beta_process <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat("<bnmf mask prior> beta_process(a0 = ", format(x$a0), ", b0 = ", format(x$b0),
       "): pi_k ~ Beta(a0 / K, b0 (K - 1) / K)\n", sep = "")
   invisible(x)
@@ -163,6 +164,7 @@ print.bnmf_beta_process <- function(x, ...) {
 
 #' @export
 print.bnmf_ssvi_control <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat("<bnmf SSVI control> step (t0 + i)^-kappa, t0 = ", format(x$t0), ", kappa = ",
       format(x$kappa), "; ", x$mask_sweeps, " mask sweeps (last ", x$mask_samples,
       " averaged); ", x$final, " final iterations; cutoff ", format(x$cutoff), "\n", sep = "")

@@ -6,9 +6,8 @@
 #' @export
 predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
                          se.fit = FALSE, iter = 500, i = NULL, j = NULL, ...) {
-  a <- predict_args(object, newdata, type, se.fit, i, j)
-  type <- a$type
-  se.fit <- a$se.fit
+  a <- predict_args(object, newdata, type, se.fit, i, j, list(...), names(formals()))
+  type <- a$type; se.fit <- a$se.fit
   if (!is.null(e <- a$entries)) {
     m <- wh_at(object, e$i, e$j)
     if (!se.fit) return(m)
@@ -67,9 +66,8 @@ predict.bnmf <- function(object, newdata = NULL, type = c("response", "coef"),
 #' @export
 predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", "coef"),
                                    particle = NULL, se.fit = FALSE, i = NULL, j = NULL, ...) {
-  a <- predict_args(object, newdata, type, se.fit, i, j)
-  type <- a$type
-  se.fit <- a$se.fit
+  a <- predict_args(object, newdata, type, se.fit, i, j, list(...), names(formals()))
+  type <- a$type; se.fit <- a$se.fit
   if (!is.null(e <- a$entries)) {
     return(parts_at(object$particles, object$weights, e$i, e$j, se.fit))
   }
@@ -98,9 +96,8 @@ predict.bnmf_particles <- function(object, newdata = NULL, type = c("response", 
 #' @export
 predict.bnmf_hmc <- function(object, newdata = NULL, type = c("response", "coef"),
                              se.fit = FALSE, i = NULL, j = NULL, ...) {
-  a <- predict_args(object, newdata, type, se.fit, i, j)
-  type <- a$type
-  se.fit <- a$se.fit
+  a <- predict_args(object, newdata, type, se.fit, i, j, list(...), names(formals()))
+  type <- a$type; se.fit <- a$se.fit
   if (!is.null(e <- a$entries)) {
     return(parts_at(hmc_draw_list(object), rep(1 / object$n_draws, object$n_draws), e$i, e$j,
                     se.fit))

@@ -4,6 +4,7 @@
 
 #' @export
 print.bnmf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("  X: %d x %d%s, %s observed (%d missing)\n", x$dims[1L], x$dims[2L],
               if (x$sparse) " (sparse)" else "", format(x$n_obs, big.mark = ",", scientific = FALSE),
               x$n_missing))
@@ -25,6 +26,7 @@ print.bnmf <- function(x, ...) {
 
 #' @export
 print.bnmf_gibbs <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat("Bayesian NMF by Gibbs sampling\n")
   NextMethod()
@@ -38,6 +40,7 @@ print.bnmf_gibbs <- function(x, ...) {
 
 #' @export
 print.bnmf_icm <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat("Bayesian NMF by iterated conditional modes (posterior mode)\n")
   NextMethod()
@@ -64,6 +67,7 @@ cat_missing <- function(x, maker, impute, mask) {
 
 #' @export
 print.bnmf_vb <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat("Bayesian NMF by variational Bayes\n")
   NextMethod()
@@ -76,6 +80,7 @@ print.bnmf_vb <- function(x, ...) {
 
 #' @export
 print.bnmf_np <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   if (!inherits(x, "bnmf_nmf")) return(NextMethod())
   cat(sprintf("NMF by multiplicative updates (%s loss)\n",
               if (identical(x$settings$loss, "kl")) "Kullback-Leibler" else "Euclidean"))
@@ -103,6 +108,7 @@ cat_tau <- function(x) {
 
 #' @export
 print.bnmf_particles <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat("Bayesian NMF by Stein-weighted particles\n")
   cat_silf_model(x, sprintf("  %d particles from %s starts, each solved by non-negative least squares\n",
                             length(x$weights), x$init))
@@ -113,6 +119,7 @@ print.bnmf_particles <- function(x, ...) {
 
 #' @export
 print.bnmf_hmc <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat("Bayesian NMF by Hamiltonian Monte Carlo\n")
   cat_silf_model(x)
   s <- x$settings
@@ -139,6 +146,7 @@ cat_silf_model <- function(x, how = NULL) {
 
 #' @export
 print.bnmf_svgd <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   label <- c(svgd = "Stein variational gradient descent (SVGD)",
              dsgd = "gradient descent on the kernel Stein discrepancy (DSGD)")[[x$method]]
   cat(sprintf("Bayesian NMF by %s\n", label))
@@ -159,6 +167,7 @@ print.bnmf_dsgd <- print.bnmf_svgd
 
 #' @export
 print.bnmf_nmtf <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   how <- c(gibbs = "Gibbs sampling", icm = "iterated conditional modes (posterior mode)",
            vb = "variational Bayes",
            np = sprintf("multiplicative updates (%s loss)",
@@ -200,6 +209,7 @@ print.bnmf_nmtf <- function(x, ...) {
 
 #' @export
 print.bnmf_poisson <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   how <- switch(x$method, vb = "variational Bayes", gibbs = "Gibbs sampling",
                 ssvi = "structured stochastic VI")
   cat(sprintf("<bnmf fit> Poisson NMF by %s, rank %d, X %d x %d%s\n", how, x$rank,
@@ -220,6 +230,7 @@ print.bnmf_poisson <- function(x, ...) {
 
 #' @export
 print.bnmf_rrt <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("Bayesian NMF by %s\n", rrt_search_label(x$search)))
   cat(sprintf("  X: %d x %d; rank: %d\n", x$dims[1L], x$dims[2L], x$rank))
   cat(sprintf("  likelihood: %s; exponential priors of rate %s on W and H\n",

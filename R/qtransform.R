@@ -127,6 +127,7 @@ qtransform_pairs <- function(n_data = 20, restarts = 5, size = 12, rank = 3,
 
 #' @export
 print.bnmf_qtransform <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   d <- dim(x$Q_A)
   cat(sprintf("%d Q-Transform pairs of rank %d (synthetic %d x %d data)\n", d[3L], d[1L],
               x$settings$size, x$settings$size))

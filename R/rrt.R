@@ -112,6 +112,7 @@ rrt_control <- function(search = c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), sigm
 
 #' @export
 print.bnmf_rrt_control <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("RRT + online NVI settings: search \"%s\", first step %s (+%s%% per step, at most %d steps), minimum angle %s degrees\n",
               x$search, format(x$step), format(100 * x$growth), x$max_steps,
               format(x$min_angle)))
@@ -757,7 +758,8 @@ laurberg_toy <- function(n = 60, noise = 0.01) {
 #'
 #' @param object A `bnmf_rrt` fit.
 #' @param component Which component (default: the largest weight).
-#' @param ... Not used (`plot()`: passed to the base graphics function).
+#' @param ... Not used: an argument here is an error (`plot()`: graphical
+#'   parameters, passed to the base graphics function).
 #' @return `factors()`: a list with `W` and `H`; `weights()`: the weights;
 #'   `fitted()`: an I x J matrix; `summary()`: an object with a print
 #'   method; `plot()`: `x`, invisibly.

@@ -717,7 +717,7 @@ rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, keep_fit
 #' The chosen rank
 #'
 #' @param object A `bnmf_rank` object made by [select_rank()].
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return The chosen number of factors, an integer.
 #' @examples
 #' set.seed(1)
@@ -764,6 +764,7 @@ rank_rule <- function(x) {
 
 #' @export
 print.bnmf_rank <- function(x, digits = 4, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(rank_title(x), "\n", sep = "")
   cat(sprintf("  X: %d x %d; ranks %s\n", x$dims[1L], x$dims[2L],
               paste(rank_text(x), collapse = ", ")))
@@ -840,6 +841,7 @@ print_rank_table <- function(tab, digits) {
 #' plot(sel)
 #' @export
 summary.bnmf_rank <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   out <- list(title = rank_title(object), rule = rank_rule(object),
               criterion = object$criterion, method = object$method,
               dims = object$dims, ranks = object$ranks, best = object$best,
@@ -857,6 +859,7 @@ summary.bnmf_rank <- function(object, ...) {
 #' @rdname summary.bnmf_rank
 #' @export
 print.summary.bnmf_rank <- function(x, digits = 4, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   cat(x$title, "\n", sep = "")
   cat(sprintf("  X: %d x %d; ranks %s; %.1f s\n\n", x$dims[1L], x$dims[2L],
@@ -889,6 +892,7 @@ print.summary.bnmf_rank <- function(x, digits = 4, ...) {
 #' @rdname summary.bnmf_rank
 #' @export
 plot.bnmf_rank <- function(x, ...) {
+  check_dots_graphics(list(...))
   if (x$criterion == "ard") {
     tab <- x$table
     sig <- pmax(tab$signal, 1e-6)

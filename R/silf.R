@@ -51,6 +51,7 @@ silf <- function(epsilon = NULL, beta = 0.1, C = 2,
 
 #' @export
 print.bnmf_likelihood <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("SILF likelihood on the %s objective: epsilon = %s, beta = %s, C = %s\n",
               objective_label(x$objective),
               if (is.null(x$epsilon)) "1.2 x the largest candidate objective" else format(signif(x$epsilon, 6)),

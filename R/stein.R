@@ -136,7 +136,7 @@ stein_value <- function(K, weights, kernel = FALSE) {
 #'   \eqn{(\|W - W'\|^2 + c_W^2)^{b_W} / (2 \gamma_W) + (\|H - H'\|^2 +
 #'   c_H^2)^{b_H} / (2 \gamma_H)} with \eqn{\gamma = (c^2)^b}, equation 7
 #'   of the paper with its section 6.1 values (the ones `bnmf()` uses).
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return The discrepancy, with attribute `weights` (and for a list
 #'   `epsilon`).
 #' @examples

@@ -71,7 +71,7 @@
 #'   degrees, beyond which two chains count as being in different modes.
 #' @param x A `summary.bnmf` object.
 #' @param digits Significant digits to print.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return An object of class `summary.bnmf`.
 #' @examples
 #' set.seed(1)
@@ -79,6 +79,7 @@
 #' summary(fit)
 #' @export
 summary.bnmf <- function(object, wad_threshold = 10, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   W <- object$W
   H <- object$H
@@ -194,6 +195,7 @@ cat_notes <- function(notes) {
 
 #' @export
 summary.bnmf_gibbs <- function(object, wad_threshold = 10, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   out <- NextMethod()
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
@@ -224,6 +226,7 @@ wh_moments_mc <- function(object) {
 
 #' @export
 summary.bnmf_vb <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   a <- object$q_tau[["shape"]]
   b <- object$q_tau[["rate"]]
@@ -235,6 +238,7 @@ summary.bnmf_vb <- function(object, ...) {
 
 #' @export
 summary.bnmf_icm <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   optimiser_summary(NextMethod(), object, sigma = sigma(object), tau = c(mode = object$tau),
                     logpost = object$logpost)
@@ -242,6 +246,7 @@ summary.bnmf_icm <- function(object, ...) {
 
 #' @export
 summary.bnmf_np <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   optimiser_summary(NextMethod(), object, loss = object$loss, loss_name = object$settings$loss)
 }
@@ -276,6 +281,7 @@ ard_relevance <- function(object) {
 #' @rdname summary.bnmf
 #' @export
 print.summary.bnmf <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   # NP has no prior: its fits are not Bayesian
   cat(sprintf("%s (%s), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
@@ -326,6 +332,7 @@ print_diagnostics <- function(d) {
 
 #' @export
 print.summary.bnmf_gibbs <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat_tau_interval(x, "", digits)
   cat(sprintf("\nSampling: %d chain%s, %d draws (bulk ESS and R-hat from %s)\n", x$chains,
@@ -363,6 +370,7 @@ print.summary.bnmf_gibbs <- function(x, digits = 3, ...) {
 
 #' @export
 print.summary.bnmf_vb <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat_tau_interval(x, "q(tau) ", digits)
   cat_converged(x, sprintf("ELBO %s", format(signif(x$elbo, 8))))
@@ -371,6 +379,7 @@ print.summary.bnmf_vb <- function(x, digits = 3, ...) {
 
 #' @export
 print.summary.bnmf_icm <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat(sprintf("tau (mode): %s\n", format(signif(x$tau[["mode"]], digits))))
   cat_converged(x, sprintf("log posterior %s", format(signif(x$logpost, 8))))
@@ -379,6 +388,7 @@ print.summary.bnmf_icm <- function(x, digits = 3, ...) {
 
 #' @export
 print.summary.bnmf_np <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   NextMethod()
   cat_converged(x, sprintf("%s loss %s", if (identical(x$loss_name, "kl")) "KL" else "Euclidean",
                            format(signif(x$loss, 8))))
@@ -608,7 +618,7 @@ chain_modes <- function(object, threshold) {
 #'   as different modes.
 #' @param x A `summary.bnmf_particles` object.
 #' @param digits Significant digits to print.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list of class `summary.bnmf_particles`: `particles` (a data
 #'   frame), `distance` (the M x M distances between the aligned, simplex
 #'   scaled bases, `|W_m - W_n|_F`), `wad` (the M x M weighted angular
@@ -625,6 +635,7 @@ chain_modes <- function(object, threshold) {
 #' @export
 summary.bnmf_particles <- function(object, n_top = 10, n_particles = 3, wad_threshold = 10,
                                    ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   wad_threshold <- check_number(wad_threshold, "wad_threshold", 0)
   n_top <- min(check_count(n_top, "n_top", min = 1), object$dims[1L])
   n_particles <- check_count(n_particles, "n_particles", min = 1)
@@ -687,6 +698,7 @@ top_features <- function(object, m, n) {
 #' @rdname summary.bnmf_particles
 #' @export
 print.summary.bnmf_particles <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   tab <- x$particles
   cat(sprintf("Particle fit: Stein discrepancy %s, effective number of particles %.3g\n",
               format(signif(x$stein, digits + 1)), x$ess))
@@ -734,7 +746,7 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' @param object A `bnmf_hmc` fit.
 #' @param x A `summary.bnmf_hmc` object.
 #' @param digits Significant digits to print.
-#' @param ... Not used.
+#' @param ... Not used: an argument here is an error.
 #' @return A list of class `summary.bnmf_hmc`: `chains` (a data frame),
 #'   `diagnostics` (mean, ESS and R-hat, and a `note` saying why a value is
 #'   NA), `rmse`, `r_squared`, `notes` (why a number is NA or odd),
@@ -745,6 +757,7 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 #' summary(fit)
 #' @export
 summary.bnmf_hmc <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   kt <- kept_trace(object)
   q <- if (dense_allowed(object)) fit_quality(residuals(object), object$X) else
     list(rmse = NA_real_, r_squared = NA_real_,
@@ -769,6 +782,7 @@ summary.bnmf_hmc <- function(object, ...) {
 #' @rdname summary.bnmf_hmc
 #' @export
 print.summary.bnmf_hmc <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   cat(sprintf("Bayesian NMF by HMC, rank %d, X %d x %d, %d draws (%d leapfrog steps per draw)\n",
               x$rank, x$dims[1L], x$dims[2L], x$n_draws, x$leapfrog))
@@ -823,6 +837,7 @@ summary.bnmf_nmtf <- function(object, ...) {
 #' @rdname summary.bnmf
 #' @export
 print.summary.bnmf_nmtf <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   digits <- check_count(digits, "digits", min = 1)
   cat(sprintf("%s (%s), K = %d, L = %d, X %d x %d, %s observed entries (%d missing)\n\n",
               if (identical(x$method, "np")) "NMTF by multiplicative updates" else "Bayesian NMTF",
@@ -882,6 +897,7 @@ summary.bnmf_poisson <- function(object, ...) {
 
 #' @export
 print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("Poisson NMF (%s, sparsity \"%s\"), rank %d, X %d x %d, %s observed entries (%d missing)\n\n",
               x$method, x$sparsity, x$rank, x$dims[1L], x$dims[2L],
               format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
@@ -902,6 +918,7 @@ print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
 #' @rdname rrt_fit
 #' @export
 summary.bnmf_rrt <- function(object, ...) {
+  check_dots_empty(list(...), names(formals()), "summary")
   X <- object$X
   comps <- data.frame(
     component = seq_along(object$weights), weight = unname(object$weights),
@@ -919,6 +936,7 @@ summary.bnmf_rrt <- function(object, ...) {
 
 #' @export
 print.summary.bnmf_rrt <- function(x, digits = 3, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("%s, X %d x %d, rank %d\n", rrt_search_label(x$search), x$dims[1L], x$dims[2L],
               x$rank))
   cat(sprintf("Likelihood: %s\n", x$likelihood))

@@ -59,6 +59,7 @@ stein_control <- function(step_size = 0.01, momentum = 0.9, record = 10) {
 
 #' @export
 print.bnmf_stein_control <- function(x, ...) {
+  check_dots_empty(list(...), names(formals()), "print")
   cat(sprintf("SVGD/DSGD: AdaGrad step size %s, momentum %s, discrepancy every %d steps\n",
               format(x$step_size), format(x$momentum), x$record))
   invisible(x)
@@ -74,8 +75,8 @@ svgd_check <- function(job) {
   if (job$method == "dsgd" && job$likelihood$objective != "frobenius") {
     abort_input("`likelihood`: method \"dsgd\" needs the Hessian of the log posterior, written out for `silf(objective = \"frobenius\")` only.")
   }
-  job$M <- check_count(if (job$given[["particles"]]) job$particles else 5L, "particles", min = 1)
-  check_fit_size(nrow(job$X), ncol(job$X), job$rank, job$M, copies = 6)
+  job$M <- check_particle_count(if (job$given[["particles"]]) job$particles else 5L, job$method)
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, job$M, copies = 6, data = 1, nx = job$M)
   init <- if (job$given[["init"]]) job$init else "random"
   job$init <- check_choice(init, c("random", "nndsvdar", "qtransform"), "init")
   job$iter <- check_count(job$iter %||% 1000L, "iter", min = 1)
