@@ -100,7 +100,7 @@
  *     Statistics and Computing 5(2), 121-125.
  */
 #include "bnmf_call.h"
-#include "cond.h"
+#include "truncnorm.h"
 
 #define TN_TAIL BNMF_TN_TAIL /* A0: the tail samplers (T), (E) for a > A0 */
 #define TN_WIDE 2.0    /* middle: rejection from N(0,1) when b - a > this  */
@@ -452,6 +452,14 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd)
     return -u * (a + 0.5 * u) - bnmf_log_mills(a) - log(sd);
 }
 
+/* VB's mean, variance and entropy of N(mu, sd^2) truncated to [0, inf): the
+ * inline tn_pos_vb of truncnorm.h (which documents it), for callers outside
+ * the conditional's kernels. */
+void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
+{
+    tn_pos_vb(mu, sd, NULL, m1, var, ent);
+}
+
 /* ---- .Call entry points ------------------------------------------------ */
 
 static void check_double(SEXP x, const char *arg)
@@ -610,7 +618,7 @@ SEXP bnmf_tn_logdens_call(SEXP x, SEXP mean, SEXP sd)
 /*
  * .Call entry (tests): for a = -mu / sd (recycled), log Q(a) and lambda(a)
  * from bnmf_logq_hazard, and VB's mean, variance and entropy of
- * N(mu, sd^2) truncated to [0, inf) from bnmf_tn_pos_vb (gauss_cond.c);
+ * N(mu, sd^2) truncated to [0, inf) from bnmf_tn_pos_vb (truncnorm.h);
  * list(logq, lambda, mean, var, entropy), NaN where a is not finite or
  * sd <= 0.
  */
