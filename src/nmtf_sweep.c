@@ -2,7 +2,7 @@
  * nmtf_sweep.c -- Gaussian non-negative matrix tri-factorisation
  * X ~ F S G' (Brouwer & Lio 2017; Brouwer, Frellsen & Lio 2017): Gibbs
  * sampling, ICM, variational Bayes (VB) and multiplicative updates (NP),
- * one driver for the four rules, the rule applied in gauss_cond.c.
+ * one driver for the four rules, the rule applied in cond_row.c.
  *
  * Model, for the observed entries (i, j) in Omega (F: I x K, S: K x L,
  * G: J x L):
