@@ -389,7 +389,7 @@ SEXP bnmf_named_list(int n, const char **names, SEXP *values)
     return out;
 }
 
-/* ---- the tri-factorisation (nmtf_sweep.c) ---- */
+/* ---- the tri-factorisation (nmtf_*.c) ---- */
 #include "nmtf.h"
 
 /**
@@ -417,4 +417,89 @@ void bnmf_read_nmtf_ctrl(SEXP ctrl, nmtf_ctrl *c)
     c->accumulate = c->accumulate && c->rule == RULE_DRAW;
     c->thin = ctrl_count(ctrl, "thin", 1);
     c->tol = ctrl_number(ctrl, "tol");
+}
+
+/* A tri-factorisation's state (the list of nmtf_new_state() in R/nmtf.R) by name:
+ * its optional parts with ARD (ard), running moments (acc), VB (vb). */
+void bnmf_read_nmtf_state(SEXP state, const nmf_data *d, int K, int L, int ard, int acc,
+                          int vb, nmtf_state *st)
+{
+    const R_xlen_t I = d->I, J = d->J;
+    memset(st, 0, sizeof(*st));
+    st->K = K;
+    st->L = L;
+    st->F = bnmf_real_elt(state, "F", I * K);
+    st->S = bnmf_real_elt(state, "S", (R_xlen_t) K * L);
+    st->G = bnmf_real_elt(state, "G", J * L);
+    st->tau = bnmf_real_elt(state, "tau", 1);
+    st->x = bnmf_real_elt(state, "x", d->nx);
+    st->sumsq = bnmf_real_elt(state, "sumsq", 1);
+    st->logpost = bnmf_real_elt(state, "logpost", 1);
+    st->n_kept = bnmf_real_elt(state, "n_kept", 1);
+    st->lamF = state_elt(state, ard, "lambda_F", K);
+    st->lamG = state_elt(state, ard, "lambda_G", L);
+    st->F_mean = state_elt(state, acc, "F_mean", I * K);
+    st->F_m2 = state_elt(state, acc, "F_m2", I * K);
+    st->S_mean = state_elt(state, acc, "S_mean", (R_xlen_t) K * L);
+    st->S_m2 = state_elt(state, acc, "S_m2", (R_xlen_t) K * L);
+    st->G_mean = state_elt(state, acc, "G_mean", J * L);
+    st->G_m2 = state_elt(state, acc, "G_m2", J * L);
+    st->tau_mean = state_elt(state, acc, "tau_mean", 1);
+    st->tau_m2 = state_elt(state, acc, "tau_m2", 1);
+    st->row_hits = state_elt(state, acc, "row_hits", I * K);
+    st->col_hits = state_elt(state, acc, "col_hits", J * L);
+    st->lamF_mean = state_elt(state, acc && ard, "lambda_F_mean", K);
+    st->lamF_m2 = state_elt(state, acc && ard, "lambda_F_m2", K);
+    st->lamG_mean = state_elt(state, acc && ard, "lambda_G_mean", L);
+    st->lamG_m2 = state_elt(state, acc && ard, "lambda_G_m2", L);
+    if (acc) {
+        const R_xlen_t nx = XLENGTH(bnmf_list_get(state, "X_mean"));
+        if (nx != 0 && nx != d->nx) Rf_error("bnmf internal error: X_mean has the wrong length");
+        if (nx) {
+            st->X_mean = bnmf_real_elt(state, "X_mean", nx);
+            st->X_m2 = bnmf_real_elt(state, "X_m2", nx);
+        }
+    }
+    st->F_var = state_elt(state, vb, "F_var", I * K);
+    st->S_var = state_elt(state, vb, "S_var", (R_xlen_t) K * L);
+    st->G_var = state_elt(state, vb, "G_var", J * L);
+    st->F_ent = state_elt(state, vb, "F_ent", I * K);
+    st->S_ent = state_elt(state, vb, "S_ent", (R_xlen_t) K * L);
+    st->G_ent = state_elt(state, vb, "G_ent", J * L);
+    st->tau_rate = state_elt(state, vb, "tau_rate", 1);
+    st->lamF_rate = state_elt(state, vb && ard, "lambda_F_rate", K);
+    st->lamG_rate = state_elt(state, vb && ard, "lambda_G_rate", L);
+    bnmf_check_factors(st->F, st->S, d->I, L, K);
+    for (R_xlen_t t = 0; t < J * L; t++)
+        if (!(st->G[t] >= 0.0) || !R_FINITE(st->G[t]))
+            Rf_error("bnmf internal error: G must be finite and non-negative");
+    if (!(*st->tau > 0.0) || !R_FINITE(*st->tau))
+        Rf_error("bnmf internal error: tau must be finite and > 0");
+    for (int k = 0; ard && k < K; k++)
+        if (!(st->lamF[k] > 0.0)) Rf_error("bnmf internal error: lambda_F must be > 0");
+    for (int l = 0; ard && l < L; l++)
+        if (!(st->lamG[l] > 0.0)) Rf_error("bnmf internal error: lambda_G must be > 0");
+}
+
+/* prior: list(rate = c(F, S, G), alpha, beta, ard = numeric() or c(alpha0, beta0)) */
+void bnmf_read_nmtf_prior(SEXP prior, nmtf_prior *pr)
+{
+    const double *rate = bnmf_real_elt(prior, "rate", 3);
+    pr->rate_F = rate[0];
+    pr->rate_S = rate[1];
+    pr->rate_G = rate[2];
+    pr->alpha = *bnmf_real_elt(prior, "alpha", 1);
+    pr->beta = *bnmf_real_elt(prior, "beta", 1);
+    SEXP a = bnmf_list_get(prior, "ard");
+    pr->ard = XLENGTH(a) == 2;
+    if (pr->ard) {
+        const double *ab = bnmf_real_elt(prior, "ard", 2);
+        pr->alpha0 = ab[0];
+        pr->beta0 = ab[1];
+    }
+    for (int t = 0; t < 3; t++)
+        if (!(rate[t] >= 0.0) || !R_FINITE(rate[t]))
+            Rf_error("bnmf internal error: rates must be finite and >= 0");
+    if (!(pr->alpha > 0.0) || !(pr->beta > 0.0))
+        Rf_error("bnmf internal error: alpha and beta must be > 0");
 }
