@@ -10,9 +10,22 @@
  * (finite, non-negative factors; tau, lambda > 0; rates >= 0).
  */
 #include <limits.h>
+#include "bnmf_call.h"
 #include "nmf.h"
 #include "nmtf.h"
 #include "pois.h"
+
+/* The argument n of the generators' .Call entries (normal.c, exponential.c,
+ * truncnorm.c): a single non-negative whole number, as an R_xlen_t. */
+R_xlen_t bnmf_count_arg(SEXP n_)
+{
+    if ((TYPEOF(n_) != REALSXP && TYPEOF(n_) != INTSXP) || XLENGTH(n_) != 1)
+        Rf_error("`n` must be a single non-negative whole number.");
+    const double dn = Rf_asReal(n_);
+    if (ISNAN(dn) || dn < 0.0 || dn != floor(dn) || dn > (double) R_XLEN_T_MAX)
+        Rf_error("`n` must be a single non-negative whole number.");
+    return (R_xlen_t) dn;
+}
 
 /* The component `name` of a named list, or R_NilValue when there is none. */
 static SEXP list_get_opt(SEXP list, const char *name)
