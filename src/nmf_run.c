@@ -287,13 +287,12 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
     int s, kept = 0, converged = 0;
     for (s = 0; s < n_sweeps; s++) {
         if (upd_W)
-            bnmf_update_W(d, pr, x, W, H, *tau, rule, masked, 0, &ws, vb, NULL);
+            bnmf_update_W(d, pr, x, W, H, *tau, rule, masked, &ws, vb);
         if (mid_check) {
             bnmf_rng_interrupt();
         }
         double lin, quad;
-        bnmf_update_H(d, pr, x, W, H, *tau, rule, masked, upd_H, 0, &ws, vb, NULL, &lin,
-                      &quad);
+        bnmf_update_H(d, pr, x, W, H, *tau, rule, masked, upd_H, &ws, vb, &lin, &quad);
         if (upd_W && upd_H) {
             if (rule == RULE_MODE || rule == RULE_MOMENT)
                 bnmf_balance_scales(d, pr, W, H, vb);

@@ -89,35 +89,20 @@
 #endif
 
 /* Whether a masked row (column) with nm missing entries of n is updated by
- * bnmf_cond_row_sub: ICM from K = SUB_MIN_K_ICM on, VB from SUB_MIN_K_VB,
- * outside Chib's reduced runs (sub_max is 0 below SUB_MIN_K_VB). */
-static inline int sub_rule(const sweep_work *ws, nmf_rule rule, const chib_hook *hk,
-                           int first, int K, int nm, int n)
+ * bnmf_cond_row_sub: ICM from K = SUB_MIN_K_ICM on, VB from SUB_MIN_K_VB
+ * (sub_max is 0 below SUB_MIN_K_VB). */
+static inline int sub_rule(const sweep_work *ws, nmf_rule rule, int K, int nm, int n)
 {
-    return !hk && first == 0 &&
-        ((rule == RULE_MODE && K >= SUB_MIN_K_ICM) ||
+    return ((rule == RULE_MODE && K >= SUB_MIN_K_ICM) ||
          (rule == RULE_MOMENT && K >= SUB_MIN_K_VB)) &&
         nm > 0 && nm <= ws->sub_max && 2 * nm <= n;
 }
 
-/*
- * An interrupt check every 4096 rows (or columns) of a half sweep, so that a
- * long sweep stops within a fraction of a second. The callers hold R's random
- * number state (bnmf_rng_get()): it is saved before the check, which may jump
- * out, and read back after it.
- */
-static inline void row_interrupt(int r)
-{
-    if ((r & 4095) == 4095) {
-        bnmf_rng_interrupt();
-    }
-}
-
 /* Whether a half sweep updates its rows by blocks (bnmf_cond_rows): Gibbs,
- * ICM and VB, outside Chib's reduced runs. */
-static inline int block_rule(nmf_rule rule, const chib_hook *hk, int first)
+ * ICM and VB. */
+static inline int block_rule(nmf_rule rule)
 {
-    return !hk && first == 0 && rule != RULE_MULT;
+    return rule != RULE_MULT;
 }
 
 /* How many rows from row i on (at most COND_BLOCK, up to n) share the full
@@ -130,23 +115,6 @@ static inline int block_rows(const int *ptr, int masked, int i, int n)
     while (nr < COND_BLOCK && i + nr < n && (!masked || ptr[i + nr + 1] == ptr[i + nr]))
         nr++;
     return nr > 1 ? nr : 1;
-}
-
-/* Column j's terms of the SSE pieces of bnmf_update_H: h_j' f_j into *sl and
- * h_j' G h_j (VB: plus sum_k G[k, k] Var H_kj) into *sq. */
-static inline void h_sse_terms(const double *G, const double *H, const double *F,
-                               const vb_part *vb, int j, int K, double *sl, double *sq)
-{
-    const double *hj = H + (size_t) j * K, *fj = F + (size_t) j * K;
-    double l = *sl, q = *sq;
-    for (int k = 0; k < K; k++) l += hj[k] * fj[k];
-    q += bnmf_quad_form(G, hj, K);
-    if (vb) {
-        const double *v = vb->Hvar + (size_t) j * K;
-        for (int k = 0; k < K; k++) q += G[k + (size_t) k * K] * v[k];
-    }
-    *sl = l;
-    *sq = q;
 }
 
 /*
@@ -252,13 +220,84 @@ static inline int vb_fill(const nmf_data *d, const vb_part *vb, int masked)
     return vb && !masked && d->nmiss > 0;
 }
 
+/* The building blocks of a half sweep's rows, for the sweep below and
+ * Chib's reduced runs (chib.c). */
+
+/* b_i = row i of X H' (from D, I x K, for dense X; for sparse X from its
+ * transpose, built in ws->Wt, which bnmf_update_H refills) and the
+ * (expected, Hvar not NULL) Gram matrix of H into ws->G. */
+void bnmf_W_products(const nmf_data *d, const double *x, const double *H, sweep_work *ws,
+                     const double *Hvar)
+{
+    if (d->sparse) bnmf_x_ht_rows(d, x, H, ws->Wt, ws->obs);
+    else bnmf_x_ht(d, x, H, ws->D, ws->Ht, ws->obs);
+    bnmf_expected_gram(H, Hvar, d->K, d->J, GRAM_ROWS, ws->G);
+}
+
+/* F = W' X and the (expected) Gram matrix of W into ws->G. */
+void bnmf_H_products(const nmf_data *d, const double *x, const double *W, sweep_work *ws,
+                     const double *Wvar)
+{
+    bnmf_wt_x(d, x, W, ws->F, ws->Wt, ws->obs);
+    bnmf_expected_gram(W, Wvar, d->K, d->I, GRAM_COLS, ws->G);
+}
+
+/* Row i of W into w->zrow and its b_i into w->brow (after bnmf_W_products). */
+void bnmf_W_row_load(const nmf_data *d, const double *W, int i, sweep_work *w)
+{
+    const int I = d->I, K = d->K, rows = d->sparse;
+    for (int k = 0; k < K; k++) {
+        w->zrow[k] = W[i + (size_t) k * I];
+        w->brow[k] = rows ? w->Wt[k + (size_t) i * K] : w->D[i + (size_t) k * I];
+    }
+}
+
+/* The Gram matrix of row i of W: ws->G, or masked by the row's missing
+ * entries (in w->Gi; VB: with H's variances Hvar). */
+const double *bnmf_W_row_gram(const nmf_data *d, const double *H, int i, int masked,
+                              sweep_work *w, const double *Hvar)
+{
+    const int K = d->K;
+    if (!masked) return w->G;
+    return bnmf_masked_gram(w->Gi, w->G, H, K, d->J, d->mrow_j + d->mrow_ptr[i],
+                            d->mrow_ptr[i + 1] - d->mrow_ptr[i], K, w->obs, Hvar, K, 1);
+}
+
+/* The Gram matrix of column j of H, as bnmf_W_row_gram (Wv: VB, W's
+ * variances by rows; after bnmf_H_products). */
+const double *bnmf_H_col_gram(const nmf_data *d, int j, int masked, sweep_work *w,
+                              const double *Wv)
+{
+    const int K = d->K;
+    if (!masked) return w->G;
+    return bnmf_masked_gram(w->Gi, w->G, w->Wt, K, d->I, d->miss_i + d->mcol_ptr[j],
+                            d->mcol_ptr[j + 1] - d->mcol_ptr[j], K, w->obs, Wv, K, 1);
+}
+
+/* Rows i..i+nr-1 of W from w->zrow (VB: their variances and entropies
+ * from w->vrow, w->erow). */
+void bnmf_W_rows_store(const nmf_data *d, double *W, int i, int nr, const sweep_work *w,
+                       const vb_part *vb)
+{
+    const int I = d->I, K = d->K;
+    for (int r = 0; r < nr; r++) {
+        const int ir = i + r;
+        for (int k = 0; k < K; k++) W[ir + (size_t) k * I] = w->zrow[r * K + k];
+        if (vb) {
+            for (int k = 0; k < K; k++) {
+                vb->Wvar[ir + (size_t) k * I] = w->vrow[r * K + k];
+                vb->Went[ir + (size_t) k * I] = w->erow[r * K + k];
+            }
+        }
+    }
+}
+
 /* Rows i..i+nr-1 of W (nr > 1: complete rows sharing ws->G, updated
  * together by bnmf_cond_rows; else one row, masked by its missing entries),
  * with the scratch w (zrow ... sub: a thread's own; D, G, Wt: shared). */
 static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
                           const double *H, double tau, nmf_rule rule, int masked,
-                          int first, sweep_work *w, const vb_part *vb,
-                          const chib_hook *hk, int i, int nr)
+                          sweep_work *w, const vb_part *vb, int i, int nr)
 {
     const int I = d->I, J = d->J, K = d->K, rows = d->sparse;
     if (vb_fill(d, vb, masked)) {
@@ -292,11 +331,8 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
     } else {
         const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
         const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);
-        for (int k = 0; k < K; k++) {
-            w->zrow[k] = W[i + (size_t) k * I];
-            w->brow[k] = rows ? w->Wt[k + (size_t) i * K] : w->D[i + (size_t) k * I];
-        }
-        const int sub = sub_rule(w, rule, hk, first, K, nmi, J);
+        bnmf_W_row_load(d, W, i, w);
+        const int sub = sub_rule(w, rule, K, nmi, J);
         if (rule == RULE_MULT && nmi > 0) {
             /* the multiplicative rule needs only Gi z, not Gi */
             bnmf_mult_row_masked(w->zrow, w->G, w->brow, H, J, mi, nmi, K, w->obs, w->vrow,
@@ -306,39 +342,22 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
             bnmf_cond_row_sub(w->zrow, w->G, w->brow, pr->lamW + i, I, tau, K, rule,
                               w->vrow, w->erow, &w->sub);
         } else {
-            const double *G = !masked ? w->G :
-                bnmf_masked_gram(w->Gi, w->G, H, K, J, mi, nmi, K, w->obs,
-                                 vb ? vb->Hvar : NULL, K, 1);
-            if (hk)
-                bnmf_chib_eval_row(hk, i, I, hk->target[i * hk->tstride], w->zrow, G,
-                                   w->brow, pr->lamW + i, I, tau, K, first);
-            bnmf_cond_row(w->zrow, G, w->brow, pr->lamW + i, I, tau, K, first, rule,
-                          w->vrow, w->erow);
+            const double *G = bnmf_W_row_gram(d, H, i, masked, w, vb ? vb->Hvar : NULL);
+            bnmf_cond_row(w->zrow, G, w->brow, pr->lamW + i, I, tau, K, 0, rule, w->vrow,
+                          w->erow);
         }
     }
-    for (int r = 0; r < nr; r++) {
-        const int ir = i + r;
-        for (int k = 0; k < K; k++) W[ir + (size_t) k * I] = w->zrow[r * K + k];
-        if (vb) {
-            for (int k = 0; k < K; k++) {
-                vb->Wvar[ir + (size_t) k * I] = w->vrow[r * K + k];
-                vb->Went[ir + (size_t) k * I] = w->erow[r * K + k];
-            }
-        }
-    }
+    bnmf_W_rows_store(d, W, i, nr, w, vb);
 }
 
 /* Whether a half sweep runs by pieces (units, see sweep_work): masked ICM,
  * VB and NP updates of data with missing entries and VB's with them filled
- * in (vb_fill), outside Chib's runs; on
- * ws->threads threads. Their rows are conditionally independent, nothing
+ * in (vb_fill), on ws->threads threads. Their rows are conditionally independent, nothing
  * random is drawn, and each piece is computed alone, so the result is the
  * same on any number of threads. */
-static inline int by_pieces(const nmf_data *d, nmf_rule rule, int masked, int first,
-                            const chib_hook *hk)
+static inline int by_pieces(const nmf_data *d, nmf_rule rule, int masked)
 {
-    return (masked || rule == RULE_MOMENT) && d->nmiss > 0 && !hk && first == 0 &&
-        rule != RULE_DRAW;
+    return (masked || rule == RULE_MOMENT) && d->nmiss > 0 && rule != RULE_DRAW;
 }
 
 /* The pieces of a half sweep over n rows (ptr: their pointers into their
@@ -400,8 +419,8 @@ static void run_pieces(sweep_work *ws, int nu,
 
 static void W_piece(const piece_ctx *cx, sweep_work *w, int i, int i1)
 {
-    update_W_rows(cx->d, cx->pr, cx->W, cx->O, cx->tau, cx->rule, cx->masked, 0, w,
-                  cx->vb, NULL, i, i1 - i);
+    update_W_rows(cx->d, cx->pr, cx->W, cx->O, cx->tau, cx->rule, cx->masked, w, cx->vb, i,
+                  i1 - i);
 }
 
 /**
@@ -412,25 +431,18 @@ static void W_piece(const piece_ctx *cx, sweep_work *w, int i, int i1)
  * @param x      the data values (state's x)
  * @param rule   the rule applied to each coordinate's conditional
  * @param masked use the masked Gram matrix of each row with missing entries
- * @param first  coordinates k < first are held fixed (Chib's reduced runs)
  * @param ws     scratch (bnmf_sweep_work; its threads: bnmf_sweep_threads)
  * @param vb     VB: receives the variances and entropies of q(W) (else NULL)
- * @param hk     Chib: receives the rows' conditionals (else NULL)
  */
 void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *W, const double *H, double tau, nmf_rule rule,
-                   int masked, int first, sweep_work *ws, const vb_part *vb,
-                   const chib_hook *hk)
+                   int masked, sweep_work *ws, const vb_part *vb)
 {
     const int I = d->I, K = d->K;
-    /* b_i = row i of X H': from D (I x K) for dense X; for sparse X from
-     * its transpose, built in ws->Wt (which bnmf_update_H refills) */
-    if (d->sparse) bnmf_x_ht_rows(d, x, H, ws->Wt, ws->obs);
-    else bnmf_x_ht(d, x, H, ws->D, ws->Ht, ws->obs);
-    bnmf_expected_gram(H, vb ? vb->Hvar : NULL, K, d->J, GRAM_ROWS, ws->G);
+    bnmf_W_products(d, x, H, ws, vb ? vb->Hvar : NULL);
     if (vb_fill(d, vb, masked)) fill_moments(ws->P, ws->gm, H, vb->Hvar, d->J, K, K, 1);
-    const int blocks = block_rule(rule, hk, first);
-    if (by_pieces(d, rule, masked, first, hk)) {
+    const int blocks = block_rule(rule);
+    if (by_pieces(d, rule, masked)) {
         const int nu = make_units(d->mrow_ptr, masked, blocks, I, ws->units);
         const piece_ctx cx = {d, pr, W, NULL, H, tau, rule, masked, vb, NULL};
         run_pieces(ws, nu, W_piece, &cx);
@@ -438,8 +450,8 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
     }
     for (int i = 0; i < I; i++) {
         const int nr = blocks ? block_rows(d->mrow_ptr, masked, i, I) : 1;
-        for (int r = 0; r < nr; r++) row_interrupt(i + r);
-        update_W_rows(d, pr, W, H, tau, rule, masked, first, ws, vb, hk, i, nr);
+        for (int r = 0; r < nr; r++) bnmf_row_interrupt(i + r);
+        update_W_rows(d, pr, W, H, tau, rule, masked, ws, vb, i, nr);
         i += nr - 1;
     }
 }
@@ -448,9 +460,9 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
  * terms); their terms of the SSE are added to *sl and *sq (see
  * bnmf_update_H). */
 static void update_H_cols(const nmf_data *d, const nmf_prior *pr, double *H, double tau,
-                          nmf_rule rule, int masked, int update, int first, sweep_work *w,
-                          const vb_part *vb, const chib_hook *hk, const double *Wv, int j,
-                          int nr, double *sl, double *sq)
+                          nmf_rule rule, int masked, int update, sweep_work *w,
+                          const vb_part *vb, const double *Wv, int j, int nr, double *sl,
+                          double *sq)
 {
     const int I = d->I, K = d->K;
     double *hj = H + (size_t) j * K;
@@ -474,7 +486,7 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, double *H, dou
         for (int r = 0; r < nr; r++) {
             const double *hr = hj + (size_t) r * K, *vr = vb->Hvar + (size_t) (j + r) * K;
             const double *ms = w->se + (size_t) r * 2 * K, *me = ms + K;
-            h_sse_terms(w->G, H, w->F, vb, j + r, K, sl, sq);
+            bnmf_h_sse_terms(w->G, H, w->F, vb, j + r, K, sl, sq);
             double q = 0.0;
             for (int k = 0; k < K; k++)
                 q += me[k] * (hr[k] * hr[k] + vr[k]) - ms[k] * hr[k] * hr[k];
@@ -488,7 +500,7 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, double *H, dou
         bnmf_cond_rows(hj, w->G, fj, lam, 1, tau, K, nr, rule,
                        vb ? vb->Hvar + (size_t) j * K : w->vrow,
                        vb ? vb->Hent + (size_t) j * K : w->erow);
-        for (int r = 0; r < nr; r++) h_sse_terms(w->G, H, w->F, vb, j + r, K, sl, sq);
+        for (int r = 0; r < nr; r++) bnmf_h_sse_terms(w->G, H, w->F, vb, j + r, K, sl, sq);
         return;
     }
     const int nmj = masked ? d->mcol_ptr[j + 1] - d->mcol_ptr[j] : 0;
@@ -501,7 +513,7 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, double *H, dou
         *sq += q;
         return;
     }
-    if (update && sub_rule(w, rule, hk, first, K, nmj, I)) {
+    if (update && sub_rule(w, rule, K, nmj, I)) {
         /* without the column's own Gram matrix: its terms of the SSE from
          * the full one, less sum_i (w_i' h_j)^2 over the missing i (the
          * passes leave w_i' h_j in w->sub.r) */
@@ -513,25 +525,21 @@ static void update_H_cols(const nmf_data *d, const nmf_prior *pr, double *H, dou
         *sq += bnmf_cond_sub_quad(&w->sub, w->G, hj, vb ? vb->Hvar + (size_t) j * K : NULL, K);
         return;
     }
-    const double *G = !masked ? w->G :
-        bnmf_masked_gram(w->Gi, w->G, w->Wt, K, I, mj, nmj, K, w->obs, Wv, K, 1);
-    if (hk)
-        bnmf_chib_eval_row(hk, j, d->J, hk->target[j * hk->tstride], hj, G, fj,
-                           pr->lamH + (size_t) j * K, 1, tau, K, first);
+    const double *G = bnmf_H_col_gram(d, j, masked, w, Wv);
     if (update) {
-        bnmf_cond_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, first, rule,
+        bnmf_cond_row(hj, G, fj, pr->lamH + (size_t) j * K, 1, tau, K, 0, rule,
                       vb ? vb->Hvar + (size_t) j * K : w->vrow,
                       vb ? vb->Hent + (size_t) j * K : w->erow);
     }
-    h_sse_terms(G, H, w->F, vb, j, K, sl, sq);
+    bnmf_h_sse_terms(G, H, w->F, vb, j, K, sl, sq);
 }
 
 /* A piece of H's columns: its SSE terms, summed from zero, into lq. */
 static void H_piece(const piece_ctx *cx, sweep_work *w, int j, int j1)
 {
     double l = 0.0, q = 0.0;
-    update_H_cols(cx->d, cx->pr, cx->H, cx->tau, cx->rule, cx->masked, 1, 0, w,
-                  cx->vb, NULL, cx->Wv, j, j1 - j, &l, &q);
+    update_H_cols(cx->d, cx->pr, cx->H, cx->tau, cx->rule, cx->masked, 1, w, cx->vb, cx->Wv,
+                  j, j1 - j, &l, &q);
     /* (lq is shared, indexed by the piece's first column) */
     w->lq[2 * (size_t) j] = l;
     w->lq[2 * (size_t) j + 1] = q;
@@ -548,13 +556,11 @@ static void H_piece(const piece_ctx *cx, sweep_work *w, int j, int j1)
  */
 void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                    const double *W, double *H, double tau, nmf_rule rule,
-                   int masked, int update, int first, sweep_work *ws,
-                   const vb_part *vb, const chib_hook *hk, double *lin,
-                   double *quad)
+                   int masked, int update, sweep_work *ws, const vb_part *vb,
+                   double *lin, double *quad)
 {
     const int I = d->I, J = d->J, K = d->K;
-    bnmf_wt_x(d, x, W, ws->F, ws->Wt, ws->obs);
-    bnmf_expected_gram(W, vb ? vb->Wvar : NULL, K, I, GRAM_COLS, ws->G);
+    bnmf_H_products(d, x, W, ws, vb ? vb->Wvar : NULL);
     /* VB, masked: the variances of W read by rows (K contiguous values
      * per row, like Wt), in ws->D, which only bnmf_update_W uses: read by
      * columns, each missing entry would touch K cache lines. */
@@ -567,8 +573,8 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
         Wv = ws->D;
     }
     double sl = 0.0, sq = 0.0;
-    const int blocks = update && block_rule(rule, hk, first);
-    if (update && by_pieces(d, rule, masked, first, hk)) {
+    const int blocks = update && block_rule(rule);
+    if (update && by_pieces(d, rule, masked)) {
         const int nu = make_units(d->mcol_ptr, masked, blocks, J, ws->units);
         const piece_ctx cx = {d, pr, NULL, H, W, tau, rule, masked, vb, Wv};
         run_pieces(ws, nu, H_piece, &cx);
@@ -583,9 +589,8 @@ void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
     }
     for (int j = 0; j < J; j++) {
         const int nr = blocks ? block_rows(d->mcol_ptr, masked, j, J) : 1;
-        for (int r = 0; r < nr; r++) row_interrupt(j + r);
-        update_H_cols(d, pr, H, tau, rule, masked, update, first, ws, vb, hk, Wv, j, nr,
-                      &sl, &sq);
+        for (int r = 0; r < nr; r++) bnmf_row_interrupt(j + r);
+        update_H_cols(d, pr, H, tau, rule, masked, update, ws, vb, Wv, j, nr, &sl, &sq);
         j += nr - 1;
     }
     *lin = sl;
