@@ -450,7 +450,7 @@ void bnmf_cond_row_sub(double *z, const double *G, const double *b, const double
  * The row's terms of the (expected) SSE after bnmf_cond_row_sub, with r_t =
  * z' o_t in cs->r: z' G_i z, G_i = G less the gathered terms with the
  * diagonal cs->gkk; VB (v, the row's variances, else NULL) plus
- * sum_k G_i[k, k] v_k, as h_sse_terms in nmf_sweep.c.
+ * sum_k G_i[k, k] v_k, as bnmf_h_sse_terms in nmf.h.
  */
 double bnmf_cond_sub_quad(const cond_sub *cs, const double *G, const double *z,
                           const double *v, int K)

@@ -142,7 +142,7 @@ static ALWAYS_INLINE void gram_tile(double *G, const double *F, const double *bu
  * rank-four) update of G in memory a load and a store of G per 4
  * multiply-adds. Each entry is summed as by 4 x 4 blocks: the same bits.
  * This is the masked Gram matrix of every row with missing entries (and
- * for ICM below SUB_MIN_K_ICM and VB below SUB_MIN_K_VB in nmf_sweep.c,
+ * for ICM below SUB_MIN_K_ICM and VB below SUB_MIN_K_VB in nmf_sweep.h,
  * most of a sweep's work when entries are missing).
  */
 BNMF_CLONES void bnmf_gram_update(double *G, const double *G0, const double *base,

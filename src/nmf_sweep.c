@@ -1,8 +1,9 @@
 /*
- * nmf_sweep.c -- the sweeps of Gaussian NMF: Gibbs sampling, iterated
+ * nmf_sweep.c -- the half sweeps of Gaussian NMF: Gibbs sampling, iterated
  * conditional modes (ICM) (Schmidt, Winther & Hansen 2009, Algorithms 1 and
  * 2), variational Bayes (VB) and the Euclidean Lee-Seung updates (NP), one
- * driver for all four rules (the rule itself is applied in gauss_cond.c).
+ * driver for all four rules (nmf_run.c; the rule itself is applied in
+ * cond_row.c).
  *
  * Model, for the observed entries (i, j) in Omega:
  *   X_ij ~ N((WH)_ij, 1/tau),  W_ik ~ Exp(lamW_ik),  H_kj ~ Exp(lamH_kj),
@@ -17,7 +18,7 @@
  * The Gibbs sampler draws it (rtnorm); ICM takes its mode max(mu, 0); VB
  * takes its moments, with E[H H'] = E[H] E[H]' + diag(sum_j Var H_kj) as G_i
  * and E[tau] as tau; NP replaces the coordinate steps by Lee & Seung's
- * multiplicative step w_ik <- w_ik b_ik / (G_i w_i)_k (gauss_cond.c). The
+ * multiplicative step w_ik <- w_ik b_ik / (G_i w_i)_k (cond_row.c). The
  * columns h_j of H are updated by the same kernel with the roles swapped.
  * Rows of W are conditionally independent given H, so updating them row by
  * row (all k of row i, then row i + 1) is the same transition as Schmidt's
@@ -70,16 +71,16 @@
  * tau | W, H ~ Gamma(alpha + |Omega|/2, beta + SSE/2); its mode for ICM is
  * (alpha + |Omega|/2 - 1) / (beta + SSE/2); VB's q(tau) is that Gamma with
  * the expected SSE, sumsq - 2 sum_j h_j' f_j + sum_j (h_j' G_j h_j +
- * sum_k G_j[k,k] Var H_kj). The ARD rates are updated in ard.c, the VB
- * objective (ELBO) is vb_elbo below.
+ * sum_k G_j[k,k] Var H_kj) (nmf_run.c). The ARD rates are updated in ard.c,
+ * the VB objective (ELBO) is vb_elbo in nmf_run.c.
  *
  * The Gibbs sampler adds an exact move along the scale of each factor
- * (scale_move), which WH does not see and coordinate updates explore slowly.
+ * (bnmf_scale_move, nmf_scale.c), which WH does not see and coordinate updates explore slowly.
  * ICM also maximises each row's block fully (repeated coordinate passes) and
- * the scale of each factor (balance_scales): both are exact maximisations of
+ * the scale of each factor (bnmf_balance_scales): both are exact maximisations of
  * the joint posterior along a set of directions, so the log posterior still
  * never decreases and the fixed points are the KKT points of the MAP problem.
- * VB maximises the ELBO along the same scale paths (balance_scales): the
+ * VB maximises the ELBO along the same scale paths (bnmf_balance_scales): the
  * ELBO still never decreases and the fixed points are unchanged.
  */
 #include "bnmf_call.h"

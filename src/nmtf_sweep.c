@@ -2,7 +2,9 @@
  * nmtf_sweep.c -- Gaussian non-negative matrix tri-factorisation
  * X ~ F S G' (Brouwer & Lio 2017; Brouwer, Frellsen & Lio 2017): Gibbs
  * sampling, ICM, variational Bayes (VB) and multiplicative updates (NP),
- * one driver for the four rules, the rule applied in gauss_cond.c.
+ * one driver for the four rules (nmtf_run.c), the rule applied in
+ * cond_row.c. This file: the scratch and the rows of F and G; nmtf_s.c: the
+ * entries of S and the SSE; nmtf_kl.c: the I-divergence updates.
  *
  * Model, for the observed entries (i, j) in Omega (F: I x K, S: K x L,
  * G: J x L):

@@ -1,6 +1,6 @@
 /*
  * vb_rows.c -- VB with the missing entries filled in (fill_sums in
- * nmf_fill.c): a pass over a block of rows that share the off-diagonal part
+ * nmf_sweep.c): a pass over a block of rows that share the off-diagonal part
  * of the expected Gram matrix but each have their own diagonal
  * (bnmf_vb_rows_diag), with its kernel for four rows as four-value vectors
  * (and its AVX2 clone, BNMF_CLONES in bnmf.h).
