@@ -157,6 +157,7 @@ void bnmf_read_point(SEXP point, const nmf_data *d, int ard, nmf_point *pt);
 void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c);
 void bnmf_read_chib_ctrl(SEXP ctrl, chib_ctrl *c);
 void bnmf_read_kl_ctrl(SEXP ctrl, kl_ctrl *c);
+void bnmf_read_kmeans_x(SEXP X, nmf_data *d, const double **x);
 SEXP bnmf_named_list(int n, const char **names, SEXP *values);
 /* normal.c: a ziggurat's table (normal.c and exponential.c), and the
  * generators' .Call helpers (tests and benchmarks) */
