@@ -300,7 +300,7 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd);
 #endif
 
 /* The loops over missing entries (bnmf_cond_row_sub, bnmf_gram_update in
- * gauss_cond.c) and W'W (bnmf_gram_cols, linalg.c) run on four-value
+ * cond_sub.c and gram.c) and W'W (bnmf_gram_cols, linalg.c) run on four-value
  * vectors (GCC's vector extension): pairs of SSE2 operations in the default
  * build, one AVX2 operation each in the AVX2 clone that BNMF_CLONES adds on
  * x86-64 Linux with glibc (chosen once, at load, by the processor; no -march

@@ -39,6 +39,8 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior);
 SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
 SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
 SEXP bnmf_pois_masks_call(SEXP state, SEXP data, SEXP x, SEXP n);
+/* rlist.c: the count argument n of the generators' entries */
+R_xlen_t bnmf_count_arg(SEXP n);
 int bnmf_stein_blocks(SEXP theta, SEXP score, int B, double **T, double **S, int *d,
                       const char *who);
 

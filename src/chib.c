@@ -41,14 +41,28 @@
 
 static void chib_interrupt_point(void);
 
+/* What a reduced run evaluates of the conditionals of its half sweeps'
+ * rows (eval_row, chib_update_W, chib_update_H). */
+typedef struct {
+    const double *target; /* the block's fixed values, stride tstride */
+    size_t tstride;
+    int last;             /* labels first..last-1 */
+    int wblock;           /* 1: a column of W (store a, e, d); 0: a row of H */
+    double *acc;          /* K accumulators of log densities */
+    double *a, *e, *dd;   /* I x K: the conditionals of the W column */
+    double *each;         /* rows of H: the log density of each column j */
+} chib_hook;
+
 /*
  * Chib's method (chib_run below) needs the full conditional density of one
  * block of the factors at a fixed point: a column b of W at W*[, b] (the rows
  * of W are conditionally independent, so it is a product over the rows of
  * the coordinate conditionals N+(mu_ib, 1/p_ib)) or a row b of H at H*[b, ]
- * (a product over the columns). The row kernel computes these conditionals,
- * so they are taken there, for the state before the row is updated: that is
- * the previous sweep's draw, whatever row comes first.
+ * (a product over the columns). The run's own half sweeps (chib_update_W,
+ * chib_update_H, from the sweep's building blocks in nmf_sweep.c) take them
+ * from each row's Gram matrix and right side (eval_row), for the state
+ * before the row is updated: that is the previous sweep's draw, whatever row
+ * comes first.
  *
  * Rows of H: each[j] receives the log density of H*[b, j] (the columns of
  * H are independent given W, tau and lambda, see chib_run).
@@ -68,9 +82,9 @@ static void chib_interrupt_point(void);
  * @param z, G, b, lam, ls, tau, K, first  the row's conditional, as for
  *              bnmf_cond_row
  */
-void bnmf_chib_eval_row(const chib_hook *hk, int i, int I, double xstar,
-                        const double *z, const double *G, const double *b,
-                        const double *lam, int ls, double tau, int K, int first)
+static void eval_row(const chib_hook *hk, int i, int I, double xstar, const double *z,
+                     const double *G, const double *b, const double *lam, int ls,
+                     double tau, int K, int first)
 {
     for (int k = first; k < hk->last; k++) {
         const double *gk = G + (size_t) k * K;
@@ -252,6 +266,61 @@ static double chib_orbit(const double *x, const double *a, const double *e,
 }
 
 
+/*
+ * Chib's half sweeps: the Gibbs sampler's masked half sweep (bnmf_update_W,
+ * bnmf_update_H) while nothing is held and nothing evaluated; else row by
+ * row (no blocks of rows), with the coordinates k < first held fixed and,
+ * with hk, the target's conditionals evaluated before each row is drawn.
+ */
+static void chib_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
+                          double *W, const double *H, double tau, int first,
+                          sweep_work *ws, const chib_hook *hk)
+{
+    if (first == 0 && !hk) {
+        bnmf_update_W(d, pr, x, W, H, tau, RULE_DRAW, 1, ws, NULL);
+        return;
+    }
+    const int I = d->I, K = d->K;
+    bnmf_W_products(d, x, H, ws, NULL);
+    for (int i = 0; i < I; i++) {
+        bnmf_row_interrupt(i);
+        bnmf_W_row_load(d, W, i, ws);
+        const double *G = bnmf_W_row_gram(d, H, i, 1, ws, NULL);
+        if (hk)
+            eval_row(hk, i, I, hk->target[i * hk->tstride], ws->zrow, G, ws->brow,
+                     pr->lamW + i, I, tau, K, first);
+        bnmf_cond_row(ws->zrow, G, ws->brow, pr->lamW + i, I, tau, K, first, RULE_DRAW,
+                      ws->vrow, ws->erow);
+        bnmf_W_rows_store(d, W, i, 1, ws, NULL);
+    }
+}
+
+/* The columns of H, as chib_update_W; the SSE's pieces into *lin and *quad
+ * (bnmf_update_H). */
+static void chib_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
+                          const double *W, double *H, double tau, int first,
+                          sweep_work *ws, const chib_hook *hk, double *lin, double *quad)
+{
+    if (first == 0 && !hk) {
+        bnmf_update_H(d, pr, x, W, H, tau, RULE_DRAW, 1, 1, ws, NULL, lin, quad);
+        return;
+    }
+    const int J = d->J, K = d->K;
+    bnmf_H_products(d, x, W, ws, NULL);
+    double sl = 0.0, sq = 0.0;
+    for (int j = 0; j < J; j++) {
+        bnmf_row_interrupt(j);
+        double *hj = H + (size_t) j * K;
+        const double *fj = ws->F + (size_t) j * K, *lam = pr->lamH + (size_t) j * K;
+        const double *G = bnmf_H_col_gram(d, j, 1, ws, NULL);
+        if (hk) eval_row(hk, j, J, hk->target[j * hk->tstride], hj, G, fj, lam, 1, tau, K, first);
+        bnmf_cond_row(hj, G, fj, lam, 1, tau, K, first, RULE_DRAW, ws->vrow, ws->erow);
+        bnmf_h_sse_terms(G, H, ws->F, NULL, j, K, &sl, &sq);
+    }
+    *lin = sl;
+    *quad = sq;
+}
+
 /**
  * One reduced run (see the top of the file).
  * @param st     the run's state (W, H, tau, x with missing entries masked,
@@ -326,8 +395,7 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
             if (eval)
                 for (int k = index; k < hk.last; k++)
                     bnmf_scale_sums(d, pr, W, H, k, scaleA + k, scaleB + k);
-            bnmf_update_W(d, pr, x, W, H, *tau, RULE_DRAW, 1, index, &ws, NULL,
-                          eval ? &hk : NULL);
+            chib_update_W(d, pr, x, W, H, *tau, index, &ws, eval ? &hk : NULL);
             if (eval) {
                 for (int k = index; k < hk.last; k++) {
                     const size_t o = (size_t) k * I;
@@ -339,12 +407,10 @@ void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                 }
             }
             if (mid) chib_interrupt_point();
-            bnmf_update_H(d, pr, x, W, H, *tau, RULE_DRAW, 1, 1, 0, &ws, NULL, NULL,
-                          &lin, &quad);
+            bnmf_update_H(d, pr, x, W, H, *tau, RULE_DRAW, 1, 1, &ws, NULL, &lin, &quad);
             bnmf_scale_move(d, pr, W, H, index);
         } else {
-            bnmf_update_H(d, pr, x, W, H, *tau, RULE_DRAW, 1, 1,
-                          block == CHIB_H ? index : 0, &ws, NULL,
+            chib_update_H(d, pr, x, W, H, *tau, block == CHIB_H ? index : 0, &ws,
                           block == CHIB_H && eval ? &hk : NULL, &lin, &quad);
         }
         double sse = bnmf_sse(d, x, W, H, NULL, sumsq, sumsq - 2.0 * lin + quad);

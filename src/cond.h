@@ -1,6 +1,7 @@
 /*
  * cond.h -- the Gaussian conditional of a block given "the other side"
- * (gauss_cond.c), shared by every model with a Gaussian likelihood and
+ * (cond_row.c, vb_rows.c, cond_sub.c, gram.c; their shared inline pieces in
+ * cond_kern.h), shared by every model with a Gaussian likelihood and
  * exponential priors on non-negative factors.
  *
  * A row z (K values) of a factor whose contribution to the data is z' Z
@@ -28,7 +29,6 @@ typedef enum {
     GRAM_COLS = 1  /* Z is n x K: G = Z' Z (the columns of W for those of H) */
 } gram_layout;
 
-void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent);
 double bnmf_cond_step(nmf_rule rule, double s, double gkk, double lk, double tau,
                       double zk, double *v, double *ent);
 double bnmf_cond_row_pass(double *z, const double *G, const double *b,

@@ -110,31 +110,7 @@ SEXP bnmf_kmeans_rows_call(SEXP X, SEXP norms, SEXP centres, SEXP iter)
 {
     nmf_data d = {0};
     const double *x;
-    if (TYPEOF(X) == VECSXP) {
-        if (XLENGTH(X) != 4) Rf_error("kmeans_rows: `X` must be list(i, p, x, Dim)");
-        SEXP xi = VECTOR_ELT(X, 0), xp = VECTOR_ELT(X, 1), xx = VECTOR_ELT(X, 2),
-             dim = VECTOR_ELT(X, 3);
-        if (TYPEOF(xi) != INTSXP || TYPEOF(xp) != INTSXP || TYPEOF(xx) != REALSXP ||
-            TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 || XLENGTH(xi) != XLENGTH(xx))
-            Rf_error("kmeans_rows: `X` must be list(i, p, x, Dim) of a dgCMatrix");
-        d.I = INTEGER(dim)[0];
-        d.J = INTEGER(dim)[1];
-        if (d.I < 0 || d.J < 0 || XLENGTH(xp) != (R_xlen_t) d.J + 1)
-            Rf_error("kmeans_rows: the column pointers of `X` do not fit its shape");
-        bnmf_check_csc(INTEGER(xp), INTEGER(xi), XLENGTH(xi), d.I, d.J);
-        d.sparse = 1;
-        d.xi = INTEGER(xi);
-        d.xp = INTEGER(xp);
-        d.nx = XLENGTH(xx);
-        x = REAL(xx);
-    } else {
-        if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X))
-            Rf_error("kmeans_rows: `X` must be a double matrix");
-        d.I = Rf_nrows(X);
-        d.J = Rf_ncols(X);
-        d.nx = XLENGTH(X);
-        x = REAL(X);
-    }
+    bnmf_read_kmeans_x(X, &d, &x);
     if (TYPEOF(centres) != REALSXP || !Rf_isMatrix(centres) || Rf_ncols(centres) != d.J ||
         Rf_nrows(centres) < 1)
         Rf_error("kmeans_rows: `centres` must be a double matrix with the columns of `X`");

@@ -122,18 +122,6 @@ typedef struct sweep_work {
     struct sweep_work *tw;
 } sweep_work;
 
-/* Chib's reduced runs read the conditionals inside the half sweeps
- * (chib.c). */
-typedef struct {
-    const double *target; /* the block's fixed values, stride tstride */
-    size_t tstride;
-    int last;             /* labels first..last-1 */
-    int wblock;           /* 1: a column of W (store a, e, d); 0: a row of H */
-    double *acc;          /* K accumulators of log densities */
-    double *a, *e, *dd;   /* I x K: the conditionals of the W column */
-    double *each;         /* rows of H: the log density of each column j */
-} chib_hook;
-
 /* A point theta* of the parameters (Chib's target; read-only). */
 typedef struct {
     const double *W, *H;
@@ -169,6 +157,7 @@ void bnmf_read_point(SEXP point, const nmf_data *d, int ard, nmf_point *pt);
 void bnmf_read_sweep_ctrl(SEXP ctrl, sweep_ctrl *c);
 void bnmf_read_chib_ctrl(SEXP ctrl, chib_ctrl *c);
 void bnmf_read_kl_ctrl(SEXP ctrl, kl_ctrl *c);
+void bnmf_read_kmeans_x(SEXP X, nmf_data *d, const double **x);
 SEXP bnmf_named_list(int n, const char **names, SEXP *values);
 /* normal.c: a ziggurat's table (normal.c and exponential.c), and the
  * generators' .Call helpers (tests and benchmarks) */
@@ -184,19 +173,63 @@ SEXP bnmf_zig_table(double r, double v, const double *x, const double *f, int N,
                     int ready, const char *what);
 void bnmf_check_factors(const double *W, const double *H, int I, int J, int K);
 
-/* nmf_sweep.c: the half sweeps and moves of Gaussian NMF */
+/* Gaussian NMF: the scratch (nmf_work.c), the half sweeps (nmf_sweep.c),
+ * the moves along the scales (nmf_scale.c), the run of sweeps and tau's
+ * update (nmf_run.c) */
 void bnmf_sweep_work(const nmf_data *d, sweep_work *ws, double *buf);
 size_t bnmf_sweep_work_len(const nmf_data *d);
 void bnmf_sweep_threads(const nmf_data *d, sweep_work *ws, int threads);
 void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *W, const double *H, double tau, nmf_rule rule,
-                   int masked, int first, sweep_work *ws, const vb_part *vb,
-                   const chib_hook *hk);
+                   int masked, sweep_work *ws, const vb_part *vb);
 void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                    const double *W, double *H, double tau, nmf_rule rule,
-                   int masked, int update, int first, sweep_work *ws,
-                   const vb_part *vb, const chib_hook *hk, double *lin,
-                   double *quad);
+                   int masked, int update, sweep_work *ws, const vb_part *vb,
+                   double *lin, double *quad);
+/* the building blocks of the half sweeps' rows (and of Chib's, chib.c) */
+void bnmf_W_products(const nmf_data *d, const double *x, const double *H, sweep_work *ws,
+                     const double *Hvar);
+void bnmf_H_products(const nmf_data *d, const double *x, const double *W, sweep_work *ws,
+                     const double *Wvar);
+void bnmf_W_row_load(const nmf_data *d, const double *W, int i, sweep_work *w);
+const double *bnmf_W_row_gram(const nmf_data *d, const double *H, int i, int masked,
+                              sweep_work *w, const double *Hvar);
+const double *bnmf_H_col_gram(const nmf_data *d, int j, int masked, sweep_work *w,
+                              const double *Wv);
+void bnmf_W_rows_store(const nmf_data *d, double *W, int i, int nr, const sweep_work *w,
+                       const vb_part *vb);
+
+/*
+ * An interrupt check every 4096 rows (or columns) of a half sweep, so that a
+ * long sweep stops within a fraction of a second. The callers hold R's random
+ * number state (bnmf_rng_get()): it is saved before the check, which may jump
+ * out, and read back after it.
+ */
+static inline void bnmf_row_interrupt(int r)
+{
+    if ((r & 4095) == 4095) {
+        bnmf_rng_interrupt();
+    }
+}
+
+/* Column j's terms of the SSE pieces of bnmf_update_H (and of Chib's half
+ * sweeps of H): h_j' f_j into *sl and
+ * h_j' G h_j (VB: plus sum_k G[k, k] Var H_kj) into *sq. */
+static inline void bnmf_h_sse_terms(const double *G, const double *H, const double *F,
+                                    const vb_part *vb, int j, int K, double *sl, double *sq)
+{
+    const double *hj = H + (size_t) j * K, *fj = F + (size_t) j * K;
+    double l = *sl, q = *sq;
+    for (int k = 0; k < K; k++) l += hj[k] * fj[k];
+    q += bnmf_quad_form(G, hj, K);
+    if (vb) {
+        const double *v = vb->Hvar + (size_t) j * K;
+        for (int k = 0; k < K; k++) q += G[k + (size_t) k * K] * v[k];
+    }
+    *sl = l;
+    *sq = q;
+}
+
 void bnmf_scale_sums(const nmf_data *d, const nmf_prior *pr, const double *W,
                      const double *H, int k, double *A, double *B);
 void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *H,
@@ -227,9 +260,6 @@ double bnmf_gamma_entropy(double shape, double rate);
 /* chib.c */
 void bnmf_chib_run(const nmf_data *d, nmf_prior *pr, nmf_state *st,
                    const nmf_point *target, const chib_ctrl *c, double *po);
-void bnmf_chib_eval_row(const chib_hook *hk, int i, int I, double xstar,
-                        const double *z, const double *G, const double *b,
-                        const double *lam, int ls, double tau, int K, int first);
 
 /* linalg.c */
 void bnmf_symmetrise(double *G, int K);

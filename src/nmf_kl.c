@@ -8,7 +8,7 @@
  *
  * which never increase D(X || WH) = sum_Omega X log(X / WH) - X + WH.
  * (The Euclidean updates share the sweep of the Gaussian rules: see RULE_MULT
- * in gauss_cond.c and nmf_sweep.c.)
+ * in cond_row.c and nmf_sweep.c.)
  *
  * Cost of a sweep: dense X, four I x J x K products (WH before each half
  * sweep and the two numerators), done in blocks of columns so that no I x J

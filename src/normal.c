@@ -201,13 +201,8 @@ double bnmf_norm_std_slow(double u)
  * the generator's tables are set up. */
 SEXP bnmf_draws(SEXP n_, double (*draw)(void), int ready, const char *what)
 {
-    if ((TYPEOF(n_) != REALSXP && TYPEOF(n_) != INTSXP) || XLENGTH(n_) != 1)
-        Rf_error("`n` must be a single non-negative whole number.");
-    const double dn = Rf_asReal(n_);
-    if (ISNAN(dn) || dn < 0.0 || dn != floor(dn) || dn > (double) R_XLEN_T_MAX)
-        Rf_error("`n` must be a single non-negative whole number.");
+    const R_xlen_t n = bnmf_count_arg(n_);
     if (!ready) Rf_error("the %s generator's tables are not set up.", what);
-    const R_xlen_t n = (R_xlen_t) dn;
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     double *po = REAL(out);
     bnmf_rng_get(1);   /* the generators draw through bnmf_unif() only */

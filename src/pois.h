@@ -1,5 +1,5 @@
 /* pois.h -- types and kernels of the Poisson likelihood (pois_nmf.c,
- * pois_ssvi.c): the positive observed counts in column and row order, the
+ * pois_vb.c, pois_gibbs.c, pois_ssvi.c): the positive observed counts in column and row order, the
  * Gamma priors and the beta-process hyper-parameters. */
 #ifndef BNMF_POIS_H
 #define BNMF_POIS_H
@@ -34,19 +34,49 @@ typedef struct {
     double a0W, b0W, a0H, b0H;
 } pois_prior;
 
-/* pois_nmf.c */
+
+/* The states of the .Call entries, read by name in rlist.c (pointers into
+ * the lists, updated in place). VB (pois_vb.c): q's Gamma factors, their
+ * means and the ELBO. */
+typedef struct {
+    double *alW, *beW, *alH, *beH, *W, *H, *elbo;
+} pois_vb_state;
+
+/* Gibbs (pois_gibbs.c) */
+typedef struct {
+    double *W, *H, *logpost, *n_kept;
+    double *W_sum, *W_sq, *H_sum, *H_sq, *WH_sum; /* WH_sum: NULL unless dense */
+} pois_gibbs_state;
+
+/* SSVI (pois_ssvi.c) */
+typedef struct {
+    double *nuW, *rhoW, *nuH, *rhoH;     /* q(W), q(H) */
+    double *alW, *beW, *alH, *beH;       /* q(piW_k), q(piH_k) */
+    int *SW, *SH;                        /* the masks (I x K, K x J) */
+    double *W, *H;                       /* the last draws */
+    double *steps;                       /* global steps taken so far */
+    double *n_acc, *SW_sum, *SH_sum, *WS_sum, *HS_sum; /* final averages */
+} ssvi_state;
+
+/* rlist.c: the Poisson lists by name */
+void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp);
+double bnmf_pois_ctrl(SEXP ctrl, const char *name);
+int bnmf_pois_count(SEXP ctrl, const char *name, int lo);
+void bnmf_pois_read_q(SEXP state, const pois_data *pd, double **alW, double **beW,
+                      double **alH, double **beH);
+void bnmf_pois_read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q);
+void bnmf_pois_read_gibbs_state(SEXP state, const pois_data *pd, pois_gibbs_state *st);
+void bnmf_pois_read_ssvi_state(SEXP state, const pois_data *pd, ssvi_state *st);
+int *bnmf_pois_mask_elt(SEXP list, const char *name, R_xlen_t len);
+
+/* pois_nmf.c: the data and the kernels shared by VB, Gibbs and SSVI */
 void bnmf_pois_data(const nmf_data *d, const double *x, int by_row, pois_data *pd);
 void bnmf_pois_data_known(const nmf_data *d, const double *x, int by_row, const double *known,
                           pois_data *pd);
 void bnmf_pois_read(SEXP data, SEXP x, int K_needed, int by_row, nmf_data *d,
                     pois_data *pd);
-void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp);
-double bnmf_pois_ctrl(SEXP ctrl, const char *name);
-int bnmf_pois_count(SEXP ctrl, const char *name, int lo);
 void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nmf_data *d,
                          pois_data *pd, pois_prior *pp);
-void bnmf_pois_read_q(SEXP state, const pois_data *pd, double **alW, double **beW,
-                      double **alH, double **beH);
 void bnmf_pois_obs_sums(const nmf_data *d, const double *M, int rows_of_W,
                         double *out);
 double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H);

@@ -50,15 +50,6 @@
 #include "pois.h"
 
 typedef struct {
-    double *nuW, *rhoW, *nuH, *rhoH;     /* q(W), q(H) */
-    double *alW, *beW, *alH, *beH;       /* q(piW_k), q(piH_k) */
-    int *SW, *SH;                        /* the masks (I x K, K x J) */
-    double *W, *H;                       /* the last draws */
-    double *steps;                       /* global steps taken so far */
-    double *n_acc, *SW_sum, *SH_sum, *WS_sum, *HS_sum; /* final averages */
-} ssvi_state;
-
-typedef struct {
     int n, update, accumulate, mask_sweeps, mask_samples, maskW, maskH;
     double t0, kappa;
 } ssvi_ctrl;
@@ -339,34 +330,6 @@ static void pois_ssvi(const pois_data *pd, const pois_prior *pp, ssvi_state *st,
     }
 }
 
-static int *mask_elt(SEXP list, const char *name, R_xlen_t len)
-{
-    SEXP v = bnmf_list_get(list, name);
-    if (TYPEOF(v) != INTSXP || XLENGTH(v) != len)
-        Rf_error("bnmf internal error: '%s' must be an integer vector of length %lld", name,
-                 (long long) len);
-    int *s = INTEGER(v);
-    for (R_xlen_t t = 0; t < len; t++)
-        if (s[t] != 0 && s[t] != 1) Rf_error("bnmf internal error: '%s' must be 0 or 1", name);
-    return s;
-}
-
-static void read_ssvi_state(SEXP state, const pois_data *pd, ssvi_state *st)
-{
-    const R_xlen_t nW = (R_xlen_t) pd->I * pd->K, nH = (R_xlen_t) pd->K * pd->J;
-    bnmf_pois_read_q(state, pd, &st->nuW, &st->rhoW, &st->nuH, &st->rhoH);
-    const char *beta[] = {"pi_W_shape1", "pi_W_shape2", "pi_H_shape1", "pi_H_shape2"};
-    double **bp[] = {&st->alW, &st->beW, &st->alH, &st->beH};
-    for (int t = 0; t < 4; t++) *bp[t] = bnmf_real_elt(state, beta[t], pd->K);
-    st->SW = mask_elt(state, "SW", nW);
-    st->SH = mask_elt(state, "SH", nH);
-    const char *big[] = {"W", "H", "SW_sum", "SH_sum", "WS_sum", "HS_sum"};
-    double **bg[] = {&st->W, &st->H, &st->SW_sum, &st->SH_sum, &st->WS_sum, &st->HS_sum};
-    for (int t = 0; t < 6; t++) *bg[t] = bnmf_real_elt(state, big[t], t % 2 ? nH : nW);
-    st->steps = bnmf_real_elt(state, "steps", 1);
-    st->n_acc = bnmf_real_elt(state, "n_acc", 1);
-}
-
 /*
  * .Call entry: ctrl$n iterations of SSVI on a state (read_ssvi_state(),
  * modified in place). ctrl: list(n, update, accumulate, mask_sweeps,
@@ -377,7 +340,7 @@ SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
     nmf_data d; pois_data pd; pois_prior pp; ssvi_state st; ssvi_ctrl c;
     bnmf_pois_read_args(data, x, prior, 1, 1, &d, &pd, &pp);
-    read_ssvi_state(state, &pd, &st);
+    bnmf_pois_read_ssvi_state(state, &pd, &st);
     const char *ints[] = {"n", "update", "accumulate", "mask_sweeps", "mask_samples",
         "mask_W", "mask_H"};
     int *iv[] = {&c.n, &c.update, &c.accumulate, &c.mask_sweeps, &c.mask_samples, &c.maskW,
@@ -410,8 +373,8 @@ SEXP bnmf_pois_masks_call(SEXP state, SEXP data, SEXP x, SEXP n)
     double *W = bnmf_real_elt(state, "W", (R_xlen_t) I * K);
     double *H = bnmf_real_elt(state, "H", (R_xlen_t) K * J);
     bnmf_check_factors(W, H, I, J, K);
-    int *SW = mask_elt(state, "SW", (R_xlen_t) I * K);
-    int *SH = mask_elt(state, "SH", (R_xlen_t) K * J);
+    int *SW = bnmf_pois_mask_elt(state, "SW", (R_xlen_t) I * K);
+    int *SH = bnmf_pois_mask_elt(state, "SH", (R_xlen_t) K * J);
     const double *piW = bnmf_real_elt(state, "pi_W", K);
     const double *piH = bnmf_real_elt(state, "pi_H", K);
     for (int k = 0; k < K; k++)

@@ -1,7 +1,8 @@
 /*
  * rlist.c -- every reading of the R lists of the engine: the data made by
- * prepare_data(), the prior, the chain state made by new_state() (R/engine.R)
- * and the named controls of each routine. Components are found by name; a
+ * prepare_data(), the priors, the chain states made by new_state()
+ * (R/engine.R), nmtf_new_state() (R/nmtf.R) and the Poisson fits
+ * (R/poisson.R), and the named controls of each routine. Components are found by name; a
  * missing or malformed one is an internal error that names it.
  *
  * Nothing is computed here; the checks are those that keep the kernels'
@@ -9,7 +10,22 @@
  * (finite, non-negative factors; tau, lambda > 0; rates >= 0).
  */
 #include <limits.h>
+#include "bnmf_call.h"
 #include "nmf.h"
+#include "nmtf.h"
+#include "pois.h"
+
+/* The argument n of the generators' .Call entries (normal.c, exponential.c,
+ * truncnorm.c): a single non-negative whole number, as an R_xlen_t. */
+R_xlen_t bnmf_count_arg(SEXP n_)
+{
+    if ((TYPEOF(n_) != REALSXP && TYPEOF(n_) != INTSXP) || XLENGTH(n_) != 1)
+        Rf_error("`n` must be a single non-negative whole number.");
+    const double dn = Rf_asReal(n_);
+    if (ISNAN(dn) || dn < 0.0 || dn != floor(dn) || dn > (double) R_XLEN_T_MAX)
+        Rf_error("`n` must be a single non-negative whole number.");
+    return (R_xlen_t) dn;
+}
 
 /* The component `name` of a named list, or R_NilValue when there is none. */
 static SEXP list_get_opt(SEXP list, const char *name)
@@ -389,8 +405,38 @@ SEXP bnmf_named_list(int n, const char **names, SEXP *values)
     return out;
 }
 
-/* ---- the tri-factorisation (nmtf_sweep.c) ---- */
-#include "nmtf.h"
+/* kmeans_rows' X (kmeans.c): a double matrix, or list(i, p, x, Dim) of a
+ * dgCMatrix, into d (I, J, and the sparse layout) and its values *x. */
+void bnmf_read_kmeans_x(SEXP X, nmf_data *d, const double **x)
+{
+    if (TYPEOF(X) == VECSXP) {
+        if (XLENGTH(X) != 4) Rf_error("kmeans_rows: `X` must be list(i, p, x, Dim)");
+        SEXP xi = VECTOR_ELT(X, 0), xp = VECTOR_ELT(X, 1), xx = VECTOR_ELT(X, 2),
+             dim = VECTOR_ELT(X, 3);
+        if (TYPEOF(xi) != INTSXP || TYPEOF(xp) != INTSXP || TYPEOF(xx) != REALSXP ||
+            TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 || XLENGTH(xi) != XLENGTH(xx))
+            Rf_error("kmeans_rows: `X` must be list(i, p, x, Dim) of a dgCMatrix");
+        d->I = INTEGER(dim)[0];
+        d->J = INTEGER(dim)[1];
+        if (d->I < 0 || d->J < 0 || XLENGTH(xp) != (R_xlen_t) d->J + 1)
+            Rf_error("kmeans_rows: the column pointers of `X` do not fit its shape");
+        bnmf_check_csc(INTEGER(xp), INTEGER(xi), XLENGTH(xi), d->I, d->J);
+        d->sparse = 1;
+        d->xi = INTEGER(xi);
+        d->xp = INTEGER(xp);
+        d->nx = XLENGTH(xx);
+        *x = REAL(xx);
+    } else {
+        if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X))
+            Rf_error("kmeans_rows: `X` must be a double matrix");
+        d->I = Rf_nrows(X);
+        d->J = Rf_ncols(X);
+        d->nx = XLENGTH(X);
+        *x = REAL(X);
+    }
+}
+
+/* ---- the tri-factorisation (nmtf_*.c) ---- */
 
 /**
  * The controls of nmtf_sweeps: list(n, rule = "gibbs" | "icm" | "vb" | "np",
@@ -417,4 +463,209 @@ void bnmf_read_nmtf_ctrl(SEXP ctrl, nmtf_ctrl *c)
     c->accumulate = c->accumulate && c->rule == RULE_DRAW;
     c->thin = ctrl_count(ctrl, "thin", 1);
     c->tol = ctrl_number(ctrl, "tol");
+}
+
+/* A tri-factorisation's state (the list of nmtf_new_state() in R/nmtf.R) by name:
+ * its optional parts with ARD (ard), running moments (acc), VB (vb). */
+void bnmf_read_nmtf_state(SEXP state, const nmf_data *d, int K, int L, int ard, int acc,
+                          int vb, nmtf_state *st)
+{
+    const R_xlen_t I = d->I, J = d->J;
+    memset(st, 0, sizeof(*st));
+    st->K = K;
+    st->L = L;
+    st->F = bnmf_real_elt(state, "F", I * K);
+    st->S = bnmf_real_elt(state, "S", (R_xlen_t) K * L);
+    st->G = bnmf_real_elt(state, "G", J * L);
+    st->tau = bnmf_real_elt(state, "tau", 1);
+    st->x = bnmf_real_elt(state, "x", d->nx);
+    st->sumsq = bnmf_real_elt(state, "sumsq", 1);
+    st->logpost = bnmf_real_elt(state, "logpost", 1);
+    st->n_kept = bnmf_real_elt(state, "n_kept", 1);
+    st->lamF = state_elt(state, ard, "lambda_F", K);
+    st->lamG = state_elt(state, ard, "lambda_G", L);
+    st->F_mean = state_elt(state, acc, "F_mean", I * K);
+    st->F_m2 = state_elt(state, acc, "F_m2", I * K);
+    st->S_mean = state_elt(state, acc, "S_mean", (R_xlen_t) K * L);
+    st->S_m2 = state_elt(state, acc, "S_m2", (R_xlen_t) K * L);
+    st->G_mean = state_elt(state, acc, "G_mean", J * L);
+    st->G_m2 = state_elt(state, acc, "G_m2", J * L);
+    st->tau_mean = state_elt(state, acc, "tau_mean", 1);
+    st->tau_m2 = state_elt(state, acc, "tau_m2", 1);
+    st->row_hits = state_elt(state, acc, "row_hits", I * K);
+    st->col_hits = state_elt(state, acc, "col_hits", J * L);
+    st->lamF_mean = state_elt(state, acc && ard, "lambda_F_mean", K);
+    st->lamF_m2 = state_elt(state, acc && ard, "lambda_F_m2", K);
+    st->lamG_mean = state_elt(state, acc && ard, "lambda_G_mean", L);
+    st->lamG_m2 = state_elt(state, acc && ard, "lambda_G_m2", L);
+    if (acc) {
+        const R_xlen_t nx = XLENGTH(bnmf_list_get(state, "X_mean"));
+        if (nx != 0 && nx != d->nx) Rf_error("bnmf internal error: X_mean has the wrong length");
+        if (nx) {
+            st->X_mean = bnmf_real_elt(state, "X_mean", nx);
+            st->X_m2 = bnmf_real_elt(state, "X_m2", nx);
+        }
+    }
+    st->F_var = state_elt(state, vb, "F_var", I * K);
+    st->S_var = state_elt(state, vb, "S_var", (R_xlen_t) K * L);
+    st->G_var = state_elt(state, vb, "G_var", J * L);
+    st->F_ent = state_elt(state, vb, "F_ent", I * K);
+    st->S_ent = state_elt(state, vb, "S_ent", (R_xlen_t) K * L);
+    st->G_ent = state_elt(state, vb, "G_ent", J * L);
+    st->tau_rate = state_elt(state, vb, "tau_rate", 1);
+    st->lamF_rate = state_elt(state, vb && ard, "lambda_F_rate", K);
+    st->lamG_rate = state_elt(state, vb && ard, "lambda_G_rate", L);
+    bnmf_check_factors(st->F, st->S, d->I, L, K);
+    for (R_xlen_t t = 0; t < J * L; t++)
+        if (!(st->G[t] >= 0.0) || !R_FINITE(st->G[t]))
+            Rf_error("bnmf internal error: G must be finite and non-negative");
+    if (!(*st->tau > 0.0) || !R_FINITE(*st->tau))
+        Rf_error("bnmf internal error: tau must be finite and > 0");
+    for (int k = 0; ard && k < K; k++)
+        if (!(st->lamF[k] > 0.0)) Rf_error("bnmf internal error: lambda_F must be > 0");
+    for (int l = 0; ard && l < L; l++)
+        if (!(st->lamG[l] > 0.0)) Rf_error("bnmf internal error: lambda_G must be > 0");
+}
+
+/* prior: list(rate = c(F, S, G), alpha, beta, ard = numeric() or c(alpha0, beta0)) */
+void bnmf_read_nmtf_prior(SEXP prior, nmtf_prior *pr)
+{
+    const double *rate = bnmf_real_elt(prior, "rate", 3);
+    pr->rate_F = rate[0];
+    pr->rate_S = rate[1];
+    pr->rate_G = rate[2];
+    pr->alpha = *bnmf_real_elt(prior, "alpha", 1);
+    pr->beta = *bnmf_real_elt(prior, "beta", 1);
+    SEXP a = bnmf_list_get(prior, "ard");
+    pr->ard = XLENGTH(a) == 2;
+    if (pr->ard) {
+        const double *ab = bnmf_real_elt(prior, "ard", 2);
+        pr->alpha0 = ab[0];
+        pr->beta0 = ab[1];
+    }
+    for (int t = 0; t < 3; t++)
+        if (!(rate[t] >= 0.0) || !R_FINITE(rate[t]))
+            Rf_error("bnmf internal error: rates must be finite and >= 0");
+    if (!(pr->alpha > 0.0) || !(pr->beta > 0.0))
+        Rf_error("bnmf internal error: alpha and beta must be > 0");
+}
+
+/* ---- the Poisson likelihood (pois_*.c) ---- */
+
+/* The prior: list(a, b, c, d) and, for the beta process, a0W, b0W, a0H, b0H. */
+void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp)
+{
+    pp->a = *bnmf_real_elt(prior, "a", 1);
+    pp->b = *bnmf_real_elt(prior, "b", 1);
+    pp->c = *bnmf_real_elt(prior, "c", 1);
+    pp->d = *bnmf_real_elt(prior, "d", 1);
+    if (!(pp->a > 0.0 && pp->b > 0.0 && pp->c > 0.0 && pp->d > 0.0) || !R_FINITE(pp->a) ||
+        !R_FINITE(pp->b) || !R_FINITE(pp->c) || !R_FINITE(pp->d))
+        Rf_error("bnmf internal error: Gamma shapes and rates must be finite and > 0");
+    pp->a0W = pp->b0W = pp->a0H = pp->b0H = 1.0;
+    if (!beta) return;
+    pp->a0W = *bnmf_real_elt(prior, "a0W", 1);
+    pp->b0W = *bnmf_real_elt(prior, "b0W", 1);
+    pp->a0H = *bnmf_real_elt(prior, "a0H", 1);
+    pp->b0H = *bnmf_real_elt(prior, "b0H", 1);
+    if (!(pp->a0W > 0.0 && pp->b0W > 0.0 && pp->a0H > 0.0 && pp->b0H > 0.0))
+        Rf_error("bnmf internal error: beta-process parameters must be > 0");
+}
+
+/* Gamma shapes and rates of q, finite and > 0, read by name. */
+static double *gamma_part(SEXP state, const char *name, R_xlen_t n)
+{
+    double *v = bnmf_real_elt(state, name, n);
+    for (R_xlen_t t = 0; t < n; t++)
+        if (!(v[t] > 0.0) || !R_FINITE(v[t]))
+            Rf_error("bnmf internal error: '%s' must be finite and > 0", name);
+    return v;
+}
+
+/** Read the Gamma factors of q: shape_W, rate_W (I x K), shape_H, rate_H (K x J). */
+void bnmf_pois_read_q(SEXP state, const pois_data *pd, double **alW, double **beW,
+                      double **alH, double **beH)
+{
+    const R_xlen_t nW = (R_xlen_t) pd->I * pd->K, nH = (R_xlen_t) pd->K * pd->J;
+    *alW = gamma_part(state, "shape_W", nW);
+    *beW = gamma_part(state, "rate_W", nW);
+    *alH = gamma_part(state, "shape_H", nH);
+    *beH = gamma_part(state, "rate_H", nH);
+}
+
+/* A control: one finite number. */
+double bnmf_pois_ctrl(SEXP ctrl, const char *name)
+{
+    const double v = *bnmf_real_elt(ctrl, name, 1);
+    if (!R_FINITE(v)) Rf_error("bnmf internal error: ctrl$%s must be finite", name);
+    return v;
+}
+
+/* A count control: a whole number in [lo, 2^31). */
+int bnmf_pois_count(SEXP ctrl, const char *name, int lo)
+{
+    const double v = bnmf_pois_ctrl(ctrl, name);
+    if (v < lo || v > INT_MAX || v != floor(v))
+        Rf_error("bnmf internal error: ctrl$%s must be a whole number in [%d, 2^31)", name, lo);
+    return (int) v;
+}
+
+/* Read q: its Gamma factors, W, H (the means) and elbo. */
+void bnmf_pois_read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
+{
+    bnmf_pois_read_q(state, pd, &q->alW, &q->beW, &q->alH, &q->beH);
+    q->W = bnmf_real_elt(state, "W", (R_xlen_t) pd->I * pd->K);
+    q->H = bnmf_real_elt(state, "H", (R_xlen_t) pd->K * pd->J);
+    q->elbo = bnmf_real_elt(state, "elbo", 1);
+}
+
+/* Read a Gibbs state: W, H, logpost, n_kept, W_sum, W_sq, H_sum, H_sq,
+ * WH_sum (length I J, or 0: not kept). */
+void bnmf_pois_read_gibbs_state(SEXP state, const pois_data *pd, pois_gibbs_state *st)
+{
+    const R_xlen_t nW = (R_xlen_t) pd->I * pd->K, nH = (R_xlen_t) pd->K * pd->J;
+    st->W = bnmf_real_elt(state, "W", nW);
+    st->H = bnmf_real_elt(state, "H", nH);
+    bnmf_check_factors(st->W, st->H, pd->I, pd->J, pd->K);
+    st->logpost = bnmf_real_elt(state, "logpost", 1);
+    st->n_kept = bnmf_real_elt(state, "n_kept", 1);
+    st->W_sum = bnmf_real_elt(state, "W_sum", nW);
+    st->W_sq = bnmf_real_elt(state, "W_sq", nW);
+    st->H_sum = bnmf_real_elt(state, "H_sum", nH);
+    st->H_sq = bnmf_real_elt(state, "H_sq", nH);
+    SEXP wh = bnmf_list_get(state, "WH_sum");
+    st->WH_sum = NULL;
+    if (XLENGTH(wh) > 0)
+        st->WH_sum = bnmf_real_elt(state, "WH_sum", (R_xlen_t) pd->I * pd->J);
+}
+
+/* A mask: an integer vector of 0s and 1s. */
+int *bnmf_pois_mask_elt(SEXP list, const char *name, R_xlen_t len)
+{
+    SEXP v = bnmf_list_get(list, name);
+    if (TYPEOF(v) != INTSXP || XLENGTH(v) != len)
+        Rf_error("bnmf internal error: '%s' must be an integer vector of length %lld", name,
+                 (long long) len);
+    int *s = INTEGER(v);
+    for (R_xlen_t t = 0; t < len; t++)
+        if (s[t] != 0 && s[t] != 1) Rf_error("bnmf internal error: '%s' must be 0 or 1", name);
+    return s;
+}
+
+/* Read an SSVI state: q(W), q(H), q(pi), the masks, the last draws, the
+ * steps and the final averages. */
+void bnmf_pois_read_ssvi_state(SEXP state, const pois_data *pd, ssvi_state *st)
+{
+    const R_xlen_t nW = (R_xlen_t) pd->I * pd->K, nH = (R_xlen_t) pd->K * pd->J;
+    bnmf_pois_read_q(state, pd, &st->nuW, &st->rhoW, &st->nuH, &st->rhoH);
+    const char *beta[] = {"pi_W_shape1", "pi_W_shape2", "pi_H_shape1", "pi_H_shape2"};
+    double **bp[] = {&st->alW, &st->beW, &st->alH, &st->beH};
+    for (int t = 0; t < 4; t++) *bp[t] = bnmf_real_elt(state, beta[t], pd->K);
+    st->SW = bnmf_pois_mask_elt(state, "SW", nW);
+    st->SH = bnmf_pois_mask_elt(state, "SH", nH);
+    const char *big[] = {"W", "H", "SW_sum", "SH_sum", "WS_sum", "HS_sum"};
+    double **bg[] = {&st->W, &st->H, &st->SW_sum, &st->SH_sum, &st->WS_sum, &st->HS_sum};
+    for (int t = 0; t < 6; t++) *bg[t] = bnmf_real_elt(state, big[t], t % 2 ? nH : nW);
+    st->steps = bnmf_real_elt(state, "steps", 1);
+    st->n_acc = bnmf_real_elt(state, "n_acc", 1);
 }

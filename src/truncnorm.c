@@ -100,7 +100,7 @@
  *     Statistics and Computing 5(2), 121-125.
  */
 #include "bnmf_call.h"
-#include "cond.h"
+#include "truncnorm.h"
 
 #define TN_TAIL BNMF_TN_TAIL /* A0: the tail samplers (T), (E) for a > A0 */
 #define TN_WIDE 2.0    /* middle: rejection from N(0,1) when b - a > this  */
@@ -452,6 +452,14 @@ double bnmf_tn_pos_logdens(double x, double mean, double sd)
     return -u * (a + 0.5 * u) - bnmf_log_mills(a) - log(sd);
 }
 
+/* VB's mean, variance and entropy of N(mu, sd^2) truncated to [0, inf): the
+ * inline tn_pos_vb of truncnorm.h (which documents it), for callers outside
+ * the conditional's kernels. */
+void bnmf_tn_pos_vb(double mu, double sd, double *m1, double *var, double *ent)
+{
+    tn_pos_vb(mu, sd, NULL, m1, var, ent);
+}
+
 /* ---- .Call entry points ------------------------------------------------ */
 
 static void check_double(SEXP x, const char *arg)
@@ -490,16 +498,11 @@ SEXP bnmf_first_nonfinite_call(SEXP x)
     return Rf_ScalarReal(first);
 }
 
-SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
+/* rtnorm()'s checks of its recycled arguments for n draws: double vectors,
+ * of length >= 1 when n > 0, mean finite, sd positive and finite, bounds
+ * not NA, and lower < upper for every (lower, upper) pair the draws use. */
+static void check_rtnorm_args(R_xlen_t n, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
 {
-    int nprot = 0;
-    if ((TYPEOF(n_) != REALSXP && TYPEOF(n_) != INTSXP) || XLENGTH(n_) != 1)
-        Rf_error("`n` must be a single non-negative whole number.");
-    double dn = Rf_asReal(n_);
-    if (ISNAN(dn) || dn < 0.0 || dn != floor(dn) || dn > (double) R_XLEN_T_MAX)
-        Rf_error("`n` must be a single non-negative whole number.");
-    R_xlen_t n = (R_xlen_t) dn;
-
     check_double(mean, "mean");
     check_double(sd, "sd");
     check_double(lower, "lower");
@@ -538,8 +541,19 @@ SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
         if (++il == nl) il = 0;
         if (++iu == nu) iu = 0;
     }
+}
 
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, n)); nprot++;
+/* .Call entry of rtnorm(): n draws of N(mean, sd^2) truncated to
+ * [lower, upper], the arguments recycled. */
+SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
+{
+    const R_xlen_t n = bnmf_count_arg(n_);
+    check_rtnorm_args(n, mean, sd, lower, upper);
+    const R_xlen_t nm = XLENGTH(mean), ns = XLENGTH(sd),
+                   nl = XLENGTH(lower), nu = XLENGTH(upper);
+    const double *pm = REAL(mean), *ps = REAL(sd),
+                 *pl = REAL(lower), *pu = REAL(upper);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     double *po = REAL(out);
     bnmf_rng_get(1);   /* every draw goes through bnmf_unif() */
     for (R_xlen_t i = 0, im = 0, is = 0, il = 0, iu = 0; i < n; i++) {
@@ -553,7 +567,7 @@ SEXP bnmf_rtnorm_call(SEXP n_, SEXP mean, SEXP sd, SEXP lower, SEXP upper)
         }
     }
     bnmf_rng_put();
-    UNPROTECT(nprot);
+    UNPROTECT(1);
     return out;
 }
 
@@ -610,7 +624,7 @@ SEXP bnmf_tn_logdens_call(SEXP x, SEXP mean, SEXP sd)
 /*
  * .Call entry (tests): for a = -mu / sd (recycled), log Q(a) and lambda(a)
  * from bnmf_logq_hazard, and VB's mean, variance and entropy of
- * N(mu, sd^2) truncated to [0, inf) from bnmf_tn_pos_vb (gauss_cond.c);
+ * N(mu, sd^2) truncated to [0, inf) from bnmf_tn_pos_vb (truncnorm.h);
  * list(logq, lambda, mean, var, entropy), NaN where a is not finite or
  * sd <= 0.
  */

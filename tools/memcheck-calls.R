@@ -35,7 +35,7 @@ for (method in c("gibbs", "icm")) {
   }
 }
 invisible(bnmf(X, rank = 2, method = "icm", prior = exponential(0), progress = FALSE))
-# Gibbs's moments of W H by batches of draws (src/nmf_sweep.c, wh_batch):
+# Gibbs's moments of W H by batches of draws (src/nmf_moments.c, wh_batch):
 # 300 x 70 with K = 2 holds four draws a batch; partial tiles (256 + 44 rows,
 # 64 + 6 columns) and a partial batch at the end of each call.
 Xb <- pmax(matrix(rexp(300 * 2), 300, 2) %*% matrix(rexp(2 * 70), 2, 70) +
