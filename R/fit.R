@@ -306,7 +306,7 @@ validate_fit_header <- function(fit) {
   }
   if (!identical(as.integer(fit$dims), dim(fit$X))) bad("dimensions other than those of X")
   if (!isTRUE(all.equal(fit$n_obs + fit$n_missing, prod(as.double(fit$dims))))) {
-    bad("counts of observed and missing entries that do not add up to the size of X")
+    bad("counts of observed entries and missing entries that do not add up to the size of X")
   }
   if (!isTRUE(fit$settings$chains >= 1)) bad("no chain")
   fit

@@ -22,6 +22,13 @@ test_that("Gaussian NMF fits: values are checked", {
     bad <- fit
     bad$n_obs <- 0
     expect_rejected(bnmf:::validate_bnmf_fit, bad, "observed entries")
+    # the header every fit shares: its class names its method and model
+    bad <- fit
+    class(bad) <- c("bnmf_gibbs", "bnmf_nmtf", "bnmf")
+    expect_rejected(bnmf:::validate_bnmf_fit, bad, "class")
+    bad <- fit
+    bad$dims <- bad$dims + 1L
+    expect_rejected(bnmf:::validate_bnmf_fit, bad, "dimensions")
   }
   bad <- fit <- bnmf(X, rank = 2, method = "vb", iter = 40, progress = FALSE)
   bad$tau <- Inf
