@@ -142,7 +142,7 @@ cat_silf_model <- function(x, how = NULL) {
   cat(sprintf("  prior: columns of W ~ Dirichlet(1), H ~ Exp(rate = %s)\n", format(x$prior$rate)))
 }
 
-# ---- SVGD and DSGD fits (R/svgd.R) ---------------------------------------------
+# ---- SVGD and DSGD fits (R/engine-svgd.R) ---------------------------------------------
 
 #' @export
 print.bnmf_svgd <- function(x, ...) {

@@ -1,5 +1,6 @@
-# update() of fits that cannot be continued (update.bnmf, which continues the
-# Gibbs, ICM, VB and NP fits, is in R/fit.R beside the fit's constructor).
+# update() of every model but Gaussian NMF (update.bnmf, which continues
+# its Gibbs, ICM, VB and NP fits, is in R/engine-nmf.R beside the fit's
+# constructor): NMTF and Poisson continue, the others say why they cannot.
 
 #' @export
 update.bnmf_particles <- function(object, ...) {

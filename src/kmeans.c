@@ -1,7 +1,7 @@
 /*
  * kmeans.c -- Lloyd's k-means of the rows of X (dense, or sparse CSC: never
  * densified), the start of a tri-factorisation's F and G (nmtf_init() in
- * R/nmtf.R, "kmeans").
+ * R/engine-nmtf.R, "kmeans").
  *
  * An iteration costs one product X C' (the squared distances need only it,
  * the rows' and the centres' sums of squares) and one pass over X for the

@@ -97,7 +97,7 @@ static int wh_batch_cap(int I, int J, int K)
 }
 
 /* The doubles of a dense fit's WH scratch (kept with the state: the
- * `work` of new_state() in R/engine.R adds the same) */
+ * `work` of new_state() in R/engine-nmf.R adds the same) */
 size_t bnmf_wh_work_len(int I, int J, int K)
 {
     const size_t nb = J < WH_COLS ? (size_t) J : WH_COLS;

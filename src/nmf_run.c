@@ -244,7 +244,7 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
      * holds, in this order, the sweep's work, the missing entries' WH and,
      * to accumulate WH's moments of dense data, wh_batch's tile and draws),
      * else from R_alloc when the state has none. A buffer too short is
-     * refused rather than replaced: new_state() (R/engine.R) sizes it by the
+     * refused rather than replaced: new_state() (R/engine-nmf.R) sizes it by the
      * same sum, and a silent fallback would hide their disagreement. */
     const int want_block = c->accumulate && st->WH_mean && !d->sparse;
     const size_t n_block = want_block ? bnmf_wh_work_len(I, J, K) : 0;
@@ -411,12 +411,12 @@ static SEXP first_rows(SEXP m, int n, int rows, int ncol)
 
 /*
  * .Call entry: advance a fit's state by ctrl$n sweeps, in place.
- * state: the list made by new_state() (R/engine.R), read by bnmf_read_state;
+ * state: the list made by new_state() (R/engine-nmf.R), read by bnmf_read_state;
  * data:  the list made by prepare_data();
  * prior: list(lamW, lamH, alpha, beta, and optionally ard = c(alpha0, beta0));
  * ctrl:  list(n, rule = "gibbs" | "icm" | "vb" | "np", masked, accumulate,
  *        thin, keep_draws, update_W, update_H, update_tau, tol, wh_thin)
- *        (engine_sweeps() in R/engine.R).
+ *        (engine_sweeps() in R/engine-nmf.R).
  * Returns list(trace = n x 4 matrix (loglik, tau, logpost, sse), W_draws,
  * H_draws, lambda = n x K matrix of the ARD rates (0 columns without ARD),
  * converged = TRUE when the tol criterion stopped the sweeps).

@@ -55,7 +55,7 @@ static void row_scratch(double **buf, sweep_work *w, int K, int n, int nmax)
 /**
  * The scratch space of a sweep: from `buf`, at least bnmf_sweep_work_len(d)
  * doubles, or from R_alloc when buf is NULL. A chain's state holds such a
- * buffer (`work`, see new_state() in R/engine.R) so that the chunks of a
+ * buffer (`work`, see new_state() in R/engine-nmf.R) so that the chunks of a
  * long run do not leave their scratch to R's garbage collector, which on a
  * large heap may collect it only long after (the scratch of every chunk
  * then adds up in the process's memory).

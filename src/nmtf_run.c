@@ -358,7 +358,7 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
 
 /*
  * .Call entry: advance an NMTF state by ctrl$n sweeps, in place.
- * state: the list of nmtf_new_state() (R/nmtf.R); data: prepare_data(X, K);
+ * state: the list of nmtf_new_state() (R/engine-nmtf.R); data: prepare_data(X, K);
  * prior: list(rate = c(F, S, G), alpha, beta, ard); ctrl: see
  * bnmf_read_nmtf_ctrl(). Returns list(trace = n x 4, lambda = n x (K + L)
  * (0 columns without ARD), F_draws, S_draws, G_draws, converged).

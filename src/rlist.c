@@ -1,8 +1,8 @@
 /*
  * rlist.c -- every reading of the R lists of the engine: the data made by
  * prepare_data(), the priors, the chain states made by new_state()
- * (R/engine.R), nmtf_new_state() (R/nmtf.R) and the Poisson fits
- * (R/poisson.R), and the named controls of each routine. Components are found by name; a
+ * (R/engine-nmf.R), nmtf_new_state() (R/engine-nmtf.R) and the Poisson fits
+ * (R/engine-poisson.R), and the named controls of each routine. Components are found by name; a
  * missing or malformed one is an internal error that names it.
  *
  * Nothing is computed here; the checks are those that keep the kernels'
@@ -187,7 +187,7 @@ static double *state_elt(SEXP state, int want, const char *name, R_xlen_t len)
 }
 
 /**
- * Read a chain state (the list made by new_state() in R/engine.R) by name.
+ * Read a chain state (the list made by new_state() in R/engine-nmf.R) by name.
  * @param state the list; its vectors are updated in place by the kernels
  * @param d     the data (sizes)
  * @param what  STATE_* flags: the optional parts to read (W, H and x always)
@@ -465,7 +465,7 @@ void bnmf_read_nmtf_ctrl(SEXP ctrl, nmtf_ctrl *c)
     c->tol = ctrl_number(ctrl, "tol");
 }
 
-/* A tri-factorisation's state (the list of nmtf_new_state() in R/nmtf.R) by name:
+/* A tri-factorisation's state (the list of nmtf_new_state() in R/engine-nmtf.R) by name:
  * its optional parts with ARD (ard), running moments (acc), VB (vb). */
 void bnmf_read_nmtf_state(SEXP state, const nmf_data *d, int K, int L, int ard, int acc,
                           int vb, nmtf_state *st)

@@ -1,2 +1,2 @@
-# The Laurberg toy of section 5.1 (R/rrt.R).
+# The Laurberg toy of section 5.1 (R/engine-rrt.R).
 laurberg_toy <- bnmf:::laurberg_toy

@@ -1,4 +1,4 @@
-# The engine's internal interface (R/engine.R): new_state() writes the state,
+# The engine's internal interface (R/engine-nmf.R): new_state() writes the state,
 # engine_sweeps(), engine_kl() and engine_chib() pass named controls that the
 # C entries parse once, refusing a missing, malformed or unknown one by name.
 

@@ -1,4 +1,4 @@
-# NVI / ONVI machinery (R/nvi.R): the entropy bound and the second-order
+# NVI / ONVI machinery (R/engine-rrt-nvi.R): the entropy bound and the second-order
 # expectation against brute Monte Carlo, the derivatives against finite
 # differences, the online step on a bimodal target, NVI's monotone ELBO.
 

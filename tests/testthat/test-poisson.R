@@ -1,5 +1,5 @@
 # The Poisson likelihood: VB (exact ELBO), the auxiliary-variable Gibbs
-# sampler, the collapsed mask sampler and SSVI (R/poisson.R, src/pois_*.c).
+# sampler, the collapsed mask sampler and SSVI (R/engine-poisson.R, src/pois_*.c).
 
 pois_sim <- function(I, J, K, shape = 2, rate = 1) {
   W <- matrix(stats::rgamma(I * K, shape, rate), I, K)

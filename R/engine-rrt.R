@@ -2,7 +2,7 @@
 # exploration in Bayesian non-negative matrix factorization", sections 3-4):
 # a rapidly-exploring random tree (RRT) on the oblique manifold proposes
 # factorisations, and online nonparametric variational inference (ONVI,
-# R/nvi.R) decides which become components of the variational mixture
+# R/engine-rrt-nvi.R) decides which become components of the variational mixture
 #   q(theta) = sum_m w_m N(theta; mu_m, sigma2_m I),  theta = c(W, H).
 #
 # Configuration space. With the top-R SVD X ~ U D V', A_SVD = U (I x R,
@@ -434,7 +434,7 @@ gibbs_draws <- function(X, start, target) {
 
 # Draws of Hamiltonian Monte Carlo on the target (log joint and gradient of
 # nvi_target()) by the package's reflecting leapfrog and Metropolis step
-# (hmc_transition() of R/hmc.R: positivity kept by reflecting at 0, Neal
+# (hmc_transition() of R/engine-hmc.R: positivity kept by reflecting at 0, Neal
 # 2011, section 5.5.1; a trajectory that leaves the support, the Uniform
 # box, is rejected), unit mass, no energy cap. The step size adapts towards
 # acceptance 0.8 during the first `warmup` share of the draws (Robbins-Monro

@@ -1,7 +1,7 @@
 # Non-negative matrix tri-factorisation X ~ F S t(G): the NMTF engine of
 # bnmf() (methods gibbs, icm, vb, np), its chain state, its start, and the
-# fit. The sweeps are in src/nmtf_sweep.c; the chunk loop is run_chunks()
-# (R/engine.R), the tasks run_tasks() (R/tasks.R).
+# fit. The sweeps are in src/nmtf_*.c; the chunk loop is run_chunks()
+# (R/chains.R), the tasks run_tasks() (R/tasks.R).
 
 #' @section NMTF:
 #' `bnmf(X ~ nmtf(K, L), ...)` or `bnmf(X, rank = c(K, L), ...)` fits the
