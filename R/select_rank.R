@@ -110,11 +110,16 @@
 #'   `min(nrow(X), ncol(X))`. For `criterion = "ard"` only the largest is
 #'   used. For a tri-factorisation, (K, L) pairs: a list of length-2 vectors
 #'   or a two-column matrix (see the section Tri-factorisation).
-#' @param criterion `"chib"`, `"bic"`, `"cv"` or `"ard"`; see the section
-#'   Criteria.
+#' @param criterion `"chib"`, `"bic"`, `"cv"`, `"ard"` or `"evidence"`; see
+#'   the section Criteria. `"evidence"` compares the evidence of VB fits by
+#'   their final ELBO (a lower bound on log p(X), labelled so), or with
+#'   `method = "gibbs"` by Chib's estimate (as `"chib"`).
 #' @param method The fitting method: for `"cv"` any of `"gibbs"` (default),
 #'   `"vb"`, `"icm"`, `"np"`; for `"ard"` `"gibbs"` (default), `"vb"` or
-#'   `"icm"`. `"chib"` needs `"gibbs"` and `"bic"` needs `"icm"`.
+#'   `"icm"`. `"chib"` needs `"gibbs"` and `"bic"` needs `"icm"`;
+#'   `"evidence"` takes `"vb"` (default) or `"gibbs"`. For counts
+#'   (`likelihood = "poisson"`) `"vb"` is the default and the only method of
+#'   `"bic"` and `"evidence"`; `"cv"` also takes `"gibbs"`.
 #' @param folds Number of cross-validation folds (`"cv"` only), at least 2.
 #' @param nested Nested cross-validation (`"cv"` only): choose the rank
 #'   within each outer fold by an inner cross-validation.
@@ -135,15 +140,20 @@
 #'   always kept (`$fit`).
 #' @param ... Further arguments of [bnmf()] for every fit, such as `prior`,
 #'   `noise`, `iter`, `burnin`, `chains`, `tol` or `assay` (not `X`, `rank`,
-#'   `method`, `data`; the models compared are Gaussian, so `likelihood`
-#'   may only be `"gaussian"`: for counts see `vignette("counts")`). `progress = TRUE` shows every fit's progress bar
+#'   `method`, `data`). `likelihood = "poisson"` compares Poisson models of
+#'   counts by `"cv"` (the held-out error is then the mean Poisson deviance
+#'   \eqn{2 (x \log(x / \mu) - (x - \mu))} of the test entries, column
+#'   `deviance`), `"evidence"` (the ELBO) or `"bic"` (at the posterior mean,
+#'   df = (I + J) K); Chib's estimate and ARD are not available for counts
+#'   yet. `progress = TRUE` shows every fit's progress bar
 #'   besides the bar of the tasks (ranks, folds) done, which is shown by
 #'   default in interactive sessions when the tasks run in this process;
 #'   `progress = FALSE` shows neither.
 #' @return An object of class `bnmf_rank`: a list with `criterion`,
 #'   `method`, `ranks`, `best` (the chosen rank, also given by [best()]),
+#'   `likelihood` (`"gaussian"` or `"poisson"`),
 #'   `table` (a data frame with one row per rank: for `"chib"` `logml` and
-#'   `se`; for `"bic"` `loglik`, `df`, `bic` and `value = -bic / 2`; for
+#'   `se`; for `"evidence"` `elbo` (VB) or `logml` and `se` (Gibbs); for `"bic"` `loglik`, `df`, `bic` and `value = -bic / 2`; for
 #'   `"cv"` the mean held-out `mse` over the folds, its `sd` and `se =
 #'   sd / sqrt(folds)`; for `"ard"` one row per factor of the ARD fit with its
 #'   `signal` and whether it is `active`), and criterion-specific elements:
@@ -152,6 +162,10 @@
 #'   `nested` (per outer fold: the inner mean errors of every rank, the chosen
 #'   rank and its outer test error); `marglik` (the `bnmf_marglik` objects);
 #'   `fit` (ARD); `fits` (with `keep_fits = TRUE`); `elapsed` (seconds).
+#'
+#'   A chosen rank that is the largest of `ranks` (or the smallest, when it
+#'   is above 1) warns (class `bnmf_warning_rank_edge`): the best rank may lie
+#'   beyond the ranks compared.
 #' @seealso [best()], [plot.bnmf_rank()], [bnmf()], [logLik.bnmf()].
 #' @references
 #' Schmidt, M. N., Winther, O. and Hansen, L. K. (2009). Bayesian non-negative
@@ -190,15 +204,16 @@
 #' plot(chib)
 #' }
 #' @export
-select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"),
+select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard", "evidence"),
                         method = c("gibbs", "vb", "icm", "np"), folds = 5,
                         nested = FALSE, inner_folds = folds,
                         rule = c("min", "1se"), cores = NULL,
                         samples = 20000, marglik_args = list(),
                         keep_fits = FALSE, ...) {
   call <- match.call()
-  criterion <- check_choice(criterion, c("chib", "bic", "cv", "ard"), "criterion")
-  method <- rank_method(criterion, method, missing(method))
+  criterion <- check_choice(criterion, c("chib", "bic", "cv", "ard", "evidence"), "criterion")
+  pois <- identical(list(...)$likelihood, "poisson")
+  method <- rank_method(criterion, method, missing(method), pois)
   if (criterion != "cv") {
     if (!missing(folds)) abort_input(sprintf("`folds` applies to criterion \"cv\" only, not \"%s\".", criterion))
     if (!missing(nested)) abort_input(sprintf("`nested` applies to criterion \"cv\" only, not \"%s\".", criterion))
@@ -206,22 +221,27 @@ select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"
     if (!missing(rule)) abort_input(sprintf("`rule` applies to criterion \"cv\" only, not \"%s\".", criterion))
   }
   rule <- check_choice(rule, c("min", "1se"), "rule")
-  if (criterion != "chib") {
+  if (criterion != "chib" && !(criterion == "evidence" && method == "gibbs")) {
     if (!missing(samples)) abort_input(sprintf("`samples` applies to criterion \"chib\" only, not \"%s\".", criterion))
     if (!missing(marglik_args)) abort_input(sprintf("`marglik_args` applies to criterion \"chib\" only, not \"%s\".", criterion))
   }
-  ml_fun <- if (criterion == "chib") marginal_likelihood else NULL
+  ml_fun <- if (criterion == "chib" || criterion == "evidence" && method == "gibbs") marginal_likelihood
   rank_select(X, ranks, criterion, method, folds, nested, inner_folds, cores,
               samples, marglik_args, keep_fits, list(...), ml_fun, call, rule,
               missing(inner_folds))
 }
 
-rank_method <- function(criterion, method, default) {
+rank_method <- function(criterion, method, default, pois = FALSE) {
+  if (pois) return(rank_method_counts(criterion, method, default))
   methods <- c("gibbs", "vb", "icm", "np")
   if (default) {
-    return(switch(criterion, bic = "icm", "gibbs"))
+    return(switch(criterion, bic = "icm", evidence = "vb", "gibbs"))
   }
   method <- check_choice(method, methods, "method")
+  if (criterion == "evidence" && !method %in% c("vb", "gibbs")) {
+    abort_input(sprintf("`method`: criterion \"evidence\" needs method \"vb\" (the ELBO) or \"gibbs\" (Chib's estimate), not \"%s\".",
+                        method))
+  }
   need <- c(chib = "gibbs", bic = "icm")[criterion]
   if (!is.na(need) && method != need) {
     abort_input(sprintf("`method`: criterion \"%s\" needs method \"%s\", not \"%s\".",
@@ -229,6 +249,24 @@ rank_method <- function(criterion, method, default) {
   }
   if (criterion == "ard" && method == "np") {
     abort_input("`method`: criterion \"ard\" needs a prior; use method \"gibbs\", \"vb\" or \"icm\", not \"np\".")
+  }
+  method
+}
+
+# Counts (likelihood = "poisson"): VB by default, Gibbs for "cv"; Chib's
+# estimate and ARD are not there yet for counts.
+rank_method_counts <- function(criterion, method, default) {
+  if (criterion %in% c("chib", "ard")) {
+    abort_unsupported(sprintf(
+      "`criterion`: \"%s\" is not available for `likelihood = \"poisson\"` yet; compare ranks of counts by \"cv\" (held-out Poisson deviance), \"evidence\" (the ELBO of VB fits) or \"bic\".",
+      criterion))
+  }
+  if (default) return("vb")
+  method <- check_choice(method, c("vb", "gibbs", "icm", "np"), "method")
+  if (!method %in% c("vb", "gibbs") || criterion != "cv" && method != "vb") {
+    abort_input(sprintf("`method`: counts are compared by %s with method %s, not \"%s\".",
+                        if (criterion == "cv") "cross-validation" else sprintf("criterion \"%s\"", criterion),
+                        if (criterion == "cv") "\"vb\" or \"gibbs\"" else "\"vb\"", method))
   }
   method
 }
@@ -251,7 +289,7 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
   args <- check_fit_args(args, criterion, method)
   attr(args, "rank_pairs") <- pairs
   check_signs(X, method)
-  if (criterion == "chib") {
+  if (!is.null(ml_fun)) {
     samples <- check_count(samples, "samples", min = 1)
     if (!is.list(marglik_args) || (length(marglik_args) &&
         (is.null(names(marglik_args)) || any(names(marglik_args) == "")))) {
@@ -288,10 +326,15 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
   out <- with_cores(cores, switch(criterion,
     ard = rank_ard(X, if (is.null(pairs)) max(ranks) else apply(pairs, 2L, max), method, args),
     chib = rank_chib(X, ranks, args, samples, marglik_args, ml_fun, keep_fits),
-    bic = rank_bic(X, ranks, args, keep_fits),
+    evidence = if (method == "gibbs") {
+      rank_chib(X, ranks, args, samples, marglik_args, ml_fun, keep_fits)
+    } else rank_elbo(X, ranks, args, keep_fits),
+    bic = rank_bic(X, ranks, args, keep_fits, if (identical(args$likelihood, "poisson")) "vb" else "icm"),
     cv = rank_cv(X, ranks, method, folds, nested, inner_folds, args, keep_fits, rule)
   ))
   if (!is.null(pairs)) out <- pair_result(out, pairs, criterion)
+  out$likelihood <- if (identical(args$likelihood, "poisson")) "poisson" else "gaussian"
+  if (is.null(pairs)) warn_rank_edge(out$best, ranks, criterion)
   out <- c(list(criterion = criterion, method = method,
                 ranks = if (is.null(pairs)) ranks else pairs), out)
   out$dims <- c(I, J)
@@ -310,7 +353,7 @@ new_rank_result <- function(x) {
 # rank among them (ARD: the number of active factors, 0 to the rank fitted).
 validate_rank_result <- function(x) {
   bad <- function(what) abort_fit(sprintf("the rank selection has %s", what))
-  if (!isTRUE(x$criterion %in% c("chib", "bic", "cv", "ard"))) bad("an unknown criterion")
+  if (!isTRUE(x$criterion %in% c("chib", "bic", "cv", "ard", "evidence"))) bad("an unknown criterion")
   r <- x$ranks
   if (!is.numeric(r) || !length(r) || any(!is.finite(r)) || any(r < 1) || any(r != round(r))) {
     bad("ranks that are not whole numbers >= 1")
@@ -353,15 +396,12 @@ check_fit_args <- function(args, criterion, method) {
                         paste0("`", taken, "`", collapse = ", "),
                         if (length(taken) > 1) "are" else "is"))
   }
-  if (!is.null(args$likelihood) && !identical(args$likelihood, "gaussian")) {
-    abort_input(paste0(
-      "`likelihood`: `select_rank()` compares Gaussian models only. For counts, ",
-      "compare `elbo()` of `bnmf(X, rank = K, likelihood = \"poisson\", method = \"vb\")` ",
-      "over the ranks, as in vignette(\"counts\", package = \"bnmf\")."))
+  if (!is.null(args$likelihood) && !identical(args$likelihood, "gaussian") &&
+      !identical(args$likelihood, "poisson")) {
+    abort_input("`likelihood`: `select_rank()` compares Gaussian models (the default) or counts, `likelihood = \"poisson\"`.")
   }
-  args$likelihood <- NULL
-  allowed <- setdiff(names(formals(bnmf)), c("X", "rank", "method", "data",
-                                             "particles", "likelihood"))
+  if (identical(args$likelihood, "gaussian")) args$likelihood <- NULL
+  allowed <- setdiff(names(formals(bnmf)), c("X", "rank", "method", "data", "particles"))
   unknown <- setdiff(names(args), allowed)
   if (length(unknown)) {
     abort_input(sprintf("`...`: %s %s not %s of `bnmf()`.",
@@ -449,9 +489,11 @@ rank_chib <- function(X, ranks, args, samples, marglik_args, ml_fun, keep_fits) 
   out
 }
 
-rank_bic <- function(X, ranks, args, keep_fits) {
+# BIC at the point estimate of every rank: the mode (ICM) of a Gaussian
+# model, the posterior mean (VB) of a Poisson one; df as logLik() counts it.
+rank_bic <- function(X, ranks, args, keep_fits, method = "icm") {
   one <- function(r) {
-    fit <- fit_one(X, r, "icm", args)
+    fit <- fit_one(X, r, method, args)
     ll <- logLik(fit)
     list(loglik = as.numeric(ll), df = attr(ll, "df"), nobs = attr(ll, "nobs"),
          fit = if (keep_fits) fit)
@@ -465,6 +507,34 @@ rank_bic <- function(X, ranks, args, keep_fits) {
   out <- list(best = ranks[which.min(bic)], table = tab, nobs = n)
   if (keep_fits) out$fits <- stats::setNames(lapply(res, `[[`, "fit"), ranks)
   out
+}
+
+# The evidence lower bound of a VB fit at every rank (a lower bound on
+# log p(X), not log p(X) itself; compare with care: the gap can differ
+# between ranks).
+rank_elbo <- function(X, ranks, args, keep_fits) {
+  one <- function(r) {
+    fit <- fit_one(X, r, "vb", args)
+    e <- elbo(fit)
+    list(elbo = e[length(e)], fit = if (keep_fits) fit)
+  }
+  res <- rank_tasks(as.list(ranks), one)
+  tab <- data.frame(rank = ranks, elbo = vapply(res, `[[`, numeric(1), "elbo"))
+  out <- list(best = ranks[which.max(tab$elbo)], table = tab)
+  if (keep_fits) out$fits <- stats::setNames(lapply(res, `[[`, "fit"), ranks)
+  out
+}
+
+# A rank chosen at the edge of the ranks compared (the largest, or the
+# smallest when it is above 1) may lie beyond them: say so.
+warn_rank_edge <- function(best, ranks, criterion) {
+  if (criterion == "ard" || length(ranks) < 2L) return(invisible())
+  edge <- if (best == max(ranks)) "largest" else if (best == min(ranks) && best > 1) "smallest"
+  if (is.null(edge)) return(invisible())
+  bnmf_signal(warning, "bnmf_warning_rank_edge",
+              sprintf("The chosen rank %d is the %s of the ranks compared; the best rank may lie beyond them: widen `ranks` (e.g. `ranks = %s`).",
+                      best, edge, if (edge == "largest") sprintf("%d:%d", min(ranks), best + 3L) else
+                        sprintf("%d:%d", max(1L, best - 3L), max(ranks))))
 }
 
 # Linear indices of the observed entries of X (dense or dgCMatrix).
@@ -641,12 +711,20 @@ cv_train <- function(X, split) {
 # The (weighted) mean squared error of `fit` on the test entries of `split`:
 # a dense fit through predict(), a sparse one entry by entry.
 cv_error <- function(fit, X, split) {
-  if (!fit$sparse) return(mean((X[split$test] - predict(fit)[split$test])^2))
+  loss <- if (inherits(fit, "bnmf_poisson")) poisson_deviance else function(x, m) (x - m)^2
+  if (!fit$sparse) return(mean(loss(X[split$test], predict(fit)[split$test])))
   I <- nrow(X)
   i <- as.integer((split$test - 1) %% I) + 1L
   j <- as.integer((split$test - 1) %/% I) + 1L
-  e2 <- (data_at(X, i, j) - wh_at(fit, i, j))^2
+  e2 <- loss(data_at(X, i, j), wh_at(fit, i, j))
   if (is.null(split$weight)) mean(e2) else sum(split$weight * e2) / sum(split$weight)
+}
+
+# The Poisson deviance of counts x at means m, entry by entry:
+# 2 (x log(x / m) - (x - m)), with 0 log 0 = 0.
+poisson_deviance <- function(x, m) {
+  m <- pmax(m, .Machine$double.xmin)
+  2 * (ifelse(x > 0, x * log(x / m), 0) - (x - m))
 }
 
 # The rank chosen from held-out errors (ranks x folds): the smallest mean
@@ -704,6 +782,7 @@ rank_cv <- function(X, ranks, method, folds, nested, inner_folds, args, keep_fit
                        inner_folds = inner_folds)
     out$best <- ranks[which.max(counts)]
   }
+  if (identical(args$likelihood, "poisson")) names(out$table)[2L] <- "deviance"
   if (keep_fits) {
     idx <- which(grid$inner == 0L)
     out$fits <- lapply(ranks, function(r) {
@@ -742,23 +821,33 @@ best.default <- function(object, ...) {
                       class(object)[1L]))
 }
 
+# The held-out error of cross-validation: the MSE, or for counts the mean
+# Poisson deviance.
+cv_loss_name <- function(x) if (identical(x$likelihood, "poisson")) "Poisson deviance" else "MSE"
+
 rank_title <- function(x) {
-  switch(x$criterion,
+  counts <- if (identical(x$likelihood, "poisson")) ", counts (Poisson)" else ""
+  paste0(switch(x$criterion,
     chib = "Rank selection by Chib's marginal likelihood (Gibbs fits)",
-    bic = "Rank selection by BIC (ICM fits; df = non-zeros of the MAP estimate + 1)",
+    evidence = if (x$method == "gibbs") "Rank selection by the evidence: Chib's estimate of log p(X) (Gibbs fits)" else
+      "Rank selection by the evidence: the ELBO of VB fits (a lower bound on log p(X))",
+    bic = if (identical(x$likelihood, "poisson")) "Rank selection by BIC (VB fits; df = (I + J) K)" else
+      "Rank selection by BIC (ICM fits; df = non-zeros of the MAP estimate + 1)",
     cv = sprintf("Rank selection by %s%d-fold cross-validation (method \"%s\")",
                  if (!is.null(x$nested)) sprintf("nested (%d inner folds) ", x$nested$inner_folds) else "",
                  ncol(x$fold_mse), x$method),
-    ard = sprintf("Rank selection by ARD (method \"%s\", rank %s)", x$method, rank_text(x, "max")))
+    ard = sprintf("Rank selection by ARD (method \"%s\", rank %s)", x$method, rank_text(x, "max"))),
+    counts)
 }
 
 rank_rule <- function(x) {
   switch(x$criterion,
     chib = "largest log marginal likelihood",
+    evidence = if (x$method == "gibbs") "largest log marginal likelihood" else "largest ELBO",
     bic = "smallest BIC, i.e. largest -BIC/2",
     cv = if (!is.null(x$nested)) "chosen most often by the inner cross-validations" else
-      if (identical(x$rule, "1se")) "smallest rank within one standard error of the smallest mean held-out MSE" else
-      "smallest mean held-out MSE",
+      if (identical(x$rule, "1se")) sprintf("smallest rank within one standard error of the smallest mean held-out %s", cv_loss_name(x)) else
+      sprintf("smallest mean held-out %s", cv_loss_name(x)),
     ard = "number of active factors")
 }
 
@@ -847,6 +936,7 @@ summary.bnmf_rank <- function(object, ...) {
               dims = object$dims, ranks = object$ranks, best = object$best,
               table = rank_table(object), elapsed = object$elapsed)
   if (object$criterion == "cv") {
+    out$loss <- cv_loss_name(object)
     out$fold_mse <- object$fold_mse
     out$n_test <- object$n_test
     out$never_tested <- sum(object$folds == 0L)
@@ -869,7 +959,8 @@ print.summary.bnmf_rank <- function(x, digits = 4, ...) {
     cat(sprintf("\nBIC = -2 loglik + df log(n), n = %d observed entries\n", x$nobs))
   }
   if (x$criterion == "cv") {
-    cat(sprintf("\nHeld-out MSE by rank (rows) and fold (columns); test entries per fold %s%s:\n",
+    cat(sprintf("\nHeld-out %s by rank (rows) and fold (columns); test entries per fold %s%s:\n",
+                x$loss %||% "MSE",
                 paste(x$n_test, collapse = ", "),
                 if (x$never_tested) sprintf(", %d never tested", x$never_tested) else ""))
     print(signif(x$fold_mse, digits))
@@ -911,8 +1002,12 @@ plot.bnmf_rank <- function(x, ...) {
     chib = list(y = tab$logml, lo = tab$logml - 2 * tab$se, hi = tab$logml + 2 * tab$se,
                 lab = "log marginal likelihood (+/- 2 se)"),
     bic = list(y = tab$value, lo = NULL, hi = NULL, lab = "-BIC / 2"),
-    cv = list(y = tab$mse, lo = tab$mse - tab$se, hi = tab$mse + tab$se,
-              lab = "held-out MSE (+/- 1 se)"))
+    evidence = if (is.null(tab$elbo)) {
+      list(y = tab$logml, lo = tab$logml - 2 * tab$se, hi = tab$logml + 2 * tab$se,
+           lab = "log marginal likelihood (+/- 2 se)")
+    } else list(y = tab$elbo, lo = NULL, hi = NULL, lab = "ELBO (a lower bound on log p(X))"),
+    cv = list(y = tab[[2L]], lo = tab[[2L]] - tab$se, hi = tab[[2L]] + tab$se,
+              lab = sprintf("held-out %s (+/- 1 se)", cv_loss_name(x))))
   yr <- range(c(spec$y, spec$lo, spec$hi, if (x$criterion == "cv") x$fold_mse),
               finite = TRUE)
   graphics::plot(r, spec$y, type = "b", pch = 19, ylim = yr, xaxt = "n",

@@ -389,3 +389,70 @@ test_that("bad inputs give clear errors", {
   })
   expect_error(select_rank(X, ranks = 1:7, criterion = "bic"), class = "bnmf_error_input")
 })
+
+test_that("counts: cross-validation, the evidence and BIC find the true rank of Poisson data", {
+  set.seed(7)
+  I <- 96; J <- 60; K <- 4
+  W <- matrix(rgamma(I * K, 0.3, 1), I, K)
+  W <- sweep(W, 2, colSums(W), "/")
+  H <- matrix(rgamma(K * J, 1, 1 / 300), K, J)
+  X <- matrix(rpois(I * J, W %*% H), I, J)
+  for (crit in c("cv", "evidence", "bic")) {
+    set.seed(1)
+    r <- muffle_convergence(if (crit == "cv") {
+      select_rank(X, ranks = 2:6, criterion = crit, likelihood = "poisson", iter = 300, folds = 3)
+    } else select_rank(X, ranks = 2:6, criterion = crit, likelihood = "poisson", iter = 300))
+    expect_identical(best(r), 4L, info = crit)
+    expect_identical(r$likelihood, "poisson")
+    expect_identical(r$method, "vb")
+  }
+  expect_named(r$table, c("rank", "loglik", "df", "bic", "value"))
+  expect_equal(r$table$df, (I + J) * 2:6)
+  expect_output(print(r), "counts \\(Poisson\\)")
+  set.seed(1)
+  cv <- muffle_convergence(select_rank(X, ranks = 3:5, criterion = "cv", likelihood = "poisson",
+                                       method = "gibbs", iter = 200, folds = 3))
+  expect_identical(best(cv), 4L)
+  expect_named(cv$table, c("rank", "deviance", "sd", "se"))
+  expect_output(print(summary(cv)), "Held-out Poisson deviance")
+})
+
+test_that("the held-out Poisson deviance is the deviance of the test entries", {
+  x <- c(0, 1, 3, 7)
+  m <- c(0.5, 2, 3, 4)
+  expect_equal(bnmf:::poisson_deviance(x, m),
+               2 * c(0.5, 1 * log(1 / 2) + 1, 0, 7 * log(7 / 4) - 3))
+  # a fit's held-out error on a split, by hand
+  set.seed(2)
+  X <- matrix(rpois(200, 4), 20)
+  split <- list(test = c(3L, 50L, 77L, 150L), hide = c(3L, 50L, 77L, 150L))
+  fit <- bnmf(bnmf:::cv_train(X, split), rank = 2, likelihood = "poisson", method = "vb",
+              iter = 50, tol = 0)
+  mu <- (fit$W %*% fit$H)[split$test]
+  expect_equal(bnmf:::cv_error(fit, X, split),
+               mean(2 * (ifelse(X[split$test] > 0, X[split$test] * log(X[split$test] / mu), 0) -
+                           (X[split$test] - mu))))
+})
+
+test_that("counts: Chib and ARD are refused, methods checked; a rank at the edge warns", {
+  X <- matrix(rpois(200, 4), 20)
+  expect_error(select_rank(X, ranks = 1:3, criterion = "chib", likelihood = "poisson"),
+               class = "bnmf_error_unsupported", regexp = "evidence")
+  expect_error(select_rank(X, ranks = 3, criterion = "ard", likelihood = "poisson"),
+               class = "bnmf_error_unsupported")
+  expect_error(select_rank(X, ranks = 1:3, criterion = "bic", likelihood = "poisson",
+                           method = "gibbs"), class = "bnmf_error_input", regexp = "vb")
+  expect_error(select_rank(X, ranks = 1:3, criterion = "cv", likelihood = "poisson",
+                           method = "icm"), class = "bnmf_error_input", regexp = "gibbs")
+  expect_error(select_rank(X, ranks = 1:3, likelihood = "bernoulli"), class = "bnmf_error_input",
+               regexp = "likelihood")
+  # rank-3 Gaussian data compared over 1:3: the largest is chosen, and said
+  set.seed(3)
+  Y <- matrix(rexp(30 * 3), 30) %*% matrix(rexp(3 * 20), 3) + matrix(rnorm(600, sd = 0.1), 30)
+  expect_warning(r <- select_rank(Y, ranks = 1:3, criterion = "bic"),
+                 class = "bnmf_warning_rank_edge", regexp = "widen")
+  expect_identical(best(r), 3L)
+  # chosen inside the range: no such warning
+  expect_no_warning(suppressWarnings(select_rank(Y, ranks = 2:5, criterion = "bic"),
+                                     classes = "bnmf_warning_convergence"))
+})
