@@ -293,6 +293,10 @@ wh_over_parts <- function(object, parts, w, spread = FALSE) {
 #'   \eqn{\sqrt{\sum_m w_m ((W_m H_m)_{ij} - \bar{x}_{ij})^2}} of every entry
 #'   (a list `fit`, `se.fit`). Missing entries of `X` are predicted like the
 #'   others.
+#' @param i,j `predict()`: entries of the data to predict (their rows and
+#'   columns, by number or name, or `i` a two-column matrix of pairs): the
+#'   weighted mean over the particles there (with `se.fit`, their spread),
+#'   without forming a dense I x J matrix (for a large sparse `X`).
 #' @rdname particles
 #' @name particles
 NULL
@@ -301,6 +305,10 @@ NULL
 #'   entry of `W %*% H` across the kept draws (a list `fit`, `se.fit`).
 #'   Missing entries of `X` are predicted like the others, by the mean over
 #'   the draws.
+#' @param i,j `predict()`: entries of the data to predict (their rows and
+#'   columns, by number or name, or `i` a two-column matrix of pairs): the
+#'   mean over the kept draws there (with `se.fit`, their sd), without
+#'   forming a dense I x J matrix (for a large sparse `X`).
 #' @rdname hmc
 #' @name hmc
 NULL
