@@ -888,10 +888,18 @@ summary.bnmf_poisson <- function(object, ...) {
                     W_sum = colSums(W), H_mean = rowMeans(H), pi_W = piW, pi_H = piH,
                     off = off)
   last <- object$trace[object$trace$chain == (object$best %||% 1L), , drop = FALSE]
+  # Gibbs: bulk ESS and R-hat of the kept sweeps' log likelihood and log
+  # posterior, as for the Gaussian model
+  diagnostics <- if (object$method == "gibbs") {
+    kt <- kept_trace(object)
+    trace_diagnostics(list(loglik = kt$loglik, logpost = kt$logpost), kt$chain)
+  }
   structure(list(method = object$method, sparsity = object$sparsity, rank = K,
                  dims = object$dims, n_obs = object$n_obs, n_missing = object$n_missing,
                  factors = fac, cutoff = cutoff, loglik = as.numeric(logLik(object)),
-                 elbo = if (object$method == "vb") last$logpost[nrow(last)]),
+                 elbo = if (object$method == "vb") last$logpost[nrow(last)],
+                 chains = object$settings$chains, n_draws = object$n_draws,
+                 diagnostics = diagnostics),
             class = "summary.bnmf_poisson")
 }
 
@@ -911,6 +919,13 @@ print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
   }
   cat(sprintf("log-likelihood at the fitted means: %s\n", format(signif(x$loglik, 8))))
   if (!is.null(x$elbo)) cat(sprintf("ELBO: %s\n", format(signif(x$elbo, 8))))
+  if (!is.null(x$diagnostics)) {
+    cat(sprintf("\nSampling: %d chain%s, %d draws (bulk ESS and R-hat from %s)\n", x$chains,
+                if (x$chains > 1) "s" else "", as.integer(x$n_draws),
+                attr(x$diagnostics, "engine") %||% "bnmf"))
+    print_diagnostics(x$diagnostics)
+  }
+  invisible(x)
 }
 
 # ---- RRT + online NVI fits (method "rrt") ----------------------------------

@@ -370,3 +370,18 @@ test_that("update() continues Poisson Gibbs and VB fits exactly as one longer ru
   s <- suppressWarnings(bnmf(X, rank = 2, likelihood = "poisson", method = "ssvi", iter = 10))
   expect_error(update(s, iter = 5), class = "bnmf_error_unsupported")
 })
+
+test_that("summary() of a Poisson Gibbs fit reports posterior's bulk ESS and R-hat", {
+  skip_if_not_installed("posterior")
+  set.seed(1)
+  X <- matrix(rpois(300, 5), 20)
+  f <- bnmf(X, rank = 2, likelihood = "poisson", method = "gibbs", iter = 400, chains = 2)
+  d <- summary(f)$diagnostics
+  kt <- f$trace[f$trace$sampling, ]
+  m <- cbind(kt$loglik[kt$chain == 1], kt$loglik[kt$chain == 2])
+  expect_equal(d$ess[d$quantity == "loglik"], posterior::ess_bulk(m), tolerance = 1e-8)
+  expect_equal(d$rhat[d$quantity == "loglik"], posterior::rhat(m), tolerance = 1e-8)
+  expect_output(print(summary(f)), "bulk ESS and R-hat")
+  expect_null(summary(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", iter = 20,
+                           tol = 0))$diagnostics)
+})
