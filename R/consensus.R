@@ -60,7 +60,9 @@ posterior_factorisations.bnmf_nmtf <- function(fit) {
   aligned_chains(fit, chain_wh)
 }
 
-# Poisson: the kept draws (keep = "draws"), else the estimate.
+# Poisson: the kept draws (keep = "draws"); for VB 100 factorisations drawn
+# from its variational posterior q (independent Gammas; the session's random
+# numbers); else the estimate.
 posterior_factorisations.bnmf_poisson <- function(fit) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   if (!is.null(fit$draws)) {
@@ -70,6 +72,15 @@ posterior_factorisations.bnmf_poisson <- function(fit) {
       })
     }), recursive = FALSE)
     return(list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "draws"))
+  }
+  q <- fit$q
+  if (fit$method == "vb" && !is.null(q)) {
+    n <- 100L
+    fs <- lapply(seq_len(n), function(t) {
+      list(W = matrix(stats::rgamma(I * K, q$shape_W, q$rate_W), I, K),
+           H = matrix(stats::rgamma(K * J, q$shape_H, q$rate_H), K, J))
+    })
+    return(list(fs = fs, weights = rep(1 / n, n), source = "q"))
   }
   aligned_chains(fit, list())
 }
@@ -106,9 +117,12 @@ dominant_factor <- function(W, H) {
 #' contribution `sum(W[, k]) * H[k, j]` to the sample. The probability is
 #' taken over the factorisations the fit holds: the kept draws of a Gibbs
 #' fit with `keep = "draws"` or of an HMC fit, the weighted particles of a
-#' particle fit, else the chains (Gibbs, their posterior means) or restarts
-#' (ICM, VB, NP: their estimates), so that a fit with one chain and no draws
-#' gives a 0/1 matrix. `plot()` shows it as a heatmap, samples ordered by
+#' particle fit, 100 factorisations drawn from the variational posterior q
+#' of a Poisson VB fit (so that the result depends on the random number
+#' state: `set.seed()` first), else the chains (Gibbs, their posterior
+#' means) or restarts (ICM, VB, NP: their estimates), so that a fit with one
+#' chain and no draws gives a 0/1 matrix. For a tri-factorisation the
+#' samples' side is `S t(G)` (with `W = F`). `plot()` shows it as a heatmap, samples ordered by
 #' average-linkage clustering of `1 - consensus`, with the sample groups
 #' `groups` as a colour bar; two well-separated clusters are two blocks.
 #'
@@ -188,8 +202,9 @@ plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
 #' Each sample's cluster is its dominant factor (the factor with the
 #' largest contribution `sum(W[, k]) * H[k, j]`, as in
 #' [consensus_matrix()]), and its posterior probability the share of the
-#' fit's factorisations (draws, particles, chains or restarts; factors
-#' matched across them) in which the sample has that dominant factor.
+#' fit's factorisations (draws, particles, draws from the q of a Poisson VB
+#' fit, chains or restarts; factors matched across them) in which the sample
+#' has that dominant factor.
 #' `summary()` of a fit reports it.
 #'
 #' @param fit A `bnmf` fit.
@@ -231,8 +246,9 @@ membership <- function(fit) {
 #' estimate (posterior mean or point estimate of `W`), their 95% posterior
 #' interval of `W[i, k]` where the fit has one, and the posterior
 #' probability that the feature is among the factor's top `n`: the share of
-#' the fit's factorisations (kept draws, particles, chains or restarts,
-#' factors matched) in which its score is among the `n` largest. A marker
+#' the fit's factorisations (kept draws, particles, draws from the q of a
+#' Poisson VB fit, chains or restarts, factors matched) in which its score is
+#' among the `n` largest. A marker
 #' with probability near one is a marker whatever the posterior draw; one
 #' near zero is in the list by chance of the point estimate. Fits without
 #' draws and with a single chain or restart have probability 0 or 1 only (fit
@@ -285,7 +301,7 @@ markers <- function(fit, n = 10, by = c("weight", "specificity")) {
   kn <- factor_names(K)
   out <- do.call(rbind, lapply(seq_len(K), function(k) {
     i <- tp[, k]
-    band <- marker_band(fit, k)
+    band <- marker_band(fit, k, pf)
     data.frame(factor = kn[k], rank = seq_len(n), feature = rn[i], W = W[i, k],
                lower = if (is.null(band)) NA_real_ else band$lo[i],
                upper = if (is.null(band)) NA_real_ else band$hi[i],
@@ -299,10 +315,12 @@ markers <- function(fit, n = 10, by = c("weight", "specificity")) {
 # The 95% posterior interval of W[, k], or NULL (point estimates): the
 # fit's basis_band() (Gibbs, VB), else the weighted quantiles of the draws
 # or particles.
-marker_band <- function(fit, k) {
-  if (inherits(fit, c("bnmf_gibbs", "bnmf_vb"))) return(basis_band(fit, k))
-  if (is.null(fit$draws)) return(NULL)
-  pf <- posterior_factorisations(fit)
+marker_band <- function(fit, k, pf = NULL) {
+  if (inherits(fit, "bnmf_nmf") && inherits(fit, c("bnmf_gibbs", "bnmf_vb"))) {
+    return(basis_band(fit, k))
+  }
+  pf <- pf %||% posterior_factorisations(fit)
+  if (!pf$source %in% c("draws", "q")) return(NULL)
   d <- vapply(pf$fs, function(f) f$W[, k], numeric(fit$dims[1L]))
   q <- apply(matrix(d, fit$dims[1L]), 1L, stats::quantile, probs = c(0.025, 0.975))
   list(lo = q[1L, ], hi = q[2L, ])

@@ -385,3 +385,35 @@ test_that("summary() of a Poisson Gibbs fit reports posterior's bulk ESS and R-h
   expect_null(summary(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", iter = 20,
                            tol = 0))$diagnostics)
 })
+
+test_that("membership() and markers() of a Poisson VB fit draw from its q", {
+  set.seed(4)
+  W <- cbind(c(rep(5, 10), rep(0.2, 10)), c(rep(0.2, 10), rep(5, 10)))
+  H <- cbind(matrix(c(4, 0.3), 2, 8), matrix(c(0.3, 4), 2, 8))
+  X <- matrix(rpois(20 * 16, W %*% H), 20)
+  fit <- bnmf(X, rank = 2, likelihood = "poisson", method = "vb", iter = 300)
+  set.seed(9)
+  m <- membership(fit)
+  # the same factorisations drawn by hand from the fitted Gammas
+  set.seed(9)
+  q <- fit$q
+  hits <- matrix(0, 2, 16)
+  for (t in 1:100) {
+    Wt <- matrix(rgamma(40, q$shape_W, q$rate_W), 20, 2)
+    Ht <- matrix(rgamma(32, q$shape_H, q$rate_H), 2, 16)
+    d <- max.col(t(Ht * colSums(Wt)), ties.method = "first")
+    hits[cbind(d, 1:16)] <- hits[cbind(d, 1:16)] + 1 / 100
+  }
+  best <- max.col(t(hits), ties.method = "first")
+  expect_equal(m$probability, hits[cbind(best, 1:16)])
+  expect_false(anyNA(m$probability))
+  # the two groups of samples are two clusters, with certainty
+  expect_identical(length(unique(m$cluster[1:8])), 1L)
+  expect_identical(length(unique(m$cluster[9:16])), 1L)
+  expect_false(m$cluster[1] == m$cluster[9])
+  expect_true(all(m$probability > 0.95))
+  mk <- markers(fit, n = 5)
+  expect_false(anyNA(mk$lower))
+  expect_true(all(mk$lower <= mk$upper))
+  expect_true(all(mk$prob_top >= 0 & mk$prob_top <= 1))
+})
