@@ -80,8 +80,20 @@
 #' default `exponential(rate = "auto")` the rate is set from the data and
 #' the rank, so for model comparison give the rate explicitly.
 #'
-#' @param fit A `bnmf` fit of method `"gibbs"` or `"vb"`: the model (data,
-#'   rank and priors) and the point theta*.
+#' **Counts.** For a Poisson fit (`likelihood = "poisson"`, method
+#' `"gibbs"`; default `samples = 5000`) the identity is
+#' \eqn{\log p(X) = \log p(X | W^*, H^*) + \log p(W^*) + \log p(H^*) -
+#' \log p(W^* | X) - \log p(H^* | W^*, X)} at the posterior mean. The
+#' auxiliary counts (each count split among the factors) make every full
+#' conditional a Gamma, so both blocks are exact Rao-Blackwellised
+#' averages: \eqn{p(W^* | X)} over draws of the auxiliary counts and `H`
+#' (symmetrised over the K! labellings of the factors, up to K = 6, which
+#' the prior treats alike), \eqn{p(H^* | W^*, X)} over a reduced run with
+#' `W` held at \eqn{W^*}. Both runs are samplers in R, O(I J K) a sweep, for
+#' small and moderate data (a dense `X`).
+#'
+#' @param fit A `bnmf` fit of method `"gibbs"` or `"vb"` (Poisson: `"gibbs"`):
+#'   the model (data, rank and priors) and the point theta*.
 #' @param samples Number of Gibbs sweeps kept per block (Schmidt et al. used
 #'   20,000).
 #' @param burnin Number of sweeps discarded at the start of each run
@@ -136,9 +148,103 @@ marginal_likelihood.bnmf_nmtf <- function(fit, ...) {
   abort_unsupported("`marginal_likelihood()`: Chib's estimate is implemented for Gaussian NMF, not for the tri-factorisation; compare ranks of an NMTF by cross-validation, `select_rank(X, ranks = list(c(2, 2), c(3, 3)), criterion = \"cv\")` with (K, L) pairs, or the ELBO of VB fits, `elbo()`.")
 }
 
+# Counts (likelihood = "poisson", Gibbs fits): Chib's identity at theta* =
+# the posterior mean (W*, H*),
+#   log p(X) = log p(X | W*, H*) + log p(W*) + log p(H*)
+#              - log p(W* | X) - log p(H* | W*, X),
+# with the auxiliary counts Z (x_ij split among the factors) making every
+# full conditional a Gamma: p(W* | X) is the average of
+# prod Gamma(W*_ik; a + sum_j z_ijk, b + sum_j H_kj) over draws of (H, Z)
+# from the posterior (symmetrised over the K! labellings of W* when the prior
+# treats the factors alike, so that a chain that stays in one of the
+# posterior's K! label modes is not counted K! times), and p(H* | W*, X) the
+# average of prod Gamma(H*_kj; c + sum_i z_ijk, d + sum_i W*_ik) over a
+# reduced run with W held at W*. Both runs are samplers of this R code on
+# the counts (O(I J K) a sweep: for small and moderate data).
+#' @rdname marginal_likelihood
 #' @export
-marginal_likelihood.bnmf_poisson <- function(fit, ...) {
-  abort_unsupported("`marginal_likelihood()`: Chib's estimate is implemented for Gaussian NMF, not yet for `likelihood = \"poisson\"`; compare ranks of counts by the ELBO of VB fits, `elbo()`.")
+marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL, batches = 50,
+                                             progress = interactive(), ...) {
+  check_dots_empty(list(...), names(formals()), "marginal_likelihood")
+  if (fit$method != "gibbs") {
+    abort_unsupported(sprintf("`marginal_likelihood()`: Chib's estimate of a Poisson fit needs method \"gibbs\", not \"%s\"; a VB fit's `elbo()` is a lower bound on log p(X), and `select_rank(criterion = \"evidence\", likelihood = \"poisson\")` compares ranks by it.",
+                              fit$method))
+  }
+  s <- check_marglik_settings(samples, burnin, "mean", batches, progress, TRUE)
+  check_dense(fit, "`marginal_likelihood()`")
+  X <- as.matrix(fit$X)
+  O <- !is.na(X)
+  X[!O] <- 0
+  pr <- fit$prior
+  W0 <- unname(fit$W); H0 <- unname(fit$H)
+  K <- ncol(W0)
+  M <- W0 %*% H0
+  loglik <- sum(stats::dpois(X[O], M[O], log = TRUE))
+  logprior <- sum(stats::dgamma(W0, pr$a, pr$b, log = TRUE)) +
+    sum(stats::dgamma(H0, pr$c, pr$d, log = TRUE))
+  n <- s$burnin + s$samples
+  pb <- progress_start(s$progress, 2L * n, "Chib's runs (Poisson)")
+  on.exit(progress_done(pb), add = TRUE)
+  # labellings of W*: every permutation when the prior is exchangeable and
+  # K! is small, else the identity
+  perms <- if (K > 1L && K <= 6L) label_permutations(K) else matrix(seq_len(K), 1L)
+  logW <- log(W0)
+  # run 1: (W, H, Z) from the posterior, the density of W* given (H, Z)
+  W <- W0; H <- H0
+  lw <- numeric(s$samples)
+  for (t in seq_len(n)) {
+    z <- pois_split(W, H, X)
+    W <- matrix(stats::rgamma(length(W), pr$a + z$zW, pr$b + O %*% t(H)), nrow(W))
+    z <- pois_split(W, H, X)
+    H <- matrix(stats::rgamma(length(H), pr$c + z$zH, pr$d + t(W) %*% O), K)
+    if (t > s$burnin) {
+      shape <- pr$a + pois_split(W, H, X)$zW
+      rate <- pr$b + O %*% t(H)
+      # L[l, k]: the log density of column l of W* as column k of this draw
+      L <- matrix(vapply(seq_len(K), function(k) {
+        colSums((shape[, k] - 1) * logW + shape[, k] * log(rate[, k]) - lgamma(shape[, k]) -
+                  rate[, k] * W0)
+      }, numeric(K)), K, K)
+      lp <- apply(perms, 1L, function(pm) sum(L[cbind(pm, seq_len(K))]))
+      lw[t - s$burnin] <- log_mean_exp(lp)
+    }
+    if (t %% 50L == 0L) progress_update(pb, t)
+  }
+  # run 2: W held at W*; the density of H* given Z
+  H <- H0
+  rate_H <- pr$d + t(W0) %*% O
+  lh <- numeric(s$samples)
+  for (t in seq_len(n)) {
+    z <- pois_split(W0, H, X)
+    H <- matrix(stats::rgamma(length(H), pr$c + z$zH, rate_H), K)
+    if (t > s$burnin) {
+      zH <- pois_split(W0, H, X)$zH
+      lh[t - s$burnin] <- sum(stats::dgamma(H0, pr$c + zH, rate_H, log = TRUE))
+    }
+    if (t %% 50L == 0L) progress_update(pb, n + t)
+  }
+  logdens <- list(W = matrix(lw), `H | W` = matrix(lh))
+  est <- vapply(logdens, function(m) {
+    e <- log_mean_exp_se(m[, 1L], batches = s$batches)
+    c(e[1L], e[2L], weight_ess(m[, 1L]))
+  }, numeric(3))
+  blk <- data.frame(block = names(logdens), log_density = est[1L, ], se = est[2L, ],
+                    ess = est[3L, ], row.names = NULL)
+  logpost <- sum(blk$log_density)
+  validate_marglik(new_marglik(list(
+    logml = loglik + logprior - logpost, se = sqrt(sum(blk$se^2)),
+    loglik = loglik, logprior = logprior, logpost = logpost, blocks = blk,
+    point = list(W = W0, H = H0), point_type = "mean", logdens = logdens,
+    samples = s$samples, burnin = s$burnin, batches = s$batches,
+    symmetrised = nrow(perms) > 1L, rank = K, dims = fit$dims
+  )))
+}
+
+# All permutations of 1..K, one a row.
+label_permutations <- function(K) {
+  if (K == 1L) return(matrix(1L, 1L, 1L))
+  p <- label_permutations(K - 1L)
+  do.call(rbind, lapply(seq_len(K), function(i) cbind(i, ifelse(p >= i, p + 1L, p))))
 }
 
 #' @rdname marginal_likelihood

@@ -452,7 +452,7 @@ pois_new_coef <- function(object, Xn, iter) {
     burn <- iter %/% 2L
     s1 <- s2 <- 0
     for (t in seq_len(iter)) {
-      shape <- a_h + pois_split_sums(Wm, H, Xn)
+      shape <- a_h + pois_split(Wm, H, Xn)$zH
       H <- matrix(stats::rgamma(length(shape), shape, rate), K)
       if (t > burn) {
         s1 <- s1 + H
@@ -483,21 +483,24 @@ pois_new_coef <- function(object, Xn, iter) {
   list(H = Hm, H_sd = sqrt(shape) / rate)
 }
 
-# Gibbs: the sums over features of the multinomial split of every count of
-# Xn (I x Jn) among the K factors, with probabilities W[i, ] * H[, j]; drawn
-# as a sequence of binomials, factor by factor.
-pois_split_sums <- function(W, H, Xn) {
+# Gibbs: the multinomial split of every count of X (I x J; zero where
+# missing) among the K factors, with probabilities W[i, ] * H[, j], drawn as
+# a sequence of binomials, factor by factor; its sums over samples (`zW`,
+# I x K) and over features (`zH`, K x J).
+pois_split <- function(W, H, X) {
   K <- ncol(W)
-  left <- Xn
+  left <- X
   tail <- W %*% H
-  out <- matrix(0, K, ncol(Xn))
+  zW <- matrix(0, nrow(X), K)
+  zH <- matrix(0, K, ncol(X))
   for (k in seq_len(K)) {
     part <- outer(W[, k], H[k, ])
     p <- if (k < K) pmin(part / pmax(tail, .Machine$double.xmin), 1) else (left > 0) * 1
     z <- matrix(stats::rbinom(length(left), left, p), nrow(left))
-    out[k, ] <- colSums(z)
+    zW[, k] <- rowSums(z)
+    zH[k, ] <- colSums(z)
     left <- left - z
     tail <- pmax(tail - part, 0)
   }
-  out
+  list(zW = zW, zH = zH)
 }

@@ -188,3 +188,46 @@ test_that("marginal_likelihood() checks its input and prints", {
   expect_error(marginal_likelihood(fit, samples = 10), "samples", class = "bnmf_error_input")
   expect_error(marginal_likelihood(fit, point = "median"), "point", class = "bnmf_error_input")
 })
+
+test_that("Chib's estimate of a Poisson Gibbs fit equals quadrature on a tiny problem", {
+  # F = 1, T = 2, K = 1, x = (3, 1), Gamma(2, 1) priors: log p(X) integrates
+  # in closed form over h and by quadrature over w
+  X <- matrix(c(3, 1), 1, 2)
+  f <- function(w) {
+    vapply(w, function(v) {
+      stats::dgamma(v, 2, 1) * prod(v^X / factorial(X) * gamma(X + 2) / (v + 1)^(X + 2))
+    }, numeric(1))
+  }
+  exact <- log(stats::integrate(f, 0, Inf, rel.tol = 1e-12)$value)
+  set.seed(1)
+  fit <- bnmf(X, rank = 1, likelihood = "poisson", method = "gibbs", prior = gamma_prior(2, 1),
+              iter = 2000)
+  m <- marginal_likelihood(fit, samples = 4000, progress = FALSE)
+  expect_s3_class(m, "bnmf_marglik")
+  expect_lt(abs(m$logml - exact), 0.05)
+  expect_lt(abs(m$logml - exact), 4 * m$se + 0.01)
+  # with K = 1 the auxiliary counts are the data: the H block is exact
+  w <- fit$W[1, 1]
+  expect_equal(m$blocks$log_density[2], sum(stats::dgamma(fit$H, 2 + X, 1 + w, log = TRUE)),
+               tolerance = 1e-10)
+  expect_output(print(m), "Chib")
+  vb <- bnmf(X, rank = 1, likelihood = "poisson", method = "vb", iter = 50)
+  expect_error(marginal_likelihood(vb), class = "bnmf_error_unsupported", regexp = "elbo")
+})
+
+test_that("Poisson Chib: label permutations and the se against independent runs", {
+  expect_identical(nrow(unique(bnmf:::label_permutations(4))), 24L)
+  expect_true(all(apply(bnmf:::label_permutations(4), 1L, function(p) all(sort(p) == 1:4))))
+  skip_on_cran()
+  set.seed(5)
+  W <- matrix(rgamma(12 * 2, 1, 1), 12)
+  H <- matrix(rgamma(2 * 8, 2, 0.5), 2)
+  X <- matrix(rpois(96, W %*% H), 12)
+  fit <- bnmf(X, rank = 2, likelihood = "poisson", method = "gibbs", iter = 2000)
+  est <- vapply(1:6, function(r) {
+    m <- marginal_likelihood(fit, samples = 1500, progress = FALSE)
+    c(m$logml, m$se)
+  }, numeric(2))
+  # the spread of independent estimates is of the size of the reported se
+  expect_lt(stats::sd(est[1, ]), 3 * stats::median(est[2, ]))
+})
