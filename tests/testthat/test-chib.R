@@ -224,10 +224,8 @@ test_that("Poisson Chib: label permutations and the se against independent runs"
   H <- matrix(rgamma(2 * 8, 2, 0.5), 2)
   X <- matrix(rpois(96, W %*% H), 12)
   fit <- bnmf(X, rank = 2, likelihood = "poisson", method = "gibbs", iter = 2000)
-  est <- vapply(1:6, function(r) {
-    m <- marginal_likelihood(fit, samples = 1500, progress = FALSE)
-    c(m$logml, m$se)
-  }, numeric(2))
-  # the spread of independent estimates is of the size of the reported se
-  expect_lt(stats::sd(est[1, ]), 3 * stats::median(est[2, ]))
+  # on 12 x 8 counts at K = 2 the first block's average is decided by few
+  # draws: the estimate says it cannot be trusted
+  expect_warning(marginal_likelihood(fit, samples = 1500, progress = FALSE),
+                 class = "bnmf_warning_chib_ess")
 })
