@@ -138,8 +138,16 @@ if (args[1L] == "run") {
     # compared, at any depth.
     extra <- character()
     common <- function(va, vb, path) {
-      if (!is.list(va) || !is.list(vb) || is.data.frame(va) || is.null(names(va)) ||
-          is.null(names(vb))) {
+      if (!is.list(va) || !is.list(vb) || is.data.frame(va)) return(list(va, vb))
+      if (is.null(names(va)) || is.null(names(vb))) {
+        # unnamed lists of the same length (chains): element by element
+        if (length(va) != length(vb) || !is.null(names(va)) || !is.null(names(vb))) {
+          return(list(va, vb))
+        }
+        out <- lapply(seq_along(va), function(k) common(va[[k]], vb[[k]], sprintf("%s[[%d]]$", path, k)))
+        ca <- class(va); cb <- class(vb)
+        va <- lapply(out, `[[`, 1L); vb <- lapply(out, `[[`, 2L)
+        class(va) <- ca; class(vb) <- cb
         return(list(va, vb))
       }
       new <- c(setdiff(names(va), names(vb)), setdiff(names(vb), names(va)))
