@@ -271,6 +271,9 @@
 #'   prior of the mask probabilities, [beta_process()] (both masks) or
 #'   `list(W = beta_process(), H = beta_process())`; `NULL` means
 #'   `beta_process()`.
+#' @param ... Not used: an argument here is an error naming it (with the
+#'   closest argument of `bnmf()`); the NMF package's `nrun` and `seed` say to
+#'   use `chains` and [set.seed()].
 #' @param assay When `X` is a Bioconductor `SummarizedExperiment` (or
 #'   `SingleCellExperiment`): the assay to factorise, a name or a number
 #'   (default: the first assay); see the section Bioconductor data. Any
@@ -323,9 +326,10 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
                  loss = c("euclidean", "kl"),
                  progress = interactive(), data = NULL, particles = 20,
                  likelihood = NULL, control = NULL, sparsity = NULL, assay = NULL,
-                 mask_prior = NULL, wh_thin = 4) {
+                 mask_prior = NULL, wh_thin = 4, ...) {
   call <- match.call()
-  args <- mget(names(formals(sys.function())), environment())
+  check_bnmf_dots(list(...))
+  args <- mget(setdiff(names(formals(sys.function())), "..."), environment())
   given <- stats::setNames(names(args) %in% names(call), names(args))
   job <- bnmf_job(args, given, parent.frame())
   engine <- job$engine
@@ -335,6 +339,20 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
   runs <- run_tasks(job$tasks, engine$run_task, job = job, seeds = engine$seeds,
                     progress = job$task_progress)
   engine$build(runs, job, call)
+}
+
+# Arguments of bnmf() it does not have: an error naming them (with the
+# closest name), and for the NMF package's `nrun` and `seed` what bnmf does
+# instead.
+check_bnmf_dots <- function(dots) {
+  nms <- names(dots) %||% rep("", length(dots))
+  if ("nrun" %in% nms) {
+    abort_input("`nrun` is an argument of the NMF package's nmf(), not of `bnmf()`: bnmf runs independent chains (Gibbs, HMC) or restarts (ICM, VB, NP, keeping the best) with `chains = `, and `consensus_matrix()` pools them.")
+  }
+  if ("seed" %in% nms) {
+    abort_input("`seed` is an argument of the NMF package's nmf(), not of `bnmf()`: call `set.seed()` before `bnmf()`; every chain's random number stream derives from it, under any future plan.")
+  }
+  check_dots_empty(dots, setdiff(names(formals(bnmf)), "..."), "bnmf")
 }
 
 # The methods of bnmf(), in the order of its `method` argument.

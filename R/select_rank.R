@@ -401,7 +401,7 @@ check_fit_args <- function(args, criterion, method) {
     abort_input("`likelihood`: `select_rank()` compares Gaussian models (the default) or counts, `likelihood = \"poisson\"`.")
   }
   if (identical(args$likelihood, "gaussian")) args$likelihood <- NULL
-  allowed <- setdiff(names(formals(bnmf)), c("X", "rank", "method", "data", "particles"))
+  allowed <- setdiff(names(formals(bnmf)), c("X", "rank", "method", "data", "particles", "..."))
   unknown <- setdiff(names(args), allowed)
   if (length(unknown)) {
     abort_input(sprintf("`...`: %s %s not %s of `bnmf()`.",
@@ -424,7 +424,7 @@ check_fit_args <- function(args, criterion, method) {
 # for the others), at the largest rank, in this process.
 check_fit_job <- function(X, ranks, method, args) {
   defaults <- formals(bnmf)
-  rest <- setdiff(names(defaults), c(names(args), "X", "rank", "method"))
+  rest <- setdiff(names(defaults), c(names(args), "X", "rank", "method", "..."))
   a <- lapply(defaults[rest], eval, envir = environment(bnmf))
   a[names(args)] <- args
   a$X <- X

@@ -252,3 +252,13 @@ test_that("plot methods pass on graphical parameters only", {
   expect_error(plot(consensus_matrix(fit), grops = 1), "did you mean `groups`\\?",
                class = "bnmf_error_input")
 })
+
+test_that("bnmf() names an argument it does not have, and says what replaces NMF's nrun and seed", {
+  X <- leukemia[1:20, 1:10]
+  expect_error(bnmf(X, 2, nrun = 10), class = "bnmf_error_input", regexp = "chains")
+  expect_error(bnmf(X, 2, seed = 1), class = "bnmf_error_input", regexp = "set.seed")
+  expect_error(bnmf(X, 2, iterations = 5), class = "bnmf_error_input",
+               regexp = "`iterations` is not an argument of `bnmf\\(\\)`; did you mean `iter`")
+  expect_error(select_rank(X, ranks = 1:2, criterion = "bic", nrun = 3),
+               class = "bnmf_error_input", regexp = "nrun")
+})
