@@ -212,7 +212,11 @@ plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
 #'   or number), `cluster` (a factor with the factors' names as levels: the
 #'   most probable dominant factor), `probability` (its posterior
 #'   probability) and `estimate` (the dominant factor of the fit's point
-#'   estimate or posterior mean).
+#'   estimate or posterior mean); attributes `n` (the number of
+#'   factorisations the probabilities are over: with 1, a fit with one chain
+#'   or restart and no draws, they are 0 or 1 and no posterior probability,
+#'   and `summary()` does not print them) and `source` (as for
+#'   [consensus_matrix()]).
 #' @examples
 #' set.seed(1)
 #' fit <- bnmf(leukemia[1:60, 1:30], rank = 2, iter = 200, keep = "draws")
@@ -233,11 +237,16 @@ membership <- function(fit) {
   P <- P / sum(pf$weights)
   kn <- factor_names(K)
   best <- max.col(t(P), ties.method = "first")
-  data.frame(sample = fit$dimnames[[2L]] %||% as.character(seq_len(J)),
-             cluster = factor(kn[best], levels = kn),
-             probability = P[cbind(best, seq_len(J))],
-             estimate = factor(kn[dominant_factor(f$W, f$H)], levels = kn),
-             stringsAsFactors = FALSE)
+  out <- data.frame(sample = fit$dimnames[[2L]] %||% as.character(seq_len(J)),
+                    cluster = factor(kn[best], levels = kn),
+                    probability = P[cbind(best, seq_len(J))],
+                    estimate = factor(kn[dominant_factor(f$W, f$H)], levels = kn),
+                    stringsAsFactors = FALSE)
+  # how many factorisations the probabilities are over (1: not a posterior
+  # probability), and which
+  attr(out, "n") <- length(pf$fs)
+  attr(out, "source") <- pf$source
+  out
 }
 
 #' Marker features of each factor, with their uncertainty
@@ -340,6 +349,12 @@ check_groups <- function(groups, J) {
 cat_membership <- function(m, digits) {
   if (is.null(m) || !nrow(m)) return(invisible())
   tab <- table(m$cluster)
+  if (identical(attr(m, "n"), 1L)) {
+    # one factorisation: its clusters, with no probability to speak of
+    cat(sprintf("Samples by cluster (dominant factor of the one estimate; for posterior probabilities fit several chains or keep = \"draws\"): %s\n",
+                paste(sprintf("%s %d", names(tab), as.integer(tab)), collapse = ", ")))
+    return(invisible())
+  }
   p <- tapply(m$probability, m$cluster, mean)
   parts <- sprintf("%s %d%s", names(tab), as.integer(tab),
                    ifelse(tab > 0, sprintf(" (mean probability %s)", format(signif(p, digits))), ""))

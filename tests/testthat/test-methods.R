@@ -122,3 +122,20 @@ test_that("as_draws and as.mcmc name the draws like Stan", {
   s <- posterior::as_draws(fit_small("gibbs"))
   expect_equal(posterior::variables(s), c("tau", "loglik"))
 })
+
+test_that("membership probabilities are printed only when they are over several factorisations", {
+  X <- leukemia[1:40, 1:16]
+  set.seed(1)
+  one <- bnmf(X, rank = 2, iter = 100)
+  m <- membership(one)
+  expect_identical(attr(m, "n"), 1L)
+  expect_true(all(m$probability %in% c(0, 1)))
+  out <- capture.output(print(summary(one)))
+  expect_false(any(grepl("mean probability", out)))
+  expect_true(any(grepl("dominant factor of the one estimate", out)))
+  set.seed(1)
+  two <- bnmf(X, rank = 2, iter = 100, keep = "draws")
+  m2 <- membership(two)
+  expect_identical(attr(m2, "n"), 50L)
+  expect_true(any(grepl("mean probability", capture.output(print(summary(two))))))
+})
