@@ -278,7 +278,7 @@
 #'   `SingleCellExperiment`): the assay to factorise, a name or a number
 #'   (default: the first assay); see the section Bioconductor data. Any
 #'   other `X` takes none.
-#' @return An object of class `c("bnmf_<method>", "bnmf")`; see [factors()], [fitted.bnmf()],
+#' @return An object of class `c("bnmf_<method>", "bnmf_<model>", "bnmf")` (model `"nmf"`, `"nmtf"` or `"poisson"`); see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
 #' Schmidt, M. N., Winther, O. and Hansen, L. K. (2009). Bayesian non-negative

@@ -48,7 +48,7 @@
 #' (and optionally `tau`, and `lambda = list(F =, G =)` under ARD), or a
 #' list of such lists, one per chain.
 #'
-#' The fit has class `c("bnmf_nmtf", "bnmf")`: [factors()] gives `F`, `S`,
+#' The fit has class `c("bnmf_<method>", "bnmf_nmtf", "bnmf")`: [factors()] gives `F`, `S`,
 #' `G`; `basis()` is `F` and `coef()` is `S %*% t(G)`; `summary()` gives the
 #' row and column clusters (argmax of each row of `F` and of `G`) with, for
 #' Gibbs fits, their posterior probabilities over the kept draws.

@@ -25,7 +25,7 @@
 #' (negative entries set to 0, every column of `W` rescaled to sum to one,
 #' the scale moved into `H`). The Stein discrepancy of the particles with
 #' equal weights is recorded with the elapsed time (`fit$trace`). The fit is
-#' a particle fit (class `c("bnmf_svgd", "bnmf_particles", "bnmf")`) whose
+#' a particle fit (class `c("bnmf_svgd", "bnmf_particles", "bnmf_nmf", "bnmf")`) whose
 #' `weights()` are the optimal Stein weights of the final particles (as for
 #' `method = "particles"`); `stein_discrepancy()` is the value at those
 #' weights, and `fit$trace` the equal-weight value along the way. With
