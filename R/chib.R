@@ -206,17 +206,18 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
   # K! is small, else the identity
   perms <- if (K > 1L && K <= 6L) label_permutations(K) else matrix(seq_len(K), 1L)
   logW <- log(W0)
-  # run 1: (W, H, Z) from the posterior, the density of W* given (H, Z)
+  # run 1: (Z, H, W) from the posterior, one block after the other; after
+  # each step the state is a posterior draw, so (H, Z) of the sweep give the
+  # density of W* (W's own conditional, drawn from last)
   W <- W0; H <- H0
   lw <- numeric(s$samples)
   for (t in seq_len(n)) {
     z <- pois_split(W, H, X)
-    W <- matrix(stats::rgamma(length(W), pr$a + z$zW, pr$b + O %*% t(H)), nrow(W))
-    z <- pois_split(W, H, X)
     H <- matrix(stats::rgamma(length(H), pr$c + z$zH, pr$d + t(W) %*% O), K)
+    shape <- pr$a + z$zW
+    rate <- pr$b + O %*% t(H)
+    W <- matrix(stats::rgamma(length(W), shape, rate), nrow(W))
     if (t > s$burnin) {
-      shape <- pr$a + pois_split(W, H, X)$zW
-      rate <- pr$b + O %*% t(H)
       # L[l, k]: the log density of column l of W* as column k of this draw
       L <- matrix(vapply(seq_len(K), function(k) {
         colSums((shape[, k] - 1) * logW + shape[, k] * log(rate[, k]) - lgamma(shape[, k]) -
@@ -233,11 +234,10 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
   lh <- matrix(0, s$samples, ncol(X))
   for (t in seq_len(n)) {
     z <- pois_split(W0, H, X)
-    H <- matrix(stats::rgamma(length(H), pr$c + z$zH, rate_H), K)
     if (t > s$burnin) {
-      zH <- pois_split(W0, H, X)$zH
-      lh[t - s$burnin, ] <- colSums(stats::dgamma(H0, pr$c + zH, rate_H, log = TRUE))
+      lh[t - s$burnin, ] <- colSums(stats::dgamma(H0, pr$c + z$zH, rate_H, log = TRUE))
     }
+    H <- matrix(stats::rgamma(length(H), pr$c + z$zH, rate_H), K)
     if (t %% 50L == 0L) progress_update(pb, n + t)
   }
   logdens <- list(matrix(lw), lh)

@@ -14,14 +14,7 @@ posterior_factorisations <- function(fit) UseMethod("posterior_factorisations")
 posterior_factorisations.bnmf <- function(fit) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   dn <- list(fit$dimnames[[1L]], fit$dimnames[[2L]])
-  if (!is.null(fit$draws)) {
-    fs <- unlist(lapply(fit$draws, function(d) {
-      lapply(seq_len(ncol(d$W)), function(t) {
-        list(W = matrix(d$W[, t], I, K), H = matrix(d$H[, t], K, J))
-      })
-    }), recursive = FALSE)
-    return(list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "draws"))
-  }
+  if (!is.null(fit$draws)) return(kept_factorisations(fit$draws, "W", "H", I, J, K))
   if (!is.null(fit$particles)) {
     fs <- lapply(seq_along(fit$particles), function(m) {
       p <- align_particle(fit$particles[[m]], fit$alignment[[m]])
@@ -33,6 +26,17 @@ posterior_factorisations.bnmf <- function(fit) {
     list(W = matrix(ch$W_mean %||% ch$W, I, K), H = matrix(ch$H_mean %||% ch$H, K, J))
   })
   aligned_chains(fit, chain_wh)
+}
+
+# The kept draws of every chain (`draws[[c]][[w]]`, I K x draws, and
+# `[[h]]`), each a factorisation of equal weight.
+kept_factorisations <- function(draws, w, h, I, J, K) {
+  fs <- unlist(lapply(draws, function(d) {
+    lapply(seq_len(ncol(d[[w]])), function(t) {
+      list(W = matrix(d[[w]][, t], I, K), H = matrix(d[[h]][, t], K, J))
+    })
+  }), recursive = FALSE)
+  list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "draws")
 }
 
 # The chains' or restarts' factorisations (each a list(W, H)), factors
@@ -66,12 +70,7 @@ posterior_factorisations.bnmf_nmtf <- function(fit) {
 posterior_factorisations.bnmf_poisson <- function(fit) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   if (!is.null(fit$draws)) {
-    fs <- unlist(lapply(fit$draws, function(d) {
-      lapply(seq_len(ncol(d$W_draws)), function(t) {
-        list(W = matrix(d$W_draws[, t], I, K), H = matrix(d$H_draws[, t], K, J))
-      })
-    }), recursive = FALSE)
-    return(list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "draws"))
+    return(kept_factorisations(fit$draws, "W_draws", "H_draws", I, J, K))
   }
   q <- fit$q
   if (fit$method == "vb" && !is.null(q)) {

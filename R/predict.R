@@ -282,13 +282,9 @@ nnls_coef <- function(W, X, maxit = 1000L) {
 #' @export
 predict.bnmf_rrt <- function(object, newdata = NULL, type = c("response", "coef"),
                              se.fit = FALSE, i = NULL, j = NULL, ...) {
-  check_dots_empty(list(...), names(formals()), "predict")
   if (is.null(newdata)) return(NextMethod())
-  type <- check_choice(type, c("response", "coef"), "type")
-  se.fit <- check_flag(se.fit, "se.fit")
-  if (!is.null(i) || !is.null(j)) {
-    abort_input("`i`, `j`: entries of the fit's data are predicted with `newdata = NULL`.")
-  }
+  a <- predict_args(object, newdata, type, se.fit, i, j, list(...), names(formals()))
+  type <- a$type; se.fit <- a$se.fit
   Xn <- match_features(object, check_data_matrix(newdata, "newdata"))
   Xn <- as.matrix(Xn)
   if (anyNA(Xn)) abort_input("`newdata`: method \"rrt\" predicts complete new samples (no NA).")
@@ -297,7 +293,8 @@ predict.bnmf_rrt <- function(object, newdata = NULL, type = c("response", "coef"
   parts <- lapply(object$components, function(f) {
     p <- match_factors(ref, unname(f$W))
     W <- unname(f$W)[, p, drop = FALSE]
-    list(W = W, H = nnls_coef(W, Xn))
+    H <- nnls_coef(W, Xn)
+    list(H = H, WH = W %*% H)
   })
   dn <- list(rownames(Xn), colnames(Xn))
   wmean <- function(get) Reduce(`+`, Map(function(f, wm) wm * get(f), parts, w))
@@ -309,10 +306,10 @@ predict.bnmf_rrt <- function(object, newdata = NULL, type = c("response", "coef"
     m <- wmean(function(f) f$H)
     return(list(fit = H, se.fit = matrix(wsd(function(f) f$H, m), nrow(H), dimnames = dimnames(H))))
   }
-  m <- wmean(function(f) f$W %*% f$H)
+  m <- wmean(function(f) f$WH)
   dimnames(m) <- dn
   if (!se.fit) return(m)
-  list(fit = m, se.fit = matrix(wsd(function(f) f$W %*% f$H, m), nrow(m), dimnames = dn))
+  list(fit = m, se.fit = matrix(wsd(function(f) f$WH, m), nrow(m), dimnames = dn))
 }
 
 # ---- the tri-factorisation (bnmf_nmtf) ----
@@ -385,8 +382,7 @@ predict.bnmf_poisson <- function(object, newdata = NULL, type = c("response", "c
   a <- predict_args(object, newdata, type, se.fit, i, j, list(...), names(formals()))
   type <- a$type; se.fit <- a$se.fit
   if (!is.null(e <- a$entries)) {
-    m <- if (!is.null(object$WH)) object$WH[cbind(e$i, e$j)] else
-      rowSums(object$W[e$i, , drop = FALSE] * t(object$H)[e$j, , drop = FALSE])
+    m <- if (!is.null(object$WH)) object$WH[cbind(e$i, e$j)] else wh_at(object, e$i, e$j)
     if (!se.fit) return(m)
     Ws <- object$W_sd %||% 0 * object$W
     Hs <- object$H_sd %||% 0 * object$H
