@@ -83,21 +83,23 @@
 #' **Counts.** For a Poisson fit (`likelihood = "poisson"`, method
 #' `"gibbs"`; default `samples = 5000`) the identity is
 #' \eqn{\log p(X) = \log p(X | W^*, H^*) + \log p(W^*) + \log p(H^*) -
-#' \log p(W^* | X) - \log p(H^* | W^*, X)} at the posterior mean. The
-#' auxiliary counts (each count split among the factors) make every full
-#' conditional a Gamma, so both blocks are exact Rao-Blackwellised
-#' averages: \eqn{p(W^* | X)} over draws of the auxiliary counts and `H`
-#' (symmetrised over the K! labellings of the factors, up to K = 6, which
-#' the prior treats alike), \eqn{p(H^* | W^*, X)} over a reduced run with
-#' `W` held at \eqn{W^*} (column by column: the columns of `H` are
-#' independent given `W`), the smaller factor first. Both runs are samplers in
-#' R, O(I J K) a sweep (a dense `X`). The first block's average is over all
-#' of a factor's entries: it is reliable for small problems (it matches
-#' quadrature on a 1 x 2 one), but on 30 x 20 counts at K = 2-4 its effective
-#' sample size was 1 and the estimates of repeated runs spread by 4 to 40
-#' (more than their se): a warning (class `bnmf_warning_chib_ess`) says when
-#' the weakest block's effective sample size is below 10, and cross-validation
-#' is then the way to compare ranks.
+#' \sum_k \log p(W^*_{\cdot k} | W^*_{\cdot, <k}, X) - \log p(H^* | W^*, X)}
+#' at the posterior mean. The auxiliary counts (each count split among the
+#' factors) make every full conditional a Gamma, so every block is an exact
+#' Rao-Blackwellised average: column `k` of \eqn{W^*} over a reduced run
+#' with the columns before it held, averaged over each draw's scale orbit
+#' (as above; the exact conditional of the scale is a generalised inverse
+#' Gaussian, integrated by quadrature; `orbit = FALSE` turns this off) and
+#' symmetrised over the labels still free; then \eqn{H^*} over a run with
+#' `W` held at \eqn{W^*}, column by column. The factor with fewer entries
+#' per factor comes first (`H` when `nrow(X) > ncol(X)`). The runs are
+#' samplers in R, O(I J K) a sweep (a dense `X`; fits with an [ard()] prior
+#' are refused). It equals exact sums over the splits of the counts on tiny
+#' problems; on 30 x 20 counts see `bench/README.md` for the spread of
+#' repeated estimates against their se. A warning (class
+#' `bnmf_warning_chib_ess`) says when the weakest block's effective sample
+#' size is below 10: use more `samples`, or compare ranks by
+#' cross-validation.
 #'
 #' @param fit A `bnmf` fit of method `"gibbs"` or `"vb"` (Poisson: `"gibbs"`):
 #'   the model (data, rank and priors) and the point theta*.
@@ -158,26 +160,27 @@ marginal_likelihood.bnmf_nmtf <- function(fit, ...) {
 # Counts (likelihood = "poisson", Gibbs fits): Chib's identity at theta* =
 # the posterior mean (W*, H*),
 #   log p(X) = log p(X | W*, H*) + log p(W*) + log p(H*)
-#              - log p(W* | X) - log p(H* | W*, X),
-# with the auxiliary counts Z (x_ij split among the factors) making every
-# full conditional a Gamma: p(W* | X) is the average of
-# prod Gamma(W*_ik; a + sum_j z_ijk, b + sum_j H_kj) over draws of (H, Z)
-# from the posterior (symmetrised over the K! labellings of W* when the prior
-# treats the factors alike, so that a chain that stays in one of the
-# posterior's K! label modes is not counted K! times), and p(H* | W*, X) the
-# average of prod Gamma(H*_kj; c + sum_i z_ijk, d + sum_i W*_ik) over a
-# reduced run with W held at W*. Both runs are samplers of this R code on
-# the counts (O(I J K) a sweep: for small and moderate data).
+#              - sum_k log p(W*[, k] | W*[, <k], X) - log p(H* | W*, X).
+# The auxiliary counts Z (x_ij split among the factors) make every full
+# conditional a Gamma. Block k is a reduced run with W[, <k] held at W*:
+# the average over its draws of (H, Z) of the Gamma density of W*[, k] given
+# them, averaged over the exact conditional distribution of the factor's
+# scale (the orbit W[, l] s, H[l, ] / s, along which the likelihood does not
+# change; one-dimensional quadrature) and symmetrised over the labels still
+# free (l = k..K; the prior treats the factors alike). The last block,
+# p(H* | W*, X), is a reduced run with W held at W*, column by column (the
+# columns of H are independent given W). The samplers are R code on the
+# counts (O(I J K) a sweep: for small and moderate data).
 #' @rdname marginal_likelihood
 #' @export
 marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL, batches = 50,
-                                             progress = interactive(), ...) {
+                                             progress = interactive(), orbit = TRUE, ...) {
   check_dots_empty(list(...), names(formals()), "marginal_likelihood")
   if (fit$method != "gibbs") {
     abort_unsupported(sprintf("`marginal_likelihood()`: Chib's estimate of a Poisson fit needs method \"gibbs\", not \"%s\"; a VB fit's `elbo()` is a lower bound on log p(X), and `select_rank(criterion = \"evidence\", likelihood = \"poisson\")` compares ranks by it.",
                               fit$method))
   }
-  s <- check_marglik_settings(samples, burnin, "mean", batches, progress, TRUE)
+  s <- check_marglik_settings(samples, burnin, "mean", batches, progress, orbit)
   check_dense(fit, "`marginal_likelihood()`")
   X <- as.matrix(fit$X)
   O <- !is.na(X)
@@ -189,46 +192,28 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
   loglik <- sum(stats::dpois(X[O], M[O], log = TRUE))
   logprior <- sum(stats::dgamma(W0, pr$a, pr$b, log = TRUE)) +
     sum(stats::dgamma(H0, pr$c, pr$d, log = TRUE))
-  # The first block, an average over the whole factor, is the factor with
-  # fewer entries (its average varies least): for I > J the transposed
-  # problem X' = H' W', whose "W" is H'. The second factor's columns are
-  # independent given the first, so its density is averaged column by column.
+  # The first K blocks are the columns of the factor with fewer entries per
+  # factor (their averages vary least): for I > J the transposed problem
+  # X' = H' W', whose "W" is H'.
   flip <- nrow(X) > ncol(X)
   if (flip) {
     X <- t(X); O <- t(O)
     tmp <- W0; W0 <- t(H0); H0 <- t(tmp)
     pr <- list(a = pr$c, b = pr$d, c = pr$a, d = pr$b)
   }
+  # the strongest factors first (as for Gaussian fits)
+  ord <- order(colSums(W0) * rowSums(H0), decreasing = TRUE)
+  W0 <- W0[, ord, drop = FALSE]
+  H0 <- H0[ord, , drop = FALSE]
   n <- s$burnin + s$samples
-  pb <- progress_start(s$progress, 2L * n, "Chib's runs (Poisson)")
+  pb <- progress_start(s$progress, (K + 1L) * n, "Chib's runs (Poisson)")
   on.exit(progress_done(pb), add = TRUE)
-  # labellings of W*: every permutation when the prior is exchangeable and
-  # K! is small, else the identity
-  perms <- if (K > 1L && K <= 6L) label_permutations(K) else matrix(seq_len(K), 1L)
-  logW <- log(W0)
-  # run 1: (Z, H, W) from the posterior, one block after the other; after
-  # each step the state is a posterior draw, so (H, Z) of the sweep give the
-  # density of W* (W's own conditional, drawn from last)
-  W <- W0; H <- H0
-  lw <- numeric(s$samples)
-  for (t in seq_len(n)) {
-    z <- pois_split(W, H, X)
-    H <- matrix(stats::rgamma(length(H), pr$c + z$zH, pr$d + t(W) %*% O), K)
-    shape <- pr$a + z$zW
-    rate <- pr$b + O %*% t(H)
-    W <- matrix(stats::rgamma(length(W), shape, rate), nrow(W))
-    if (t > s$burnin) {
-      # L[l, k]: the log density of column l of W* as column k of this draw
-      L <- matrix(vapply(seq_len(K), function(k) {
-        colSums((shape[, k] - 1) * logW + shape[, k] * log(rate[, k]) - lgamma(shape[, k]) -
-                  rate[, k] * W0)
-      }, numeric(K)), K, K)
-      lp <- apply(perms, 1L, function(pm) sum(L[cbind(pm, seq_len(K))]))
-      lw[t - s$burnin] <- log_mean_exp(lp)
-    }
-    if (t %% 50L == 0L) progress_update(pb, t)
+  logdens <- vector("list", K + 1L)
+  for (k in seq_len(K)) {
+    logdens[[k]] <- matrix(pois_chib_block(X, O, W0, H0, pr, k, s, s$orbit,
+                                           function(t) progress_update(pb, (k - 1L) * n + t)))
   }
-  # run 2: W held at W*; the density of H* given Z
+  # W held at W*: the density of H* given Z, column by column
   H <- H0
   rate_H <- pr$d + t(W0) %*% O
   lh <- matrix(0, s$samples, ncol(X))
@@ -238,10 +223,11 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
       lh[t - s$burnin, ] <- colSums(stats::dgamma(H0, pr$c + z$zH, rate_H, log = TRUE))
     }
     H <- matrix(stats::rgamma(length(H), pr$c + z$zH, rate_H), K)
-    if (t %% 50L == 0L) progress_update(pb, n + t)
+    if (t %% 50L == 0L) progress_update(pb, K * n + t)
   }
-  logdens <- list(matrix(lw), lh)
-  names(logdens) <- if (flip) c("H", "W | H") else c("W", "H | W")
+  logdens[[K + 1L]] <- lh
+  fa <- if (flip) "H[%d,]" else "W[,%d]"
+  names(logdens) <- c(sprintf(fa, ord), if (flip) "W | H" else "H | W")
   est <- vapply(logdens, function(m) {
     e <- apply(m, 2L, log_mean_exp_se, batches = s$batches)
     c(sum(e[1L, ]), sqrt(sum(e[2L, ]^2)), min(apply(m, 2L, weight_ess)))
@@ -251,7 +237,7 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
   logpost <- sum(blk$log_density)
   if (min(blk$ess) < 10) {
     bnmf_signal(warning, "bnmf_warning_chib_ess", sprintf(
-      "Chib's estimate cannot be trusted here: the average of block %s is decided by few draws (effective sample size %.1f), so its log is biased low and log p(X) high, by more than its se says. On counts it is reliable for small problems; compare ranks of larger ones by `select_rank(criterion = \"cv\", likelihood = \"poisson\")`.",
+      "Chib's estimate cannot be trusted here: the average of block %s is decided by few draws (effective sample size %.1f), so its log is biased low and log p(X) high, by more than its se says. Use more `samples`, or compare ranks by `select_rank(criterion = \"cv\", likelihood = \"poisson\")`.",
       blk$block[which.min(blk$ess)], min(blk$ess)))
   }
   validate_marglik(new_marglik(list(
@@ -259,15 +245,68 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
     loglik = loglik, logprior = logprior, logpost = logpost, blocks = blk,
     point = list(W = unname(fit$W), H = unname(fit$H)), point_type = "mean", logdens = logdens,
     samples = s$samples, burnin = s$burnin, batches = s$batches,
-    symmetrised = nrow(perms) > 1L, rank = K, dims = fit$dims
+    symmetrised = K > 1L, rank = K, dims = fit$dims
   )))
 }
 
-# All permutations of 1..K, one a row.
-label_permutations <- function(K) {
-  if (K == 1L) return(matrix(1L, 1L, 1L))
-  p <- label_permutations(K - 1L)
-  do.call(rbind, lapply(seq_len(K), function(i) cbind(i, ifelse(p >= i, p + 1L, p))))
+# One reduced run of Poisson Chib: W[, <k] held at W0, (Z, H, W[, k:K])
+# drawn in turn; at each kept sweep, the log density of W0[, k] given the
+# sweep's (H, Z), averaged over the scale orbit of each free factor l and
+# over the free labels l = k..K. `tick(t)` reports progress.
+pois_chib_block <- function(X, O, W0, H0, pr, k, s, orbit, tick) {
+  K <- ncol(W0)
+  I <- nrow(X); J <- ncol(X)
+  free <- k:K
+  W <- W0; H <- H0
+  w0 <- W0[, k]
+  lw0 <- log(w0)
+  out <- numeric(s$samples)
+  for (t in seq_len(s$burnin + s$samples)) {
+    z <- pois_split(W, H, X)
+    H <- matrix(stats::rgamma(length(H), pr$c + z$zH, pr$d + t(W) %*% O), K)
+    R <- O %*% t(H)
+    if (t > s$burnin) {
+      lp <- vapply(free, function(l) {
+        al <- pr$a + z$zW[, l]
+        if (!orbit) {
+          return(sum(stats::dgamma(w0, al, pr$b + R[, l], log = TRUE)))
+        }
+        pois_orbit_logdens(w0, lw0, al, R[, l], pr$b, I * pr$a - J * pr$c,
+                           pr$b * sum(W[, l]), pr$d * sum(H[l, ]))
+      }, numeric(1))
+      out[t - s$burnin] <- log_mean_exp(lp)
+    }
+    W[, free] <- matrix(stats::rgamma(I * length(free), pr$a + z$zW[, free],
+                                      pr$b + R[, free]), I)
+    if (t %% 50L == 0L) tick(t)
+  }
+  out
+}
+
+# log E_s[prod_i Gamma(w0_i; al_i, b + R_i / s)], s the scale of a factor
+# along its orbit (W[, l] s, H[l, ] / s) given the draw: its log density in
+# u = log s is p u - beta e^u - delta e^-u (p = I a - J c, beta = b sum
+# W[, l], delta = d sum H[l, ]), a log-concave density with mode and
+# curvature in closed form. Trapezoid rule in u over +/- 10 sd of it, with a
+# step fine enough for the Gamma factor too (width about 1 / sqrt(sum al)
+# in u).
+pois_orbit_logdens <- function(w0, lw0, al, R, b, p, beta, delta) {
+  x <- (p + sqrt(p^2 + 4 * beta * delta)) / (2 * beta)
+  sd <- 1 / sqrt(beta * x + delta / x)
+  step <- min(sd, 1 / sqrt(sum(al))) / 4
+  m <- min(ceiling(10 * sd / step), 4000L)
+  u <- log(x) + seq(-m, m) * (10 * sd / m)
+  lwt <- p * u - beta * exp(u) - delta * exp(-u)
+  rate <- b + outer(R, exp(-u))
+  lf <- colSums(al * log(rate) - rate * w0) + sum((al - 1) * lw0 - lgamma(al))
+  log_sum_exp(lwt + lf) - log_sum_exp(lwt)
+}
+
+# log(sum(exp(v))), without overflow.
+log_sum_exp <- function(v) {
+  m <- max(v)
+  if (!is.finite(m)) return(m)
+  m + log(sum(exp(v - m)))
 }
 
 #' @rdname marginal_likelihood

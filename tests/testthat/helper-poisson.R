@@ -99,3 +99,42 @@ pois_mask_enum <- function(X, W, H, piW, piH) {
 
 # ---- The internal hooks of the Poisson model code --------------------------
 pois_hook <- function(name) get(name, envir = asNamespace("bnmf"), inherits = FALSE)
+
+# The exact log p(X) of the Poisson NMF model with Gamma(a, b) priors on W
+# and Gamma(c, d) on H, for tiny count matrices: the sum over every split Z
+# of each count among the K factors of p(X, Z), in which H integrates in
+# closed form (a Gamma integral per entry) and each column of W through its
+# sum S ~ Gamma(I a, b) and its shares ~ Dirichlet(a, ..., a) (a closed-form
+# moment), leaving a 1-D integral over S.
+exact_pois_logml <- function(X, K, a, b, c, d) {
+  I <- nrow(X)
+  J <- ncol(X)
+  comps <- function(n, K) {
+    if (K == 1) return(matrix(n, 1))
+    do.call(rbind, lapply(0:n, function(i) cbind(i, comps(n - i, K - 1))))
+  }
+  cl <- lapply(as.vector(X), comps, K = K)
+  idx <- as.matrix(expand.grid(lapply(cl, function(m) seq_len(nrow(m)))))
+  lt <- numeric(nrow(idx))
+  for (r in seq_len(nrow(idx))) {
+    Z <- array(t(vapply(seq_along(cl), function(e) cl[[e]][idx[r, e], ], numeric(K))),
+               c(I, J, K))
+    v <- -sum(lfactorial(Z))
+    for (k in seq_len(K)) {
+      n_i <- rowSums(Z[, , k, drop = FALSE])
+      m_j <- colSums(Z[, , k, drop = FALSE])
+      N <- sum(n_i)
+      v <- v + lgamma(I * a) - lgamma(I * a + N) + sum(lgamma(a + n_i) - lgamma(a))
+      f <- function(S) {
+        vapply(S, function(s) {
+          exp(stats::dgamma(s, I * a, b, log = TRUE) + N * log(s) +
+                sum(c * log(d) + lgamma(c + m_j) - lgamma(c) - (c + m_j) * log(d + s)))
+        }, numeric(1))
+      }
+      v <- v + log(stats::integrate(f, 0, Inf, rel.tol = 1e-12)$value)
+    }
+    lt[r] <- v
+  }
+  m <- max(lt)
+  m + log(sum(exp(lt - m)))
+}
