@@ -119,7 +119,8 @@
 #'   `"icm"`. `"chib"` needs `"gibbs"` and `"bic"` needs `"icm"`;
 #'   `"evidence"` takes `"vb"` (default) or `"gibbs"`. For counts
 #'   (`likelihood = "poisson"`) `"vb"` is the default and the only method of
-#'   `"bic"` and `"evidence"`; `"cv"` also takes `"gibbs"`.
+#'   `"bic"`; `"cv"` and `"evidence"` also take `"gibbs"`, and `"chib"`
+#'   needs it.
 #' @param folds Number of cross-validation folds (`"cv"` only), at least 2.
 #' @param nested Nested cross-validation (`"cv"` only): choose the rank
 #'   within each outer fold by an inner cross-validation.
@@ -131,7 +132,7 @@
 #'   [future::plan()]; a number of R processes (1: this process) sets a
 #'   temporary plan for the call.
 #' @param samples For `"chib"`: Gibbs sweeps per parameter block of
-#'   `marginal_likelihood()`.
+#'   `marginal_likelihood()` (for counts 5000 unless given).
 #' @param marglik_args For `"chib"`: a named list of further arguments of
 #'   `marginal_likelihood()` (for example `burnin`).
 #' @param keep_fits Keep the fits in the result (`$fits`: one per rank; for
@@ -143,9 +144,9 @@
 #'   `method`, `data`). `likelihood = "poisson"` compares Poisson models of
 #'   counts by `"cv"` (the held-out error is then the mean Poisson deviance
 #'   \eqn{2 (x \log(x / \mu) - (x - \mu))} of the test entries, column
-#'   `deviance`), `"evidence"` (the ELBO) or `"bic"` (at the posterior mean,
-#'   df = (I + J) K); Chib's estimate and ARD are not available for counts
-#'   yet. `progress = TRUE` shows every fit's progress bar
+#'   `deviance`), `"evidence"` (the ELBO of VB fits, or with
+#'   `method = "gibbs"` Chib's estimate, as `"chib"`) or `"bic"` (at the
+#'   posterior mean, df = (I + J) K); ARD is not available for counts yet. `progress = TRUE` shows every fit's progress bar
 #'   besides the bar of the tasks (ranks, folds) done, which is shown by
 #'   default in interactive sessions when the tasks run in this process;
 #'   `progress = FALSE` shows neither.
@@ -226,6 +227,8 @@ select_rank <- function(X, ranks = 1:6, criterion = c("chib", "bic", "cv", "ard"
     if (!missing(marglik_args)) abort_input(sprintf("`marglik_args` applies to criterion \"chib\" only, not \"%s\".", criterion))
   }
   ml_fun <- if (criterion == "chib" || criterion == "evidence" && method == "gibbs") marginal_likelihood
+  # Chib's estimate of a count model runs samplers in R: 5000 samples a block
+  if (pois && missing(samples)) samples <- 5000
   rank_select(X, ranks, criterion, method, folds, nested, inner_folds, cores,
               samples, marglik_args, keep_fits, list(...), ml_fun, call, rule,
               missing(inner_folds))
@@ -253,20 +256,21 @@ rank_method <- function(criterion, method, default, pois = FALSE) {
   method
 }
 
-# Counts (likelihood = "poisson"): VB by default, Gibbs for "cv"; Chib's
-# estimate and ARD are not there yet for counts.
+# Counts (likelihood = "poisson"): VB by default; Gibbs for "cv", and for
+# "evidence" (Chib's estimate) and "chib"; ARD is not there yet for counts.
 rank_method_counts <- function(criterion, method, default) {
-  if (criterion %in% c("chib", "ard")) {
+  if (criterion == "ard") {
     abort_unsupported(sprintf(
-      "`criterion`: \"%s\" is not available for `likelihood = \"poisson\"` yet; compare ranks of counts by \"cv\" (held-out Poisson deviance), \"evidence\" (the ELBO of VB fits) or \"bic\".",
+      "`criterion`: \"%s\" is not available for `likelihood = \"poisson\"` yet; compare ranks of counts by \"cv\" (held-out Poisson deviance), \"evidence\" (the ELBO of VB fits, Chib's estimate of Gibbs fits) or \"bic\".",
       criterion))
   }
-  if (default) return("vb")
+  if (default) return(if (criterion == "chib") "gibbs" else "vb")
   method <- check_choice(method, c("vb", "gibbs", "icm", "np"), "method")
-  if (!method %in% c("vb", "gibbs") || criterion != "cv" && method != "vb") {
+  allowed <- switch(criterion, cv = , evidence = c("vb", "gibbs"), chib = "gibbs", bic = "vb")
+  if (!method %in% allowed) {
     abort_input(sprintf("`method`: counts are compared by %s with method %s, not \"%s\".",
                         if (criterion == "cv") "cross-validation" else sprintf("criterion \"%s\"", criterion),
-                        if (criterion == "cv") "\"vb\" or \"gibbs\"" else "\"vb\"", method))
+                        paste0("\"", allowed, "\"", collapse = " or "), method))
   }
   method
 }
@@ -300,7 +304,8 @@ rank_select <- function(X, ranks, criterion, method, folds, nested, inner_folds,
     }
     # The settings of marginal_likelihood() (not of a stand-in `ml_fun`).
     if (identical(ml_fun, marginal_likelihood)) {
-      known <- setdiff(names(formals(marginal_likelihood.bnmf)), c("fit", "samples", "..."))
+      ml_method <- if (identical(args$likelihood, "poisson")) marginal_likelihood.bnmf_poisson else marginal_likelihood.bnmf
+      known <- setdiff(names(formals(ml_method)), c("fit", "samples", "..."))
       check_names_known(names(marglik_args), known, known, "marginal_likelihood",
                         arg = "marglik_args")
       do.call(check_marglik_settings, c(list(samples = samples), marglik_args))

@@ -417,6 +417,27 @@ test_that("counts: cross-validation, the evidence and BIC find the true rank of 
   expect_output(print(summary(cv)), "Held-out Poisson deviance")
 })
 
+test_that("counts: Chib's evidence of Gibbs fits chooses the rank of the counts", {
+  skip_on_cran()
+  set.seed(7)
+  W <- matrix(rgamma(24 * 2, 1, 0.5), 24)
+  H <- matrix(rgamma(2 * 14, 1, 0.2), 2)
+  X <- matrix(rpois(24 * 14, W %*% H), 24)
+  set.seed(1)
+  r <- suppressWarnings(select_rank(X, ranks = 1:3, criterion = "evidence", method = "gibbs",
+                                    likelihood = "poisson", samples = 1000, iter = 1000),
+                        classes = "bnmf_warning_chib_ess")
+  expect_identical(r$method, "gibbs")
+  expect_named(r$table, c("rank", "logml", "se"))
+  expect_identical(best(r), 2L)
+  # one factor short is far worse, by many standard errors
+  expect_gt(r$table$logml[2] - r$table$logml[1], 4 * sqrt(sum(r$table$se[1:2]^2)))
+  expect_s3_class(r$marglik[["2"]], "bnmf_marglik")
+  expect_error(select_rank(X, ranks = 1:3, criterion = "evidence", method = "gibbs",
+                           likelihood = "poisson", marglik_args = list(point = "map")),
+               class = "bnmf_error_input", regexp = "point")
+})
+
 test_that("the held-out Poisson deviance is the deviance of the test entries", {
   x <- c(0, 1, 3, 7)
   m <- c(0.5, 2, 3, 4)
@@ -434,10 +455,10 @@ test_that("the held-out Poisson deviance is the deviance of the test entries", {
                            (X[split$test] - mu))))
 })
 
-test_that("counts: Chib and ARD are refused, methods checked; a rank at the edge warns", {
+test_that("counts: ARD is refused, methods checked; a rank at the edge warns", {
   X <- matrix(rpois(200, 4), 20)
-  expect_error(select_rank(X, ranks = 1:3, criterion = "chib", likelihood = "poisson"),
-               class = "bnmf_error_unsupported", regexp = "evidence")
+  expect_error(select_rank(X, ranks = 1:3, criterion = "chib", likelihood = "poisson",
+                           method = "vb"), class = "bnmf_error_input", regexp = "gibbs")
   expect_error(select_rank(X, ranks = 3, criterion = "ard", likelihood = "poisson"),
                class = "bnmf_error_unsupported")
   expect_error(select_rank(X, ranks = 1:3, criterion = "bic", likelihood = "poisson",
