@@ -845,7 +845,8 @@ print.summary.bnmf_nmtf <- function(x, digits = 3, ...) {
               format(x$n_obs, big.mark = ",", scientific = FALSE), x$n_missing))
   for (side in c("row", "col")) {
     tab <- x[[paste0(side, "_clusters")]]
-    R <- ncol(if (side == "row") x$S else t(x$S))
+    # K row clusters (the columns of F, the rows of S), L column clusters
+    R <- if (side == "row") nrow(x$S) else ncol(x$S)
     size <- tabulate(tab$cluster, R)
     pm <- vapply(seq_len(R), function(r) if (size[r]) mean(tab$prob[tab$cluster == r]) else NA_real_,
                  numeric(1))

@@ -315,6 +315,14 @@ test_that("every S3 method of an NMTF fit runs", {
     expect_true(all(s$row_clusters$prob > 0 & s$row_clusters$prob <= 1))
     expect_equal(nrow(s$col_clusters), 10L)
     expect_output(print(s), "Row clusters")
+    # the printed sizes are the K row clusters' and the L column clusters'
+    out <- capture.output(print(s))
+    sizes <- function(side) {
+      line <- grep(paste0("^", side, " clusters"), out, value = TRUE)
+      as.integer(strsplit(sub(".*sizes ([0-9, ]+);.*", "\\1", line), ", ")[[1]])
+    }
+    expect_identical(sizes("Row"), tabulate(s$row_clusters$cluster, 3L))
+    expect_identical(sizes("Column"), tabulate(s$col_clusters$cluster, 2L))
     if (m == "np") {
       expect_error(sigma(fit), class = "bnmf_error_unsupported")
       expect_error(logLik(fit), class = "bnmf_error_unsupported")
