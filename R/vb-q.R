@@ -20,7 +20,8 @@
 #' by less than 1e-13 of them) mu = mean and sigma = sqrt(var); where
 #' 1 - t < 1e-10 (an exponential to within 1e-10, as for an entry whose q
 #' is its prior) a = 1.5e5, which keeps the mean and gives the variance to
-#' within 1e-10 of it. A variance of zero (or a mean of zero) is a point:
+#' within 1e-10 of it. A variance of zero (or a mean of zero), or one that
+#' is not finite (beyond the range of the doubles), is a point at the mean:
 #' sigma = 0.
 #'
 #' @param mean,var The means and variances (same length; means >= 0).
@@ -33,8 +34,8 @@ tn_params <- function(mean, var) {
   n <- length(m)
   mu <- m
   sigma <- numeric(n)
-  pos <- m > 0 & v > 0
-  t <- v[pos] / m[pos]^2
+  pos <- which(m > 0 & v > 0 & is.finite(m) & is.finite(v))
+  t <- (sqrt(v[pos]) / m[pos])^2
   a <- rep(NA_real_, length(t))
   normal <- t <= 1 / 64
   a[!normal & 1 - t < 1e-10] <- 1.5e5
@@ -48,8 +49,10 @@ tn_params <- function(mean, var) {
     s[tail] <- m[pos][tail] / f
     r[tail] <- -a[tail] * s[tail]
   }
-  mu[pos] <- r
-  sigma[pos] <- s
+  # (a scale beyond the doubles, mean > 1e303: a point at the mean)
+  fin <- is.finite(r) & is.finite(s)
+  mu[pos[fin]] <- r[fin]
+  sigma[pos[fin]] <- s[fin]
   if (!is.null(dim(mean))) {
     dim(mu) <- dim(sigma) <- dim(mean)
     dimnames(mu) <- dimnames(sigma) <- dimnames(mean)
