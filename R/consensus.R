@@ -64,10 +64,15 @@ q_factorisations <- function(fit) {
   list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "q")
 }
 
-# NMTF: 100 draws from q for VB; else W = F and H = S t(G) of each chain
-# (its posterior mean for Gibbs).
+# NMTF: 100 draws from q for VB; else its chains' (nmtf_chain_factorisations()).
 posterior_factorisations.bnmf_nmtf <- function(fit) {
   if (inherits(fit, "bnmf_vb")) return(q_factorisations(fit))
+  nmtf_chain_factorisations(fit)
+}
+
+# NMTF: W = F and H = S t(G) of each chain or restart (its posterior mean for
+# Gibbs), factors matched to the fit's own.
+nmtf_chain_factorisations <- function(fit) {
   chain_wh <- lapply(fit$chains, function(ch) {
     st <- ch$state
     I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank[[1L]]; L <- fit$rank[[2L]]

@@ -177,6 +177,8 @@ test_that("the draws use the session's random numbers and a fit without q's fiel
   a <- consensus_matrix(nt)
   set.seed(6)
   expect_identical(consensus_matrix(old), a)
+  # the diversity measures compare its restarts (one here), not draws from q
+  expect_length(bnmf:::as_factorisation_set(nt, "fit"), length(nt$chains))
   bad <- nt
   bad$q_S$mu <- bad$q_S$mu[1, , drop = FALSE]
   expect_error(bnmf:::validate_bnmf_nmtf_fit(bad), "q_S")
