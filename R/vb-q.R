@@ -109,9 +109,8 @@ tn_solve_a <- function(t) {
 # q of a Gaussian VB fit's factor: list(mu, sigma), matrices of the factor's
 # size and names, from its means and variances (vectors or matrices).
 q_factor <- function(mean, var, dims, dn) {
-  p <- tn_params(matrix(as.double(mean), dims[1L], dims[2L], dimnames = dn),
-                 matrix(as.double(var), dims[1L], dims[2L]))
-  p
+  tn_params(matrix(as.double(mean), dims[1L], dims[2L], dimnames = dn),
+            matrix(as.double(var), dims[1L], dims[2L]))
 }
 
 # The q of the factors of a Gaussian VB fit: its own fields (q_W, q_H or
@@ -140,7 +139,7 @@ vb_q_draws <- function(fit, n) {
     if (any(ok)) x[ok] <- rtnorm(sum(ok), mean = p$mu[ok], sd = p$sigma[ok])
     x
   }
-  lapply(seq_len(n), function(t) {
+  lapply(seq_len(n), function(s) {
     d <- lapply(q, draw)
     if (inherits(fit, "bnmf_nmtf")) list(W = d$F, H = d$S %*% t(d$G), factors = d)
     else list(W = d$W, H = d$H, factors = d)
