@@ -54,7 +54,12 @@
 #'   likelihood does not change along that path), a direction coordinate
 #'   updates cross slowly; the fixed points are the same. Fast and
 #'   deterministic, with posterior standard deviations that are typically too
-#'   small (mean-field VB ignores the posterior correlations).
+#'   small (mean-field VB ignores the posterior correlations). The fit keeps
+#'   q's means (`W`, `H`) and standard deviations (`W_sd`, `H_sd`), and its
+#'   truncated normals themselves as `q_W`, `q_H` (NMTF: `q_F`, `q_S`,
+#'   `q_G`), each a list of `mu` and `sigma`, the mean and sd of the normal
+#'   before its truncation to \eqn{[0, \infty)}; [membership()], [markers()]
+#'   and [consensus_matrix()] draw from them.
 #' * `"np"`: non-probabilistic NMF by the multiplicative updates of Lee and
 #'   Seung (2001), on the observed entries only, for the Euclidean loss
 #'   \eqn{\sum_\Omega (X - WH)^2} or the generalised Kullback-Leibler

@@ -6,15 +6,20 @@
 
 # The factorisations of a fit, each a list(W, H), with their weights (summing
 # to one) and where they come from: the kept draws (Gibbs with
-# keep = "draws", HMC), the particles (weighted), else the chains or
-# restarts (their posterior means, or their point estimates), factors
-# matched to the fit's own by align_factors()'s assignment.
+# keep = "draws", HMC), the particles (weighted), 100 draws from the
+# variational posterior q of a VB fit (the kept restart's; the session's
+# random numbers), else the chains or restarts (their posterior means, or
+# their point estimates), factors matched to the fit's own by
+# align_factors()'s assignment.
 posterior_factorisations <- function(fit) UseMethod("posterior_factorisations")
+
+# The number of factorisations drawn from the q of a VB fit.
+n_q_draws <- 100L
 
 posterior_factorisations.bnmf <- function(fit) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
-  dn <- list(fit$dimnames[[1L]], fit$dimnames[[2L]])
   if (!is.null(fit$draws)) return(kept_factorisations(fit$draws, "W", "H", I, J, K))
+  if (inherits(fit, "bnmf_vb")) return(q_factorisations(fit))
   if (!is.null(fit$particles)) {
     fs <- lapply(seq_along(fit$particles), function(m) {
       p <- align_particle(fit$particles[[m]], fit$alignment[[m]])
@@ -52,8 +57,22 @@ aligned_chains <- function(fit, chain_wh) {
        source = if (fit$method == "gibbs") "chains" else "restarts")
 }
 
-# NMTF: W = F and H = S t(G) of each chain (its posterior mean for Gibbs).
+# Draws from the q of a Gaussian VB fit (NMF, NMTF), of equal weight; q's
+# own labelling is the fit's, so no factors need matching.
+q_factorisations <- function(fit) {
+  fs <- lapply(vb_q_draws(fit, n_q_draws), function(d) list(W = d$W, H = d$H))
+  list(fs = fs, weights = rep(1 / length(fs), length(fs)), source = "q")
+}
+
+# NMTF: 100 draws from q for VB; else its chains' (nmtf_chain_factorisations()).
 posterior_factorisations.bnmf_nmtf <- function(fit) {
+  if (inherits(fit, "bnmf_vb")) return(q_factorisations(fit))
+  nmtf_chain_factorisations(fit)
+}
+
+# NMTF: W = F and H = S t(G) of each chain or restart (its posterior mean for
+# Gibbs), factors matched to the fit's own.
+nmtf_chain_factorisations <- function(fit) {
   chain_wh <- lapply(fit$chains, function(ch) {
     st <- ch$state
     I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank[[1L]]; L <- fit$rank[[2L]]
@@ -74,7 +93,7 @@ posterior_factorisations.bnmf_poisson <- function(fit) {
   }
   q <- fit$q
   if (fit$method == "vb" && !is.null(q)) {
-    n <- 100L
+    n <- n_q_draws
     fs <- lapply(seq_len(n), function(t) {
       list(W = matrix(stats::rgamma(I * K, q$shape_W, q$rate_W), I, K),
            H = matrix(stats::rgamma(K * J, q$shape_H, q$rate_H), K, J))
@@ -117,9 +136,11 @@ dominant_factor <- function(W, H) {
 #' taken over the factorisations the fit holds: the kept draws of a Gibbs
 #' fit with `keep = "draws"` or of an HMC fit, the weighted particles of a
 #' particle fit, 100 factorisations drawn from the variational posterior q
-#' of a Poisson VB fit (so that the result depends on the random number
+#' of a VB fit of any model (Gaussian NMF and NMTF: independent truncated
+#' normals, of the restart kept; Poisson: independent Gammas), drawn with the
+#' session's random numbers (so that the result depends on the random number
 #' state: `set.seed()` first), else the chains (Gibbs, their posterior
-#' means) or restarts (ICM, VB, NP: their estimates), so that a fit with one
+#' means) or restarts (ICM, NP: their estimates), so that a fit with one
 #' chain and no draws gives a 0/1 matrix. For a tri-factorisation the
 #' samples' side is `S t(G)` (with `W = F`). `plot()` shows it as a heatmap, samples ordered by
 #' average-linkage clustering of `1 - consensus`, with the sample groups
@@ -139,7 +160,8 @@ dominant_factor <- function(W, H) {
 #'   [graphics::image()] by `plot()`.
 #' @return `consensus_matrix()`: a J x J matrix of class `bnmf_consensus`
 #'   with attributes `n` (the number of factorisations) and `source`
-#'   (`"draws"`, `"particles"`, `"chains"` or `"restarts"`). `plot()`: `x`,
+#'   (`"draws"`, `"particles"`, `"q"` (draws from a VB fit's variational
+#'   posterior), `"chains"` or `"restarts"`). `plot()`: `x`,
 #'   invisibly.
 #' @references
 #' Brunet, J.-P., Tamayo, P., Golub, T. R. and Mesirov, J. P. (2004).
@@ -201,9 +223,11 @@ plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
 #' Each sample's cluster is its dominant factor (the factor with the
 #' largest contribution `sum(W[, k]) * H[k, j]`, as in
 #' [consensus_matrix()]), and its posterior probability the share of the
-#' fit's factorisations (draws, particles, draws from the q of a Poisson VB
-#' fit, chains or restarts; factors matched across them) in which the sample
-#' has that dominant factor.
+#' fit's factorisations (draws, particles, 100 draws from the variational
+#' posterior q of a VB fit of any model, chains or restarts; factors matched
+#' across them) in which the sample has that dominant factor. For a VB fit
+#' it is the probability under q, drawn with the session's random numbers
+#' (`set.seed()` first for reproducible probabilities).
 #' `summary()` of a fit reports it.
 #'
 #' @param fit A `bnmf` fit.
@@ -213,7 +237,8 @@ plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
 #'   probability) and `estimate` (the dominant factor of the fit's point
 #'   estimate or posterior mean); attributes `n` (the number of
 #'   factorisations the probabilities are over: with 1, a fit with one chain
-#'   or restart and no draws, they are 0 or 1 and no posterior probability,
+#'   or restart and no draws (Gibbs, ICM, NP; a VB fit is drawn from, 100),
+#'   they are 0 or 1 and no posterior probability,
 #'   and `summary()` does not print them) and `source` (as for
 #'   [consensus_matrix()]).
 #' @examples
@@ -254,13 +279,15 @@ membership <- function(fit) {
 #' estimate (posterior mean or point estimate of `W`), their 95% posterior
 #' interval of `W[i, k]` where the fit has one, and the posterior
 #' probability that the feature is among the factor's top `n`: the share of
-#' the fit's factorisations (kept draws, particles, draws from the q of a
-#' Poisson VB fit, chains or restarts, factors matched) in which its score is
-#' among the `n` largest. A marker
+#' the fit's factorisations (kept draws, particles, 100 draws from the
+#' variational posterior q of a VB fit of any model, chains or restarts,
+#' factors matched) in which its score is among the `n` largest. The draws
+#' from q use the session's random numbers (`set.seed()` first). A marker
 #' with probability near one is a marker whatever the posterior draw; one
 #' near zero is in the list by chance of the point estimate. Fits without
-#' draws and with a single chain or restart have probability 0 or 1 only (fit
-#' with `keep = "draws"` for the posterior probability).
+#' draws (Gibbs, ICM, NP) and with a single chain or restart have
+#' probability 0 or 1 only (fit with `keep = "draws"` for the posterior
+#' probability).
 #'
 #' The score is `W[i, k]` itself (`by = "weight"`), or its weight times its
 #' specificity (`by = "specificity"`): with the columns of `W` scaled to sum

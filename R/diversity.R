@@ -58,7 +58,9 @@ as_factorisation_set <- function(x, arg, use = "means", max_draws = 200L) {
   }
   if (inherits(x, "bnmf_nmf")) return(list(as_factorisation(x, arg)))
   if (inherits(x, "bnmf")) {
-    fs <- posterior_factorisations(x)$fs
+    # (an NMTF fit: its chains or restarts, not draws from a VB fit's q)
+    fs <- if (inherits(x, "bnmf_nmtf")) nmtf_chain_factorisations(x)$fs else
+      posterior_factorisations(x)$fs
     names(fs) <- paste0(if (x$method == "gibbs") "chain" else "restart", seq_along(fs))
     return(fs)
   }

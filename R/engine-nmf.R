@@ -486,6 +486,10 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
       # Gamma(alpha0 + I + J, lambda_rate_k).
       fit$W_sd <- matrix(sqrt(b$W_var), I, K, dimnames = list(rn, kn))
       fit$H_sd <- matrix(sqrt(b$H_var), K, J, dimnames = list(kn, cn))
+      # q's parameters: q(W_ik) = N(mu, sigma^2) truncated to [0, Inf)
+      # (list(mu, sigma), recovered from the mean and variance, tn_params())
+      fit$q_W <- q_factor(b$W, b$W_var, c(I, K), list(rn, kn))
+      fit$q_H <- q_factor(b$H, b$H_var, c(K, J), list(kn, cn))
       if (!is.null(b$lambda_rate)) {
         fit$q_lambda <- cbind(shape = rates$ard[1L] + I + J, rate = b$lambda_rate)
         rownames(fit$q_lambda) <- kn
@@ -516,6 +520,7 @@ validate_bnmf_fit <- function(fit) {
   }
   if (!is.null(fit$W_sd) && !identical(dim(fit$W_sd), dim(fit$W))) bad("W_sd of the wrong size")
   if (!is.null(fit$H_sd) && !identical(dim(fit$H_sd), dim(fit$H))) bad("H_sd of the wrong size")
+  validate_vb_q(fit, c("W", "H"), bad)
   fit
 }
 

@@ -590,6 +590,11 @@ new_bnmf_nmtf_fit <- function(runs, job, call, previous = NULL) {
       fit$F_sd <- mat(sqrt(b$F_var), I, K, dF)
       fit$S_sd <- mat(sqrt(b$S_var), K, L, dS)
       fit$G_sd <- mat(sqrt(b$G_var), J, L, dG)
+      # q's parameters: each entry N(mu, sigma^2) truncated to [0, Inf)
+      # (list(mu, sigma), recovered from the mean and variance, tn_params())
+      fit$q_F <- q_factor(b$F, b$F_var, c(I, K), dF)
+      fit$q_S <- q_factor(b$S, b$S_var, c(K, L), dS)
+      fit$q_G <- q_factor(b$G, b$G_var, c(J, L), dG)
       if (ard) {
         fit$q_lambda <- list(F = cbind(shape = prior$ard[1L] + I, rate = b$lambda_F_rate),
                              G = cbind(shape = prior$ard[1L] + J, rate = b$lambda_G_rate))
@@ -622,6 +627,7 @@ validate_bnmf_nmtf_fit <- function(fit) {
       bad("cluster probabilities outside [0, 1]")
     }
   }
+  validate_vb_q(fit, c("F", "S", "G"), bad)
   fit
 }
 

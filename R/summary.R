@@ -63,7 +63,8 @@
 #'
 #' `membership` ([membership()]): each sample's cluster (its dominant
 #' factor) with the posterior probability of that cluster over the fit's
-#' draws, chains or restarts; `print()` gives the cluster sizes and how many
+#' draws, chains or restarts (VB: draws from its variational posterior, with
+#' the session's random numbers); `print()` gives the cluster sizes and how many
 #' samples have a probability below 0.9.
 #'
 #' @param object A `bnmf` fit.

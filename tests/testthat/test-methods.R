@@ -138,4 +138,11 @@ test_that("membership probabilities are printed only when they are over several 
   m2 <- membership(two)
   expect_identical(attr(m2, "n"), 50L)
   expect_true(any(grepl("mean probability", capture.output(print(summary(two))))))
+  # VB with one restart: the probabilities are over 100 draws from its q
+  set.seed(1)
+  vb <- suppressWarnings(bnmf(X, rank = 2, method = "vb"))
+  mv <- membership(vb)
+  expect_identical(attr(mv, "n"), 100L)
+  expect_identical(attr(mv, "source"), "q")
+  expect_true(any(grepl("mean probability", capture.output(print(summary(vb))))))
 })
