@@ -118,21 +118,39 @@ wh_view.bnmf_nmtf <- function(fit) {
   list(W = fit$F, H = H)
 }
 
-# The dominant factor of every sample: the factor with the largest
-# contribution sum(W[, k]) * H[k, j] to the sample (scale-free: it does not
-# change when a column of W is multiplied and the row of H divided by the
-# same number).
-dominant_factor <- function(W, H) {
+# The dominant factor of every sample (or of the samples `samples` only):
+# the factor with the largest excess contribution E[k, j] = C[k, j] -
+# min_l C[k, l], where C[k, j] = sum(W[, k]) * H[k, j] is factor k's
+# contribution to sample j and the minimum is over all the samples (so a
+# sample's factor does not depend on which others are asked for). Samples
+# where every factor is at its minimum (every E[, j] zero, as when there is
+# one sample) go by the largest contribution. A baseline factor, large in
+# every sample, keeps only its variation over the samples: a factor never
+# wins the sample where its contribution is smallest unless every factor is
+# at its minimum there, and a constant factor wins only such samples.
+# Scale-free: C, hence E, does not change when a column of W is multiplied
+# and the row of H divided by the same number. When every factor's
+# contribution is zero in some sample (sparse H) this is the largest
+# contribution.
+dominant_factor <- function(W, H, samples = NULL) {
   C <- H * colSums(W)
-  max.col(t(C), ties.method = "first")
+  E <- C - apply(C, 1L, min)
+  if (!is.null(samples)) {
+    C <- C[, samples, drop = FALSE]
+    E <- E[, samples, drop = FALSE]
+  }
+  d <- max.col(t(E), ties.method = "first")
+  flat <- colSums(E > 0) == 0L
+  if (any(flat)) d[flat] <- max.col(t(C[, flat, drop = FALSE]), ties.method = "first")
+  d
 }
 
 #' Posterior consensus of the samples' clusters
 #'
 #' The Bayesian version of the consensus matrix of the NMF package (Brunet
 #' et al. 2004): entry `(j, l)` is the posterior probability that samples `j`
-#' and `l` have the same dominant factor, the factor `k` with the largest
-#' contribution `sum(W[, k]) * H[k, j]` to the sample. The probability is
+#' and `l` have the same dominant factor (the rule is in the section Dominant
+#' factor). The probability is
 #' taken over the factorisations the fit holds: the kept draws of a Gibbs
 #' fit with `keep = "draws"` or of an HMC fit, the weighted particles of a
 #' particle fit, 100 factorisations drawn from the variational posterior q
@@ -145,6 +163,22 @@ dominant_factor <- function(W, H) {
 #' samples' side is `S t(G)` (with `W = F`). `plot()` shows it as a heatmap, samples ordered by
 #' average-linkage clustering of `1 - consensus`, with the sample groups
 #' `groups` as a colour bar; two well-separated clusters are two blocks.
+#'
+#' @section Dominant factor:
+#' With `C[k, j] = sum(W[, k]) * H[k, j]`, factor `k`'s contribution to
+#' sample `j`, the dominant factor of sample `j` is the factor with the
+#' largest excess contribution `C[k, j] - min_l C[k, l]`: what the factor
+#' gives the sample beyond the least it gives any sample (the minimum over
+#' all the fit's samples, also when `samples` asks for some of them). Where
+#' every factor is at its minimum (every excess zero) the largest
+#' contribution decides. A baseline factor, one whose coefficients are large
+#' in every sample, has the largest contribution everywhere, but its excess
+#' is only its variation over the samples: a factor wins the sample where its
+#' contribution is smallest only if every factor is at its minimum there,
+#' and a constant factor wins only such samples. When every factor's contribution is zero in some
+#' sample (a sparse `H`) the rule is the largest contribution. The rule is
+#' scale-free: multiplying a column of `W` and dividing the row of `H` by the
+#' same number changes neither `C` nor the dominant factor.
 #'
 #' @param fit A `bnmf` fit.
 #' @param samples `NULL` (every sample), or the samples (numbers or column
@@ -194,7 +228,7 @@ consensus_matrix <- function(fit, samples = NULL, ...) {
   pf <- posterior_factorisations(fit)
   C <- matrix(0, n, n)
   for (s in seq_along(pf$fs)) {
-    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H[, samples, drop = FALSE])
+    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H, samples)
     C <- C + pf$weights[s] * outer(d, d, "==")
   }
   C <- pmin(C / sum(pf$weights), 1)
@@ -220,15 +254,31 @@ plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
 
 #' Cluster membership of the samples
 #'
-#' Each sample's cluster is its dominant factor (the factor with the
-#' largest contribution `sum(W[, k]) * H[k, j]`, as in
-#' [consensus_matrix()]), and its posterior probability the share of the
-#' fit's factorisations (draws, particles, 100 draws from the variational
-#' posterior q of a VB fit of any model, chains or restarts; factors matched
-#' across them) in which the sample has that dominant factor. For a VB fit
-#' it is the probability under q, drawn with the session's random numbers
-#' (`set.seed()` first for reproducible probabilities).
+#' Each sample's cluster is its dominant factor, and its posterior
+#' probability the share of the fit's factorisations (draws, particles,
+#' 100 draws from the variational posterior q of a VB fit of any model,
+#' chains or restarts; factors matched across them) in which the sample has
+#' that dominant factor. For a VB fit it is the probability under q, drawn
+#' with the session's random numbers (`set.seed()` first for reproducible
+#' probabilities).
 #' `summary()` of a fit reports it.
+#'
+#' The dominant factor of sample `j` is the factor `k` with the largest
+#' excess contribution `C[k, j] - min_l C[k, l]`, where
+#' `C[k, j] = sum(W[, k]) * H[k, j]` is the factor's contribution to the
+#' sample and the minimum is over the samples: what the factor gives this
+#' sample beyond the least it gives any sample. Samples where every factor is
+#' at its minimum go by the largest contribution `C[k, j]`. The excess, not
+#' the contribution, decides because of baseline factors: on expression data
+#' a factor whose coefficients are large in every sample (the level common
+#' to all samples) has the largest contribution everywhere and would put
+#' every sample in one cluster. Its excess is only its variation over the
+#' samples: a factor wins the sample where its contribution is smallest only
+#' if every factor is at its minimum there, and a constant factor wins only
+#' such samples. When every
+#' factor's contribution is zero in some sample (sparse `H`) the rule is the
+#' largest contribution. It is scale-free: multiplying `W[, k]` by `c` and
+#' dividing `H[k, ]` by `c` leaves every cluster unchanged.
 #'
 #' @param fit A `bnmf` fit.
 #' @return A data frame with one row per sample: `sample` (the column name,

@@ -5,8 +5,8 @@
 # Heatmap of the coefficients H (samples in columns, each column as the
 # shares of the factors' contributions) or of the basis W (the top `n_top`
 # features of every factor, each row scaled to a maximum of 1), samples and
-# features ordered by their dominant factor, then by its share; `groups`
-# annotates the samples.
+# features ordered by their dominant factor (samples: dominant_factor(), as
+# membership()), then by its share; `groups` annotates the samples.
 plot_heatmap <- function(x, what = c("coef", "basis"), groups = NULL, n_top = 10, ...) {
   what <- check_choice(what, c("coef", "basis"), "what")
   f <- wh_view(x)
@@ -20,7 +20,7 @@ plot_heatmap <- function(x, what = c("coef", "basis"), groups = NULL, n_top = 10
     groups <- check_groups(groups, J)
     C <- H * colSums(W)
     S <- sweep(C, 2L, pmax(colSums(C), .Machine$double.xmin), "/")
-    d <- max.col(t(S), ties.method = "first")
+    d <- dominant_factor(W, H)
     ord <- order(d, -S[cbind(d, seq_len(J))])
     M <- t(S[, ord, drop = FALSE])
     dimnames(M) <- list(x$dimnames[[2L]][ord], kn)

@@ -14,9 +14,9 @@
 #' +/- 1.96 posterior sd; VB: from q; ICM and NP: the point estimates only).
 #' `type = "heatmap"`: with `what = "coef"` the coefficients, each sample's
 #' column as the shares of the factors' contributions `sum(W[, k]) * H[k, j]`,
-#' samples ordered by their dominant factor and annotated by `groups`; with
-#' `what = "basis"` the `n_top` features dominated by each factor, rows
-#' scaled to a maximum of 1.
+#' samples ordered by their dominant factor (as in [membership()]) and
+#' annotated by `groups`; with `what = "basis"` the `n_top` features
+#' dominated by each factor, rows scaled to a maximum of 1.
 #' `type = "consensus"`: the posterior consensus map of the samples
 #' ([consensus_matrix()]), annotated by `groups`.
 #' `type = "ard"` (fits with an [ard()] prior): each factor's mean

@@ -123,6 +123,58 @@ test_that("as_draws and as.mcmc name the draws like Stan", {
   expect_equal(posterior::variables(s), c("tau", "loglik"))
 })
 
+test_that("membership is scale-free: W[, k] times c and H[k, ] over c change no cluster", {
+  X <- leukemia[1:40, 1:16]
+  set.seed(2)
+  fit <- bnmf(X, rank = 2, iter = 100, keep = "draws")
+  cc <- c(1e3, 1 / 7)
+  sc <- fit
+  sc$W <- sweep(fit$W, 2L, cc, "*")
+  sc$H <- fit$H / cc
+  # the draws: W is I K x draws (column-major, factor by factor), H is K J x draws
+  sc$draws[[1]]$W <- fit$draws[[1]]$W * rep(cc, each = 40)
+  sc$draws[[1]]$H <- fit$draws[[1]]$H / rep(cc, 16)
+  m <- membership(fit)
+  expect_identical(membership(sc), m)
+  expect_equal(unclass(consensus_matrix(sc)), unclass(consensus_matrix(fit)))
+  expect_identical(bnmf:::dominant_factor(sc$W, sc$H), bnmf:::dominant_factor(fit$W, fit$H))
+})
+
+test_that("a constant baseline factor with the largest contribution everywhere does not take every sample", {
+  # factor 1: the same large coefficient in every sample (a baseline);
+  # factors 2 and 3: high in one group of samples each, low in the other
+  g <- rep(1:2, c(12, 8))
+  W <- cbind(rep(10, 30), rep(c(1, 0.1), each = 15), rep(c(0.1, 1), each = 15))
+  H <- rbind(rep(1, 20), ifelse(g == 1, 1, 0.2), ifelse(g == 2, 1, 0.2))
+  C <- H * colSums(W)
+  # the old rule, the largest contribution, puts every sample in the baseline
+  old <- max.col(t(C), ties.method = "first")
+  expect_true(all(old == 1L))
+  # the rule: the largest excess over the factor's minimum recovers the groups
+  expect_identical(bnmf:::dominant_factor(W, H), g + 1L)
+  # and is what membership() and consensus_matrix() use: a fit holding this
+  # factorisation as its one draw (and its estimate)
+  X <- W %*% H
+  set.seed(3)
+  fit <- bnmf(X, rank = 3, iter = 20, keep = "draws")
+  fit$draws <- list(list(W = cbind(as.vector(W)), H = cbind(as.vector(H))))
+  fit$W[] <- W
+  fit$H[] <- H
+  m <- membership(fit)
+  expect_identical(as.integer(m$cluster), g + 1L)
+  expect_identical(as.integer(m$estimate), g + 1L)
+  expect_true(all(m$probability == 1))
+  expect_equal(unclass(consensus_matrix(fit))[, ], outer(g, g, "==") + 0, ignore_attr = TRUE)
+  # asked for some samples only, the minimum is still over all of them
+  expect_identical(bnmf:::dominant_factor(W, H, samples = 13:20), rep(3L, 8))
+  # and scale-free here too
+  cc <- c(0.01, 50, 3)
+  expect_identical(bnmf:::dominant_factor(sweep(W, 2L, cc, "*"), H / cc), g + 1L)
+  # where every factor is at its minimum, the largest contribution decides
+  H2 <- cbind(H, c(1, 0.2, 0.2))
+  expect_identical(bnmf:::dominant_factor(W, H2)[21], 1L)
+})
+
 test_that("membership probabilities are printed only when they are over several factorisations", {
   X <- leukemia[1:40, 1:16]
   set.seed(1)
