@@ -102,10 +102,14 @@ exponential <- function(rate = "auto") {
 
 #' @rdname priors
 #' @export
-ard <- function(alpha0 = 1, beta0 = 1) {
+ard <- function(alpha0 = 1, beta0 = NULL) {
   alpha0 <- check_number(alpha0, "alpha0", 0, min_open = TRUE)
-  beta0 <- check_number(beta0, "beta0", 0, min_open = TRUE)
-  structure(list(type = "ard", alpha0 = alpha0, beta0 = beta0), class = "bnmf_prior")
+  # beta0 not given: 1 for the Gaussian models, set from the counts for
+  # likelihood = "poisson" (beta0_auto)
+  auto <- is.null(beta0)
+  beta0 <- if (auto) 1 else check_number(beta0, "beta0", 0, min_open = TRUE)
+  structure(list(type = "ard", alpha0 = alpha0, beta0 = beta0, beta0_auto = auto),
+            class = "bnmf_prior")
 }
 
 #' @rdname priors
@@ -153,7 +157,8 @@ nmtf <- function(K, L, prior = NULL) {
 print.bnmf_prior <- function(x, ...) {
   check_dots_empty(list(...), names(formals()), "print")
   if (identical(x$type, "ard")) {
-    cat("<bnmf prior> ard(alpha0 = ", format(x$alpha0), ", beta0 = ", format(x$beta0),
+    b0 <- if (isTRUE(x$beta0_auto)) "default: 1; counts: alpha0 sqrt(mean(X) / K)" else format(x$beta0)
+    cat("<bnmf prior> ard(alpha0 = ", format(x$alpha0), ", beta0 = ", b0,
         "): W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(alpha0, beta0)\n", sep = "")
     return(invisible(x))
   }
