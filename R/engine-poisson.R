@@ -18,6 +18,50 @@
 #' `mask_prior = beta_process(a0, b0)`): `"none"` (all masks 1), `"coef"`
 #' (a mask on `H`, the S-NMF of Liang and Hoffman) or `"both"` (DS-NMF).
 #'
+#' `prior = ard()` (methods `"vb"` and `"gibbs"`) gives each factor one
+#' relevance rate shared by column `k` of `W` and row `k` of `H` (Tan and
+#' Fevotte 2013, the model of SignatureAnalyzer, in conjugate form):
+#' \deqn{W_{ik} \sim Gamma(a, \lambda_k),\quad H_{kj} \sim Gamma(c,
+#'   \lambda_k),\quad \lambda_k \sim Gamma(\alpha_0, \beta_0),}
+#' `a = c = 1` (exponential factors) or the shapes of `prior = list(W =
+#' gamma_prior(a), H = gamma_prior(c), lambda = ard(alpha0, beta0))`. The
+#' default `beta0` is `alpha0 * sqrt(mean(X) / (a c K))`, so that the prior
+#' mean of `lambda_k` is the automatic rate above (see [ard()], The default
+#' beta0). Gibbs draws, after `W` and `H` in every sweep,
+#' \eqn{\lambda_k \sim Gamma(\alpha_0 + I a + J c, \beta_0 + \sum_i W_{ik} +
+#' \sum_j H_{kj})}; `fit$lambda` is its posterior mean. VB has
+#' \eqn{q(\lambda_k) = Gamma(\alpha_0 + I a + J c, \beta_0 + \sum_i E[W_{ik}] +
+#' \sum_j E[H_{kj}])} (`fit$q`; `fit$lambda` its mean), updates `q(W)`,
+#' `q(H)` with the rates \eqn{E[\lambda_k]}, and its ELBO (with the terms of
+#' `lambda`) never decreases. `summary()` adds, per factor, `lambda`,
+#' `signal` and `active`: `signal` is the Pearson chi-square of the counts
+#' the factor adds to the fit, \eqn{\sum_{ij} (W_{ik} H_{kj})^2 / (W H)_{ij}}
+#' over the observed entries (at the posterior means), which is how far the
+#' fitted counts would move without the factor, in units of their Poisson
+#' variance; a factor is `active` when its signal exceeds `I + J - 1`, the
+#' number of free parameters of a rank-one term: a term fitted to pure
+#' Poisson noise moves the fit by about that much (a chi-square with `I + J
+#' - 1` degrees of freedom), so a factor below it is not told apart from
+#' noise. A factor that ARD switches off keeps a small mass set by the prior
+#' (its rate \eqn{\lambda_k} grows until its entries are of the order of
+#' \eqn{a / \lambda_k}), with a signal far below 1; one the data need is far
+#' above `I + J`. `select_rank(criterion = "ard", likelihood = "poisson")`
+#' counts the active factors of a VB fit at the largest rank. VB prunes:
+#' its updates starve a factor that explains few counts (the geometric
+#' means \eqn{\exp E[\log W]} of `q(Z)`). The exact posterior sampled by
+#' Gibbs, with exponential factors, need not: the likelihood sees only the
+#' sum of the factors, and redundant factors can go on sharing the counts
+#' of the needed ones. From random starts a Gibbs chain usually spreads the
+#' counts over all the factors; started at a VB fit (`init = list(W =
+#' fit$W, H = fit$H)`) it may stay near the pruned solution on structured
+#' counts, but on counts with a single factor (a constant rate) it spreads
+#' them over all the factors within a few hundred sweeps. So a Gibbs fit's
+#' relevance table often reports redundant factors as active: use VB for
+#' the number of factors. Restarts (`chains`) help VB: a local
+#' optimum that splits a factor in two has a lower ELBO, and the restart
+#' with the highest ELBO is kept. ARD does not combine with masks (method
+#' `"ssvi"`), nor with [marginal_likelihood()].
+#'
 #' * `method = "vb"`: mean-field VB with Gamma `q(W)`, `q(H)` and the
 #'   multinomial split of each count (Cemgil 2009); the ELBO ([elbo()]) is
 #'   exact and never decreases; iterations stop at relative change `tol`.
@@ -61,6 +105,11 @@
 #' threads is reproducible; fits with different numbers of threads differ
 #' in the last bits (sums are added in another order).
 #' @references
+#' Tan, V. Y. F. and Fevotte, C. (2013). Automatic relevance determination
+#' in nonnegative matrix factorization with the beta-divergence. *IEEE
+#' Transactions on Pattern Analysis and Machine Intelligence*, 35(7),
+#' 1592-1605. \doi{10.1109/TPAMI.2012.240}
+#'
 #' Cemgil, A. T. (2009). Bayesian inference for nonnegative matrix
 #' factorisation models. *Computational Intelligence and Neuroscience*,
 #' 785152. \doi{10.1155/2009/785152}
@@ -83,6 +132,9 @@
 #' ps <- bnmf(C ~ nmf(3, sparsity = "both"), method = "ssvi", iter = 30,
 #'            prior = gamma_prior(5, 5), control = ssvi_control(final = 5))
 #' summary(ps)
+#' # ARD: start with more factors than needed and let VB switch some off
+#' pa <- bnmf(C, rank = 5, likelihood = "poisson", method = "vb", prior = ard())
+#' summary(pa)
 #' @rdname bnmf
 #' @name bnmf
 NULL

@@ -44,7 +44,7 @@
 #'   of factors that remain active (`summary(fit)$factors$active`, see
 #'   [summary.bnmf()]). For counts (`likelihood = "poisson"`) the fit is by
 #'   VB (the only method taken) and a factor is active when its Poisson
-#'   signal is at least 1 (see [bnmf()], section Counts); `prior` may be
+#'   signal exceeds `I + J - 1` (see [bnmf()], section Counts); `prior` may be
 #'   `ard()` or `list(W = gamma_prior(a), H = gamma_prior(c), lambda =
 #'   ard())`.
 #'

@@ -283,7 +283,9 @@ ard_relevance <- function(object) {
 # sum(H[k, ]) / sum(W H)), signal, the Pearson chi-square of the counts it
 # adds, sum over the observed entries of (W_ik H_kj)^2 / (W H)_ij (how much
 # the fit would move, in units of the Poisson variance, without it), and
-# active = signal >= 1. Computed by blocks of columns (O(I J K) flops).
+# active = signal > I + J - 1, the number of free parameters of a rank-one
+# term: the Pearson chi-square that a term fitted to pure Poisson noise
+# reaches on average. Computed by blocks of columns (O(I J K) flops).
 pois_ard_relevance <- function(object) {
   W <- unname(object$W)
   H <- unname(object$H)
@@ -301,9 +303,10 @@ pois_ard_relevance <- function(object) {
     sig <- sig + rowSums(crossprod(W2, inv) * H[, jj, drop = FALSE]^2)
   }
   mass <- colSums(W) * rowSums(H)
+  df <- nrow(W) + J - 1
   data.frame(factor = factor_names(K), lambda = unname(object$lambda),
              share = if (sum(mass) > 0) mass / sum(mass) else NA_real_, signal = sig,
-             active = sig >= 1)
+             active = sig > df)
 }
 
 #' @rdname summary.bnmf
@@ -954,8 +957,8 @@ print.summary.bnmf_poisson <- function(x, digits = 3, ...) {
                 sum(x$factors$off), x$rank, x$cutoff))
   }
   if (isTRUE(x$ard)) {
-    cat(sprintf("ARD: %d of %d factors active (Poisson signal >= 1)\n",
-                sum(x$factors$active, na.rm = TRUE), x$rank))
+    cat(sprintf("ARD: %d of %d factors active (Poisson signal > I + J - 1 = %d)\n",
+                sum(x$factors$active, na.rm = TRUE), x$rank, as.integer(sum(x$dims) - 1)))
   }
   cat(sprintf("log-likelihood at the fitted means: %s\n", format(signif(x$loglik, 8))))
   if (!is.null(x$elbo)) cat(sprintf("ELBO: %s\n", format(signif(x$elbo, 8))))
