@@ -253,7 +253,7 @@ pois_prior_is_ard <- function(prior) {
 resolve_pois_prior <- function(prior, K, mean_x) {
   if (pois_prior_is_ard(prior)) return(resolve_pois_ard(prior, K, mean_x))
   if (is.list(prior) && !is.null(prior$lambda)) {
-    abort_input("`prior$lambda`: must be made by `ard()`.")
+    abort_input("`prior`: its `lambda` must be made by `ard()`.")
   }
   if (inherits(prior, "bnmf_prior")) {
     if (!identical(prior$type, "exponential") || is.list(prior$rate)) {
