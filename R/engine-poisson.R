@@ -535,6 +535,8 @@ new_poisson_fit <- function(runs, job, call) {
                  vb = pois_vb_parts(runs, trace, I, J, K),
                  ssvi = pois_ssvi_parts(runs, trace, I, J, K, job$sparsity))
   fit <- c(fit, part)
+  fit["lambda"] <- NULL # not kept without ARD
+  if (!is.null(part$lambda)) fit$lambda <- part$lambda
   dn <- function(M, r, c) {
     if (!is.null(M)) dimnames(M) <- list(r, c)
     M
