@@ -52,12 +52,13 @@
 #' Gibbs, with exponential factors, need not: the likelihood sees only the
 #' sum of the factors, and redundant factors can go on sharing the counts
 #' of the needed ones. From random starts a Gibbs chain usually spreads the
-#' counts over all the factors; started at a VB fit (`init = list(W =
+#' counts over most of the factors (on counts of rank 4 with 10 factors,
+#' 6 to 10 active after 1000 sweeps); started at a VB fit (`init = list(W =
 #' fit$W, H = fit$H)`) it may stay near the pruned solution on structured
-#' counts, but on counts with a single factor (a constant rate) it spreads
-#' them over all the factors within a few hundred sweeps. So a Gibbs fit's
-#' relevance table often reports redundant factors as active: use VB for
-#' the number of factors. Restarts (`chains`) help VB: a local
+#' counts (4 active there), but on counts of a constant rate, where VB
+#' keeps one factor, it spreads them over several within a few hundred
+#' sweeps. So a Gibbs fit's relevance table often reports redundant factors
+#' as active: use VB for the number of factors. Restarts (`chains`) help VB: a local
 #' optimum that splits a factor in two has a lower ELBO, and the restart
 #' with the highest ELBO is kept. ARD does not combine with masks (method
 #' `"ssvi"`), nor with [marginal_likelihood()].
