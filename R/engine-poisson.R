@@ -45,7 +45,8 @@
 #' noise. A factor that ARD switches off keeps a small mass set by the prior
 #' (its rate \eqn{\lambda_k} grows until its entries are of the order of
 #' \eqn{a / \lambda_k}), with a signal far below 1; one the data need is far
-#' above `I + J`. `select_rank(criterion = "ard", likelihood = "poisson")`
+#' above `I + J` (`plot(fit, type = "ard")` draws the signals on a log
+#' scale). `select_rank(criterion = "ard", likelihood = "poisson")`
 #' counts the active factors of a VB fit at the largest rank. VB prunes:
 #' its updates starve a factor that explains few counts (the geometric
 #' means \eqn{\exp E[\log W]} of `q(Z)`). The exact posterior sampled by

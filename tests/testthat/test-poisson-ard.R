@@ -237,6 +237,11 @@ test_that("Gibbs ARD fits keep lambda's posterior mean, report relevance and wor
   expect_output(print(summary(f)), "Poisson signal > I \\+ J - 1 = 34")
   expect_identical(dim(predict(f, newdata = X[, 1:3])), c(20L, 3L))
   expect_error(marginal_likelihood(f, samples = 10), class = "bnmf_error_unsupported")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_silent(plot(f, type = "ard"))
+  g <- bnmf(X, 2, likelihood = "poisson", method = "gibbs", iter = 20)
+  expect_error(plot(g, type = "ard"), class = "bnmf_error_input")
 })
 
 test_that("the Poisson signal is the Pearson chi-square each factor adds", {
