@@ -275,3 +275,18 @@ test_that("ARD combinations that do not apply are refused", {
                     prior = list(W = gamma_prior(1), H = gamma_prior(1), lambda = 2)),
                class = "bnmf_error_input")
 })
+
+test_that("dense and sparse counts give the same ARD fits", {
+  X <- pois_ard_sim(20, 15, 2, 81)
+  S <- Matrix::Matrix(X, sparse = TRUE)
+  for (m in c("vb", "gibbs")) {
+    fits <- lapply(list(X, S), function(Y) {
+      withr::local_seed(8)
+      suppressWarnings(bnmf(Y, 4, likelihood = "poisson", method = m, prior = ard(),
+                            iter = 40))
+    })
+    expect_identical(fits[[1]]$W, fits[[2]]$W, info = m)
+    expect_identical(fits[[1]]$lambda, fits[[2]]$lambda, info = m)
+    expect_identical(summary(fits[[1]])$factors, summary(fits[[2]])$factors, info = m)
+  }
+})
