@@ -180,6 +180,9 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
     abort_unsupported(sprintf("`marginal_likelihood()`: Chib's estimate of a Poisson fit needs method \"gibbs\", not \"%s\"; a VB fit's `elbo()` is a lower bound on log p(X), and `select_rank(criterion = \"evidence\", likelihood = \"poisson\")` compares ranks by it.",
                               fit$method))
   }
+  if (identical(fit$prior$type, "ard")) {
+    abort_unsupported("`marginal_likelihood()`: Chib's estimate of a Poisson fit is for Gamma priors with fixed rates, not `ard()`.")
+  }
   s <- check_marglik_settings(samples, burnin, "mean", batches, progress, orbit)
   check_dense(fit, "`marginal_likelihood()`")
   X <- as.matrix(fit$X)

@@ -18,6 +18,52 @@
 #' `mask_prior = beta_process(a0, b0)`): `"none"` (all masks 1), `"coef"`
 #' (a mask on `H`, the S-NMF of Liang and Hoffman) or `"both"` (DS-NMF).
 #'
+#' `prior = ard()` (methods `"vb"` and `"gibbs"`) gives each factor one
+#' relevance rate shared by column `k` of `W` and row `k` of `H` (Tan and
+#' Fevotte 2013, the model of SignatureAnalyzer, in conjugate form):
+#' \deqn{W_{ik} \sim Gamma(a, \lambda_k),\quad H_{kj} \sim Gamma(c,
+#'   \lambda_k),\quad \lambda_k \sim Gamma(\alpha_0, \beta_0),}
+#' `a = c = 1` (exponential factors) or the shapes of `prior = list(W =
+#' gamma_prior(a), H = gamma_prior(c), lambda = ard(alpha0, beta0))`. The
+#' default `beta0` is `alpha0 * sqrt(mean(X) / (a c K))`, so that the prior
+#' mean of `lambda_k` is the automatic rate above (see [ard()], The default
+#' beta0). Gibbs draws, after `W` and `H` in every sweep,
+#' \eqn{\lambda_k \sim Gamma(\alpha_0 + I a + J c, \beta_0 + \sum_i W_{ik} +
+#' \sum_j H_{kj})}; `fit$lambda` is its posterior mean. VB has
+#' \eqn{q(\lambda_k) = Gamma(\alpha_0 + I a + J c, \beta_0 + \sum_i E[W_{ik}] +
+#' \sum_j E[H_{kj}])} (`fit$q`; `fit$lambda` its mean), updates `q(W)`,
+#' `q(H)` with the rates \eqn{E[\lambda_k]}, and its ELBO (with the terms of
+#' `lambda`) never decreases. `summary()` adds, per factor, `lambda`,
+#' `signal` and `active`: `signal` is the Pearson chi-square of the counts
+#' the factor adds to the fit, \eqn{\sum_{ij} (W_{ik} H_{kj})^2 / (W H)_{ij}}
+#' over the observed entries (at the posterior means), which is how far the
+#' fitted counts would move without the factor, in units of their Poisson
+#' variance; a factor is `active` when its signal exceeds `I + J - 1`, the
+#' number of free parameters of a rank-one term: a term fitted to pure
+#' Poisson noise moves the fit by about that much (a chi-square with `I + J
+#' - 1` degrees of freedom), so a factor below it is not told apart from
+#' noise. A factor that ARD switches off keeps a small mass set by the prior
+#' (its rate \eqn{\lambda_k} grows until its entries are of the order of
+#' \eqn{a / \lambda_k}), with a signal far below 1; one the data need is far
+#' above `I + J` (`plot(fit, type = "ard")` draws the signals on a log
+#' scale). `select_rank(criterion = "ard", likelihood = "poisson")`
+#' counts the active factors of a VB fit at the largest rank. VB prunes:
+#' its updates starve a factor that explains few counts (the geometric
+#' means \eqn{\exp E[\log W]} of `q(Z)`). The exact posterior sampled by
+#' Gibbs, with exponential factors, need not: the likelihood sees only the
+#' sum of the factors, and redundant factors can go on sharing the counts
+#' of the needed ones. From random starts a Gibbs chain usually spreads the
+#' counts over most of the factors (on counts of rank 4 with 10 factors,
+#' 6 to 10 active after 1000 sweeps); started at a VB fit (`init = list(W =
+#' fit$W, H = fit$H)`) it may stay near the pruned solution on structured
+#' counts (4 active there), but on counts of a constant rate, where VB
+#' keeps one factor, it spreads them over several within a few hundred
+#' sweeps. So a Gibbs fit's relevance table often reports redundant factors
+#' as active: use VB for the number of factors. Restarts (`chains`) help VB: a local
+#' optimum that splits a factor in two has a lower ELBO, and the restart
+#' with the highest ELBO is kept. ARD does not combine with masks (method
+#' `"ssvi"`), nor with [marginal_likelihood()].
+#'
 #' * `method = "vb"`: mean-field VB with Gamma `q(W)`, `q(H)` and the
 #'   multinomial split of each count (Cemgil 2009); the ELBO ([elbo()]) is
 #'   exact and never decreases; iterations stop at relative change `tol`.
@@ -61,6 +107,11 @@
 #' threads is reproducible; fits with different numbers of threads differ
 #' in the last bits (sums are added in another order).
 #' @references
+#' Tan, V. Y. F. and Fevotte, C. (2013). Automatic relevance determination
+#' in nonnegative matrix factorization with the beta-divergence. *IEEE
+#' Transactions on Pattern Analysis and Machine Intelligence*, 35(7),
+#' 1592-1605. \doi{10.1109/TPAMI.2012.240}
+#'
 #' Cemgil, A. T. (2009). Bayesian inference for nonnegative matrix
 #' factorisation models. *Computational Intelligence and Neuroscience*,
 #' 785152. \doi{10.1155/2009/785152}
@@ -83,6 +134,9 @@
 #' ps <- bnmf(C ~ nmf(3, sparsity = "both"), method = "ssvi", iter = 30,
 #'            prior = gamma_prior(5, 5), control = ssvi_control(final = 5))
 #' summary(ps)
+#' # ARD: start with more factors than needed and let VB switch some off
+#' pa <- bnmf(C, rank = 5, likelihood = "poisson", method = "vb", prior = ard())
+#' summary(pa)
 #' @rdname bnmf
 #' @name bnmf
 NULL
@@ -184,12 +238,28 @@ check_count_matrix <- function(X) {
   X
 }
 
+# Is `prior` an ARD prior of the Poisson model: `ard()`, or a list with
+# `lambda = ard()` (and the shapes in `W`, `H`)?
+pois_prior_is_ard <- function(prior) {
+  (inherits(prior, "bnmf_prior") && identical(prior$type, "ard")) ||
+    (is.list(prior) && !inherits(prior, c("bnmf_prior", "bnmf_noise")) &&
+       inherits(prior$lambda, "bnmf_prior") && identical(prior$lambda$type, "ard"))
+}
+
 # The Gamma priors of W and H: list(a, b, c, d, auto); "auto" rates are
-# shape * sqrt(K / mean_x).
+# shape * sqrt(K / mean_x). With ARD (pois_prior_is_ard()) also type = "ard"
+# and ard = c(alpha0, beta0) (b, d are then NA: the rates are lambda_k);
+# beta0 not given is alpha0 * sqrt(mean_x / (a c K)), so that the prior mean
+# of lambda_k is sqrt(a c K / mean_x), the rate that puts the prior mean of
+# every entry of W H at mean_x (beta0_auto records that it was).
 resolve_pois_prior <- function(prior, K, mean_x) {
+  if (pois_prior_is_ard(prior)) return(resolve_pois_ard(prior, K, mean_x))
+  if (is.list(prior) && !is.null(prior$lambda)) {
+    abort_input("`prior`: its `lambda` must be made by `ard()`.")
+  }
   if (inherits(prior, "bnmf_prior")) {
     if (!identical(prior$type, "exponential") || is.list(prior$rate)) {
-      abort_input("`prior`: `likelihood = \"poisson\"` takes `gamma_prior(shape, rate)`, `list(W = gamma_prior(), H = gamma_prior())` or `exponential(rate)` with a single rate.")
+      abort_input("`prior`: `likelihood = \"poisson\"` takes `gamma_prior(shape, rate)`, `list(W = gamma_prior(), H = gamma_prior())`, `exponential(rate)` with a single rate, or `ard()`.")
     }
     if (!identical(prior$rate, "auto") && !(prior$rate > 0)) {
       abort_input("`prior`: the rate must be > 0 for `likelihood = \"poisson\"`.")
@@ -207,6 +277,41 @@ resolve_pois_prior <- function(prior, K, mean_x) {
   list(a = prior$W$shape, b = rate(prior$W), c = prior$H$shape, d = rate(prior$H),
        auto = c(W = identical(prior$W$rate, "auto"), H = identical(prior$H$rate, "auto")))
 }
+
+resolve_pois_ard <- function(prior, K, mean_x) {
+  shape <- c(W = 1, H = 1)
+  if (!inherits(prior, "bnmf_prior")) {
+    for (nm in c("W", "H")) {
+      p <- prior[[nm]]
+      if (is.null(p)) next
+      if (!inherits(p, "bnmf_noise")) {
+        abort_input(sprintf("`prior$%s`: with `lambda = ard()` it must be `gamma_prior(shape)`.", nm))
+      }
+      if (!identical(p$rate, "auto")) {
+        abort_input(sprintf("`prior$%s`: with `lambda = ard()` the rate of %s is lambda_k; give only the shape, `gamma_prior(shape)`.",
+                            nm, nm))
+      }
+      shape[[nm]] <- p$shape
+    }
+    extra <- setdiff(names(prior), c("W", "H", "lambda"))
+    if (length(extra)) {
+      abort_input(sprintf("`prior`: unknown component%s %s (the ARD prior of counts is `list(W = gamma_prior(a), H = gamma_prior(c), lambda = ard())`).",
+                          if (length(extra) > 1) "s" else "", paste0("`", extra, "`", collapse = ", ")))
+    }
+    prior <- prior$lambda
+  }
+  a <- shape[["W"]]; c <- shape[["H"]]
+  auto <- is.null(prior$beta0) || isTRUE(prior$beta0_auto)
+  beta0 <- if (auto) prior$alpha0 * sqrt(mean_x / (a * c * K)) else prior$beta0
+  if (!(beta0 > 0) || !is.finite(beta0)) {
+    abort_input("`prior`: the automatic `beta0` of `ard()` needs a positive, finite mean of the observed counts; give `ard(beta0 = )`.")
+  }
+  list(a = a, b = NA_real_, c = c, d = NA_real_, auto = c(W = FALSE, H = FALSE),
+       type = "ard", ard = c(prior$alpha0, beta0), beta0_auto = auto)
+}
+
+# The shape of q(lambda_k) (VB) and of lambda_k's conditional (Gibbs).
+pois_ard_shape <- function(pp, I, J) pp$ard[1L] + I * pp$a + J * pp$c
 
 resolve_mask_prior <- function(mp) {
   mp <- mp %||% beta_process()
@@ -240,6 +345,9 @@ poisson_check <- function(job) {
   job$sparsity <- check_choice(job$sparsity %||% "none", c("none", "coef", "both"), "sparsity")
   if (job$sparsity != "none" && method != "ssvi") {
     abort_input(sprintf("`sparsity`: masks (\"%s\") need method \"ssvi\".", job$sparsity))
+  }
+  if (pois_prior_is_ard(job$prior) && method == "ssvi") {
+    abort_unsupported("`prior = ard()` with `likelihood = \"poisson\"` takes methods \"vb\" and \"gibbs\"; method \"ssvi\" switches factors off by its masks (`sparsity`) instead.")
   }
   if (job$sparsity == "none" && job$given[["mask_prior"]]) {
     abort_input("`mask_prior` applies to `sparsity = \"coef\"` or `\"both\"` only.")
@@ -281,6 +389,11 @@ poisson_tasks <- function(job) {
   mp <- job$model$mask_prior
   job$prior_c <- list(a = pp$a, b = pp$b, c = pp$c, d = pp$d, a0W = mp$W$a0, b0W = mp$W$b0,
                       a0H = mp$H$a0, b0H = mp$H$b0)
+  if (identical(pp$type, "ard")) {
+    # the rates of W and H are lambda, in the chains' states
+    job$prior_c$b <- job$prior_c$d <- 1
+    job$prior_c$ard <- as.double(pp$ard)
+  }
   job$xvals <- if (inherits(job$X, "dgCMatrix")) job$X@x else job$X
   job$chain_progress <- job$settings$progress && tasks_in_process()
   job
@@ -294,9 +407,15 @@ pois_start <- function(task, job) {
        H = pmax(matrix(as.double(st$H), K, J), floor))
 }
 
-pois_vb_state <- function(W, H) {
-  list(shape_W = matrix(1, nrow(W), ncol(W)) + 0, rate_W = 1 / W, shape_H = matrix(1, nrow(H), ncol(H)) + 0,
-       rate_H = 1 / H, W = W + 0, H = H + 0, elbo = -Inf + 0)
+pois_vb_state <- function(W, H, pp = NULL) {
+  q <- list(shape_W = matrix(1, nrow(W), ncol(W)) + 0, rate_W = 1 / W, shape_H = matrix(1, nrow(H), ncol(H)) + 0,
+            rate_H = 1 / H, W = W + 0, H = H + 0, elbo = -Inf + 0)
+  if (identical(pp$type, "ard")) {
+    # q(lambda) as its update from the starting means
+    q$shape_lambda <- rep(pois_ard_shape(pp, nrow(W), ncol(H)), ncol(W)) + 0
+    q$rate_lambda <- pp$ard[2L] + colSums(W) + rowSums(H) + 0
+  }
+  q
 }
 
 pois_vb_chain <- function(task, job) {
@@ -305,7 +424,7 @@ pois_vb_chain <- function(task, job) {
   q <- task$resume
   if (is.null(q)) {
     st <- pois_start(task, job)
-    q <- pois_vb_state(st$W, st$H)
+    q <- pois_vb_state(st$W, st$H, job$model$prior)
   }
   # what the first call finds out about the counts, reused by the others
   known <- c(NA_real_, NA_real_)
@@ -327,11 +446,17 @@ pois_trace <- function(tr) {
   tr[c("iteration", "loglik", "logpost", "sampling")]
 }
 
-pois_gibbs_state <- function(W, H, dense_wh) {
+pois_gibbs_state <- function(W, H, dense_wh, pp = NULL) {
   I <- nrow(W); K <- ncol(W); J <- ncol(H)
-  list(W = W + 0, H = H + 0, logpost = -Inf + 0, n_kept = 0 + 0,
-       W_sum = numeric(I * K), W_sq = numeric(I * K), H_sum = numeric(K * J),
-       H_sq = numeric(K * J), WH_sum = numeric(if (dense_wh) as.double(I) * J else 0))
+  st <- list(W = W + 0, H = H + 0, logpost = -Inf + 0, n_kept = 0 + 0,
+             W_sum = numeric(I * K), W_sq = numeric(I * K), H_sum = numeric(K * J),
+             H_sq = numeric(K * J), WH_sum = numeric(if (dense_wh) as.double(I) * J else 0))
+  if (identical(pp$type, "ard")) {
+    # lambda starts at the mean of its conditional given the starting W, H
+    st$lambda <- pois_ard_shape(pp, I, J) / (pp$ard[2L] + colSums(W) + rowSums(H)) + 0
+    st$lambda_sum <- numeric(K)
+  }
+  st
 }
 
 pois_gibbs_chain <- function(task, job) {
@@ -339,7 +464,7 @@ pois_gibbs_chain <- function(task, job) {
   st <- task$resume
   if (is.null(st)) {
     st0 <- pois_start(task, job)
-    st <- pois_gibbs_state(st0$W, st0$H, !inherits(job$X, "dgCMatrix"))
+    st <- pois_gibbs_state(st0$W, st0$H, !inherits(job$X, "dgCMatrix"), job$model$prior)
   }
   ch <- run_chunks(function(n, accumulate) {
     .Call(C_pois_gibbs, st, job$data, job$xvals, job$prior_c,
@@ -412,6 +537,8 @@ new_poisson_fit <- function(runs, job, call) {
                  vb = pois_vb_parts(runs, trace, I, J, K),
                  ssvi = pois_ssvi_parts(runs, trace, I, J, K, job$sparsity))
   fit <- c(fit, part)
+  fit["lambda"] <- NULL # not kept without ARD
+  if (!is.null(part$lambda)) fit$lambda <- part$lambda
   dn <- function(M, r, c) {
     if (!is.null(M)) dimnames(M) <- list(r, c)
     M
@@ -419,6 +546,7 @@ new_poisson_fit <- function(runs, job, call) {
   fit$W <- dn(fit$W, rownames(X), kn); fit$W_sd <- dn(fit$W_sd, rownames(X), kn)
   fit$H <- dn(fit$H, kn, colnames(X)); fit$H_sd <- dn(fit$H_sd, kn, colnames(X))
   fit$masks <- list(W = dn(fit$masks$W, rownames(X), kn), H = dn(fit$masks$H, kn, colnames(X)))
+  if (!is.null(fit$lambda)) names(fit$lambda) <- kn
   if (!is.null(fit$WH)) dimnames(fit$WH) <- fit$dimnames
   class(fit) <- fit_class(job$method, "poisson")
   fit
@@ -442,7 +570,11 @@ pois_gibbs_parts <- function(runs, I, J, K) {
   WH <- if (length(runs[[1L]]$state$WH_sum)) {
     matrix(Reduce(`+`, lapply(runs, function(r) r$state$WH_sum)) / N, I, J)
   }
+  lambda <- if (!is.null(runs[[1L]]$state$lambda_sum)) {
+    Reduce(`+`, Map(function(r, p) r$state$lambda_sum[p], runs, perms)) / N
+  }
   list(W = sumW / N, H = sumH / N, W_sd = sd_of(sumW, sumW2), H_sd = sd_of(sumH, sumH2),
+       lambda = lambda,
        masks = list(W = matrix(1, I, K), H = matrix(1, K, J)), pi = NULL, n_draws = N,
        WH = WH, alignment = perms,
        draws = if (!is.null(runs[[1L]]$W_draws)) lapply(runs, function(r) r[c("W_draws", "H_draws")]),
@@ -462,11 +594,15 @@ pois_best <- function(trace, runs, ssvi) {
 pois_vb_parts <- function(runs, trace, I, J, K) {
   best <- pois_best(trace, runs, FALSE)
   q <- runs[[best]]$state
+  ard <- !is.null(q$shape_lambda)
   list(W = matrix(q$W, I, K), H = matrix(q$H, K, J),
        W_sd = matrix(sqrt(q$shape_W) / q$rate_W, I, K), H_sd = matrix(sqrt(q$shape_H) / q$rate_H, K, J),
+       lambda = if (ard) q$shape_lambda / q$rate_lambda,
        masks = list(W = matrix(1, I, K), H = matrix(1, K, J)), pi = NULL, best = best,
        converged = vapply(runs, `[[`, logical(1), "converged"),
-       q = q[c("shape_W", "rate_W", "shape_H", "rate_H")], state = list(q))
+       q = q[intersect(c("shape_W", "rate_W", "shape_H", "rate_H", "shape_lambda", "rate_lambda"),
+                       names(q))],
+       state = list(q))
 }
 
 pois_ssvi_parts <- function(runs, trace, I, J, K, sparsity) {
@@ -503,6 +639,10 @@ validate_poisson_fit <- function(fit) {
     bad("no trace")
   }
   if (!is.null(fit$WH) && !identical(dim(fit$WH), c(as.integer(I), as.integer(J)))) bad("a mean of W H of the wrong size")
+  if (identical(fit$prior$type, "ard") &&
+      (length(fit$lambda) != K || !all(is.finite(fit$lambda)) || !all(fit$lambda > 0))) {
+    bad("an ARD prior without K finite positive rates lambda")
+  }
   fit
 }
 
@@ -516,15 +656,42 @@ pois_hook_data <- function(X, K) {
 
 # n sweeps of the auxiliary-variable Gibbs sampler from state = list(W, H)
 # on a dense X (NA missing); prior = list(a, b, c, d). Returns list(W, H).
+# ARD: prior = list(a, c, ard = c(alpha0, beta0)) and state$lambda (K);
+# returns list(W, H, lambda).
 pois_gibbs_sweeps <- function(X, state, prior, n) {
   K <- ncol(state$W)
   h <- pois_hook_data(X, K)
   st <- pois_gibbs_state(matrix(as.double(state$W), nrow(X), K),
                          matrix(as.double(state$H), K, ncol(X)), FALSE)
-  pr <- lapply(prior[c("a", "b", "c", "d")], as.double)
+  ard <- !is.null(prior$ard)
+  if (ard) {
+    prior$b <- prior$d <- 1
+    st$lambda <- as.double(state$lambda) + 0
+    st$lambda_sum <- numeric(K)
+  }
+  pr <- lapply(prior[c("a", "b", "c", "d", if (ard) "ard")], as.double)
   .Call(C_pois_gibbs, st, h$data, h$X, pr,
         list(n = as.double(n), accumulate = 0, thin = 1, keep_draws = 0))
-  list(W = st$W, H = st$H)
+  if (ard) list(W = st$W, H = st$H, lambda = st$lambda) else list(W = st$W, H = st$H)
+}
+
+# n VB sweeps from q = list(shape_W, rate_W, shape_H, rate_H[, shape_lambda,
+# rate_lambda]) on a dense X (NA missing), with tol = 0. Returns the new q
+# (with W, H, the means) and the ELBO after each sweep.
+pois_vb_sweeps <- function(X, q, prior, n) {
+  K <- ncol(as.matrix(q$shape_W))
+  h <- pois_hook_data(X, K)
+  ard <- !is.null(prior$ard)
+  nm <- c("shape_W", "rate_W", "shape_H", "rate_H", if (ard) c("shape_lambda", "rate_lambda"))
+  st <- lapply(q[nm], function(z) as.double(z) + 0)
+  st$W <- st$shape_W / st$rate_W
+  st$H <- st$shape_H / st$rate_H
+  st$elbo <- -Inf + 0
+  if (ard) prior$b <- prior$d <- 1
+  pr <- lapply(prior[c("a", "b", "c", "d", if (ard) "ard")], as.double)
+  out <- .Call(C_pois_vb, st, h$data, h$X, pr,
+               list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_)))
+  c(st, list(trace = out$trace))
 }
 
 # n sweeps of the collapsed Gibbs sampler of both masks (Z summed out), W,
@@ -545,10 +712,13 @@ pois_mask_sweeps <- function(X, W, H, SW, SH, piW, piH, n) {
 pois_vb_elbo <- function(X, q, prior) {
   K <- ncol(as.matrix(q$shape_W))
   h <- pois_hook_data(X, K)
-  st <- lapply(q[c("shape_W", "rate_W", "shape_H", "rate_H")], function(z) as.double(z) + 0)
+  ard <- !is.null(prior$ard)
+  nm <- c("shape_W", "rate_W", "shape_H", "rate_H", if (ard) c("shape_lambda", "rate_lambda"))
+  st <- lapply(q[nm], function(z) as.double(z) + 0)
   st$W <- st$shape_W / st$rate_W
   st$H <- st$shape_H / st$rate_H
   st$elbo <- -Inf + 0
-  pr <- lapply(prior[c("a", "b", "c", "d")], as.double)
+  if (ard) prior$b <- prior$d <- 1
+  pr <- lapply(prior[c("a", "b", "c", "d", if (ard) "ard")], as.double)
   .Call(C_pois_elbo, st, h$data, h$X, pr)
 }

@@ -16,6 +16,29 @@
 #' \eqn{\lambda_k} from \eqn{Gamma(\alpha_0 + I + J, \beta_0 + \sum_i W_{ik} +
 #' \sum_j H_{kj})}, VB uses the same with expectations, ICM its mode.
 #'
+#' With `likelihood = "poisson"` (methods `"vb"` and `"gibbs"`), `ard()` is
+#' the ARD of Tan and Fevotte (2013) for the KL loss in conjugate form:
+#' \eqn{W_{ik} \sim Gamma(a, \lambda_k)}, \eqn{H_{kj} \sim Gamma(c,
+#' \lambda_k)}, \eqn{\lambda_k \sim Gamma(\alpha_0, \beta_0)}, with
+#' `a = c = 1` for `prior = ard()` and other shapes by `prior = list(W =
+#' gamma_prior(a), H = gamma_prior(c), lambda = ard())`; see the section
+#' Counts of [bnmf()].
+#'
+#' @section The default beta0:
+#' `ard()` without `beta0` takes the model's default. For the Gaussian
+#' models it is `beta0 = 1` (the factors' scale is then learned from the
+#' data through the `I + J` entries each rate governs). For counts
+#' (`likelihood = "poisson"`) it follows the scale of the counts:
+#' `beta0 = alpha0 * sqrt(mean(X) / (a c K))` over the observed entries, so
+#' that the prior mean of every rate, `alpha0 / beta0 = sqrt(a c K /
+#' mean(X))`, is the rate that puts the prior mean of every entry of `W H`
+#' at `mean(X)` (as the automatic rate of `gamma_prior()` does without ARD).
+#' Counts `s` times as large give rates `1 / sqrt(s)` times as large, and
+#' the factors that ARD switches off stay a negligible part of the fit at
+#' every scale: a fixed `beta0` would, for counts with a small mean, make
+#' the factors that the data do not need carry a sizeable part of them. The
+#' value used is `fit$prior$ard[2]`, shown by `print(fit)`.
+#'
 #' `nmf(rank, prior)` is the model term of the formula interface,
 #' `bnmf(X ~ nmf(5))`. It is read by [bnmf()] itself (it is not exported, so it
 #' never masks `NMF::nmf()`).
@@ -60,7 +83,9 @@
 #'   The automatic noise rate).
 #' @param rank The number of factors `K`.
 #' @param alpha0,beta0 Shape and rate of the Gamma prior of each ARD rate
-#'   \eqn{\lambda_k}.
+#'   \eqn{\lambda_k}. `beta0 = NULL` (the default) is the model's default:
+#'   1 for the Gaussian models, `alpha0 * sqrt(mean(X) / (a c K))` for counts
+#'   (see The default beta0).
 #' @return An object of class `bnmf_prior` (`exponential()`, `ard()`), `bnmf_noise`
 #'   (`gamma_prior()`) or `bnmf_model` (`nmf()`).
 #' @examples
@@ -102,10 +127,14 @@ exponential <- function(rate = "auto") {
 
 #' @rdname priors
 #' @export
-ard <- function(alpha0 = 1, beta0 = 1) {
+ard <- function(alpha0 = 1, beta0 = NULL) {
   alpha0 <- check_number(alpha0, "alpha0", 0, min_open = TRUE)
-  beta0 <- check_number(beta0, "beta0", 0, min_open = TRUE)
-  structure(list(type = "ard", alpha0 = alpha0, beta0 = beta0), class = "bnmf_prior")
+  # beta0 not given: 1 for the Gaussian models, set from the counts for
+  # likelihood = "poisson" (beta0_auto)
+  auto <- is.null(beta0)
+  beta0 <- if (auto) 1 else check_number(beta0, "beta0", 0, min_open = TRUE)
+  structure(list(type = "ard", alpha0 = alpha0, beta0 = beta0, beta0_auto = auto),
+            class = "bnmf_prior")
 }
 
 #' @rdname priors
@@ -122,7 +151,8 @@ gamma_prior <- function(shape = 1, rate = "auto") {
 
 #' @rdname priors
 #' @param prior For `nmf()`: the prior of the factors, `exponential()` or
-#'   `ard()` (for `likelihood = "poisson"`: `gamma_prior()` or a list of two).
+#'   `ard()` (for `likelihood = "poisson"`: `gamma_prior()`, a list of two,
+#'   `ard()` or `list(W = gamma_prior(a), H = gamma_prior(c), lambda = ard())`).
 #' @param sparsity For `nmf()`: the masks of the Poisson model, `"none"`,
 #'   `"coef"` or `"both"` (see [bnmf()], section Counts).
 nmf <- function(rank, prior = NULL, sparsity = NULL) {
@@ -153,7 +183,8 @@ nmtf <- function(K, L, prior = NULL) {
 print.bnmf_prior <- function(x, ...) {
   check_dots_empty(list(...), names(formals()), "print")
   if (identical(x$type, "ard")) {
-    cat("<bnmf prior> ard(alpha0 = ", format(x$alpha0), ", beta0 = ", format(x$beta0),
+    b0 <- if (isTRUE(x$beta0_auto)) "default: 1; counts: alpha0 sqrt(mean(X) / K)" else format(x$beta0)
+    cat("<bnmf prior> ard(alpha0 = ", format(x$alpha0), ", beta0 = ", b0,
         "): W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(alpha0, beta0)\n", sep = "")
     return(invisible(x))
   }

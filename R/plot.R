@@ -332,11 +332,27 @@ plot_biclusters <- function(x, ...) {
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
 
 # The trace (VB: the ELBO; Gibbs: the log joint density; SSVI: the local log
-# joint density), or the mask probabilities as images.
+# joint density), the mask probabilities as images, or (ARD fits) each
+# factor's Poisson signal on a log scale with the line I + J - 1 above which
+# summary() counts it as active.
 #' @export
-plot.bnmf_poisson <- function(x, type = c("trace", "masks"), ...) {
+plot.bnmf_poisson <- function(x, type = c("trace", "masks", "ard"), ...) {
   check_dots_graphics(list(...))
-  type <- check_choice(type, c("trace", "masks"), "type")
+  type <- check_choice(type, c("trace", "masks", "ard"), "type")
+  if (type == "ard") {
+    if (!identical(x$prior$type, "ard")) {
+      abort_input("`type = \"ard\"` needs a fit with an `ard()` prior.")
+    }
+    rel <- pois_ard_relevance(x)
+    sig <- pmax(rel$signal, 1e-6)
+    df <- sum(x$dims) - 1
+    graphics::barplot(sig, names.arg = rel$factor, log = "y",
+                      col = ifelse(rel$active, "grey30", "grey80"), border = NA,
+                      ylab = "Poisson signal (Pearson chi-square)",
+                      ylim = c(min(sig, 1e-2) / 2, max(sig, 2 * df) * 2), ...)
+    graphics::abline(h = df, lty = 2)
+    return(invisible(x))
+  }
   if (type == "masks") {
     op <- graphics::par(mfrow = c(1, 2))
     on.exit(graphics::par(op))

@@ -440,7 +440,9 @@ pois_new_coef <- function(object, Xn, iter) {
   O <- !is.na(Xn)
   Xn[!O] <- 0
   a_h <- object$prior$c
-  b_h <- object$prior$d
+  # ARD: the rate of H[k, ] is lambda_k (its posterior mean), a K-vector
+  # recycled down the columns of the K x Jn matrices below
+  b_h <- if (identical(object$prior$type, "ard")) unname(object$lambda) else object$prior$d
   Wm <- unname(object$W)
   rate <- b_h + crossprod(Wm, O * 1)          # K x Jn
   if (object$method == "gibbs") {

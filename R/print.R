@@ -214,9 +214,18 @@ print.bnmf_poisson <- function(x, ...) {
                 ssvi = "structured stochastic VI")
   cat(sprintf("<bnmf fit> Poisson NMF by %s, rank %d, X %d x %d%s\n", how, x$rank,
               x$dims[1L], x$dims[2L], if (x$sparse) " (sparse)" else ""))
-  cat(sprintf("  sparsity: \"%s\"; prior: W ~ Gamma(%s, %s), H ~ Gamma(%s, %s)\n", x$sparsity,
-              format(signif(x$prior$a, 4)), format(signif(x$prior$b, 4)),
-              format(signif(x$prior$c, 4)), format(signif(x$prior$d, 4))))
+  if (identical(x$prior$type, "ard")) {
+    act <- pois_ard_relevance(x)
+    cat(sprintf("  prior: ARD, W[, k] ~ Gamma(%s, lambda_k), H[k, ] ~ Gamma(%s, lambda_k), lambda_k ~ Gamma(%s, %s)%s\n  ARD: %d of %d factors active\n",
+                format(signif(x$prior$a, 4)), format(signif(x$prior$c, 4)),
+                format(signif(x$prior$ard[1L], 4)), format(signif(x$prior$ard[2L], 4)),
+                if (isTRUE(x$prior$beta0_auto)) "  [beta0 auto: alpha0 sqrt(mean(X) / (a c K))]" else "",
+                sum(act$active), x$rank))
+  } else {
+    cat(sprintf("  sparsity: \"%s\"; prior: W ~ Gamma(%s, %s), H ~ Gamma(%s, %s)\n", x$sparsity,
+                format(signif(x$prior$a, 4)), format(signif(x$prior$b, 4)),
+                format(signif(x$prior$c, 4)), format(signif(x$prior$d, 4))))
+  }
   if (x$sparsity != "none") {
     cat(sprintf("  mask prior: beta_process(a0 = %s, b0 = %s) (W), (a0 = %s, b0 = %s) (H)\n",
                 format(x$mask_prior$W$a0), format(x$mask_prior$W$b0),

@@ -42,7 +42,11 @@
 #' * `"ard"`: one fit with an automatic relevance determination prior
 #'   ([ard()]) at the largest rank `max(ranks)`; the chosen rank is the number
 #'   of factors that remain active (`summary(fit)$factors$active`, see
-#'   [summary.bnmf()]).
+#'   [summary.bnmf()]). For counts (`likelihood = "poisson"`) the fit is by
+#'   VB (the only method taken) and a factor is active when its Poisson
+#'   signal exceeds `I + J - 1` (see [bnmf()], section Counts); `prior` may be
+#'   `ard()` or `list(W = gamma_prior(a), H = gamma_prior(c), lambda =
+#'   ard())`.
 #'
 #' @section Tri-factorisation:
 #' `ranks` given as (K, L) pairs, `list(c(2, 2), c(3, 2))` or a two-column
@@ -119,8 +123,9 @@
 #'   `"icm"`. `"chib"` needs `"gibbs"` and `"bic"` needs `"icm"`;
 #'   `"evidence"` takes `"vb"` (default) or `"gibbs"`. For counts
 #'   (`likelihood = "poisson"`) `"vb"` is the default and the only method of
-#'   `"bic"`; `"cv"` and `"evidence"` also take `"gibbs"`, and `"chib"`
-#'   needs it.
+#'   `"bic"`, `"ard"` (the active factors of a VB fit) and the default of
+#'   `"evidence"`; `"cv"` and `"evidence"` also take `"gibbs"`, and
+#'   `"chib"` needs it.
 #' @param folds Number of cross-validation folds (`"cv"` only), at least 2.
 #' @param nested Nested cross-validation (`"cv"` only): choose the rank
 #'   within each outer fold by an inner cross-validation.
@@ -146,7 +151,8 @@
 #'   \eqn{2 (x \log(x / \mu) - (x - \mu))} of the test entries, column
 #'   `deviance`), `"evidence"` (the ELBO of VB fits, or with
 #'   `method = "gibbs"` Chib's estimate, as `"chib"`) or `"bic"` (at the
-#'   posterior mean, df = (I + J) K); ARD is not available for counts yet. `progress = TRUE` shows every fit's progress bar
+#'   posterior mean, df = (I + J) K) or `"ard"` (the active factors of one VB
+#'   fit at the largest rank). `progress = TRUE` shows every fit's progress bar
 #'   besides the bar of the tasks (ranks, folds) done, which is shown by
 #'   default in interactive sessions when the tasks run in this process;
 #'   `progress = FALSE` shows neither.
@@ -257,13 +263,15 @@ rank_method <- function(criterion, method, default, pois = FALSE) {
 }
 
 # Counts (likelihood = "poisson"): VB by default; Gibbs for "cv", and for
-# "evidence" (Chib's estimate) and "chib"; ARD is not there yet for counts.
+# "evidence" (Chib's estimate) and "chib". ARD counts the active factors of a
+# VB fit: the exact posterior (Gibbs) of exponential factors keeps
+# redundant factors alive, sharing the counts (see ?bnmf, section Counts).
 rank_method_counts <- function(criterion, method, default) {
-  if (criterion == "ard") {
-    abort_unsupported(sprintf(
-      "`criterion`: \"%s\" is not available for `likelihood = \"poisson\"` yet; compare ranks of counts by \"cv\" (held-out Poisson deviance), \"evidence\" (the ELBO of VB fits, Chib's estimate of Gibbs fits) or \"bic\".",
-      criterion))
+  if (criterion == "ard" && !default && !identical(method, "vb")) {
+    abort_unsupported(sprintf("`method`: criterion \"ard\" counts the active factors of a VB fit for `likelihood = \"poisson\"`, not of method \"%s\": under the exact posterior (Gibbs) redundant factors share the counts instead of switching off.",
+                              method[1L]))
   }
+  if (criterion == "ard") return("vb")
   if (default) return(if (criterion == "chib") "gibbs" else "vb")
   method <- check_choice(method, c("vb", "gibbs", "icm", "np"), "method")
   allowed <- switch(criterion, cv = , evidence = c("vb", "gibbs"), chib = "gibbs", bic = "vb")
@@ -417,7 +425,8 @@ check_fit_args <- function(args, criterion, method) {
   if (criterion == "ard") {
     if (is.null(args$prior)) {
       args$prior <- ard()
-    } else if (!inherits(args$prior, "bnmf_prior") || !identical(args$prior$type, "ard")) {
+    } else if (!(inherits(args$prior, "bnmf_prior") && identical(args$prior$type, "ard")) &&
+               !(identical(args$likelihood, "poisson") && pois_prior_is_ard(args$prior))) {
       abort_input("`prior`: criterion \"ard\" needs an `ard()` prior.")
     }
   }

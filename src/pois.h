@@ -28,10 +28,15 @@ typedef struct {
 } pois_data;
 
 /* Gamma(a, b) entries of W, Gamma(c, d) of H (shape, rate); the beta
- * process: pi^W_k ~ Beta(a0W / K, b0W (K - 1) / K), the same for H. */
+ * process: pi^W_k ~ Beta(a0W / K, b0W (K - 1) / K), the same for H. With
+ * ard = 1 the rates b, d are replaced by one rate per factor,
+ * W_ik ~ Gamma(a, lambda_k), H_kj ~ Gamma(c, lambda_k),
+ * lambda_k ~ Gamma(alpha0, beta0) (VB, Gibbs). */
 typedef struct {
     double a, b, c, d;
     double a0W, b0W, a0H, b0H;
+    int ard;
+    double alpha0, beta0;
 } pois_prior;
 
 
@@ -40,12 +45,14 @@ typedef struct {
  * means and the ELBO. */
 typedef struct {
     double *alW, *beW, *alH, *beH, *W, *H, *elbo;
+    double *alL, *beL;   /* ARD: q(lambda_k) = Gamma(alL_k, beL_k); NULL without */
 } pois_vb_state;
 
 /* Gibbs (pois_gibbs.c) */
 typedef struct {
     double *W, *H, *logpost, *n_kept;
     double *W_sum, *W_sq, *H_sum, *H_sq, *WH_sum; /* WH_sum: NULL unless dense */
+    double *lambda, *lambda_sum;  /* ARD: the current rates and their running sum; NULL without */
 } pois_gibbs_state;
 
 /* SSVI (pois_ssvi.c) */
@@ -66,6 +73,8 @@ void bnmf_pois_read_q(SEXP state, const pois_data *pd, double **alW, double **be
                       double **alH, double **beH);
 void bnmf_pois_read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q);
 void bnmf_pois_read_gibbs_state(SEXP state, const pois_data *pd, pois_gibbs_state *st);
+void bnmf_pois_read_vb_lambda(SEXP state, const pois_data *pd, pois_vb_state *q);
+void bnmf_pois_read_gibbs_lambda(SEXP state, const pois_data *pd, pois_gibbs_state *st);
 void bnmf_pois_read_ssvi_state(SEXP state, const pois_data *pd, ssvi_state *st);
 int *bnmf_pois_mask_elt(SEXP list, const char *name, R_xlen_t len);
 

@@ -81,11 +81,40 @@ static double pois_loglik(const pois_data *pd, const double *W, const double *H,
     return lik - pd->lfact - bnmf_pois_sum_obs_wh(pd->d, W, H);
 }
 
+/* log p(W, H) (with ARD: log p(W, H | lambda) + log p(lambda)). */
 static double pois_log_prior(const pois_data *pd, const pois_prior *pp, const double *W,
-                             const double *H)
+                             const double *H, const double *lambda)
 {
-    return bnmf_gamma_log_prior(W, (R_xlen_t) pd->I * pd->K, pp->a, pp->b) +
-        bnmf_gamma_log_prior(H, (R_xlen_t) pd->K * pd->J, pp->c, pp->d);
+    if (!pp->ard)
+        return bnmf_gamma_log_prior(W, (R_xlen_t) pd->I * pd->K, pp->a, pp->b) +
+            bnmf_gamma_log_prior(H, (R_xlen_t) pd->K * pd->J, pp->c, pp->d);
+    const int I = pd->I, J = pd->J, K = pd->K;
+    double s = bnmf_gamma_log_prior(lambda, K, pp->alpha0, pp->beta0);
+    for (int k = 0; k < K; k++) {
+        s += bnmf_gamma_log_prior(W + (size_t) k * I, I, pp->a, lambda[k]);
+        for (int j = 0; j < J; j++) {
+            const double h = H[k + (size_t) j * K];
+            s += (pp->c - 1.0) * log(h) - lambda[k] * h;
+        }
+        s += J * (pp->c * log(lambda[k]) - lgammafn(pp->c));
+    }
+    return s;
+}
+
+/* ARD: lambda_k ~ Gamma(alpha0 + I a + J c, beta0 + sum_i W_ik + sum_j H_kj),
+ * drawn for k = 1, ..., K in turn. */
+static void draw_lambda(const pois_data *pd, const pois_prior *pp, const double *W,
+                        const double *H, double *lambda)
+{
+    const int I = pd->I, J = pd->J, K = pd->K;
+    const double shape = pp->alpha0 + I * pp->a + J * pp->c;
+    for (int k = 0; k < K; k++) {
+        double r = pp->beta0;
+        for (int i = 0; i < I; i++) r += W[i + (size_t) k * I];
+        for (int j = 0; j < J; j++) r += H[k + (size_t) j * K];
+        lambda[k] = rgamma(shape, 1.0 / r);
+        if (!(lambda[k] > 0.0)) lambda[k] = DBL_MIN; /* an underflow of the draw */
+    }
 }
 
 /* Add the state to the running sums (and W H to WH_sum for dense X). */
@@ -105,11 +134,13 @@ static void gibbs_accumulate(const pois_data *pd, pois_gibbs_state *st)
         F77_CALL(dgemm)("N", "N", &I, &J, &K, &one, st->W, &I, st->H, &K, &one, st->WH_sum,
                         &I FCONE FCONE);
     }
+    if (st->lambda)
+        for (int k = 0; k < K; k++) st->lambda_sum[k] += st->lambda[k];
     *st->n_kept += 1.0;
 }
 
 /**
- * n Gibbs sweeps (Z, then W, then H); tr (n x 2) receives log p(X | W, H)
+ * n Gibbs sweeps (Z, then W, then H, then with ARD lambda); tr (n x 2) receives log p(X | W, H)
  * and the log joint density after each sweep. With accumulate, every
  * thin-th sweep enters the running sums (and, with draws, is copied into
  * Wd, Hd).
@@ -124,24 +155,35 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
     double *ZH = (double *) R_alloc((size_t) K * J, sizeof(double));
     double *RS = (double *) R_alloc((size_t) K * (I > J ? I : J), sizeof(double));
     double *p = (double *) R_alloc(K, sizeof(double)), *sb = (double *) R_alloc(I, sizeof(double));
-    double *W = st->W, *H = st->H;
+    double *W = st->W, *H = st->H, *lam = pp->ard ? st->lambda : NULL;
     int kept = 0;
     for (int s = 0; s < n; s++) {
         bnmf_transpose(W, I, K, Wt);
         const double lik = gibbs_split(pd, Wt, H, ZWt, ZH, p, sb);
         if (s > 0) {
             tr[s - 1] = pois_loglik(pd, W, H, lik);
-            tr[s - 1 + n] = tr[s - 1] + pois_log_prior(pd, pp, W, H);
+            tr[s - 1 + n] = tr[s - 1] + pois_log_prior(pd, pp, W, H, lam);
         }
         bnmf_pois_obs_sums(pd->d, H, 1, RS);
-        for (int k = 0; k < K; k++)
+        for (int k = 0; k < K; k++) {
+            const double rk = lam ? lam[k] : pp->b;
             for (int i = 0; i < I; i++) {
                 const size_t u = k + (size_t) i * K;
-                W[i + (size_t) k * I] = rgamma(pp->a + ZWt[u], 1.0 / (pp->b + RS[u]));
+                W[i + (size_t) k * I] = rgamma(pp->a + ZWt[u], 1.0 / (rk + RS[u]));
             }
+        }
         bnmf_pois_obs_sums(pd->d, W, 0, RS);
-        for (size_t t = 0; t < (size_t) K * J; t++)
-            H[t] = rgamma(pp->c + ZH[t], 1.0 / (pp->d + RS[t]));
+        if (lam) {
+            for (int j = 0; j < J; j++)
+                for (int k = 0; k < K; k++) {
+                    const size_t t = k + (size_t) j * K;
+                    H[t] = rgamma(pp->c + ZH[t], 1.0 / (lam[k] + RS[t]));
+                }
+            draw_lambda(pd, pp, W, H, lam);
+        } else {
+            for (size_t t = 0; t < (size_t) K * J; t++)
+                H[t] = rgamma(pp->c + ZH[t], 1.0 / (pp->d + RS[t]));
+        }
         if (accumulate && (s + 1) % thin == 0) {
             gibbs_accumulate(pd, st);
             if (Wd) {
@@ -156,7 +198,7 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
         bnmf_transpose(W, I, K, Wt);
         const double lik = bnmf_pois_ratio_pass(pd, Wt, H, NULL, NULL, 1);
         tr[n - 1] = pois_loglik(pd, W, H, lik);
-        tr[2 * n - 1] = tr[n - 1] + pois_log_prior(pd, pp, W, H);
+        tr[2 * n - 1] = tr[n - 1] + pois_log_prior(pd, pp, W, H, lam);
         *st->logpost = tr[2 * n - 1];
     }
 }
@@ -164,7 +206,8 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
 
 /*
  * .Call entry: advance a Gibbs state (bnmf_pois_read_gibbs_state(), modified in place)
- * by ctrl$n sweeps; ctrl: list(n, accumulate, thin, keep_draws) (numbers
+ * by ctrl$n sweeps (with ARD, prior$ard = c(alpha0, beta0), the state
+ * also holds lambda and lambda_sum); ctrl: list(n, accumulate, thin, keep_draws) (numbers
  * and 0/1 flags). Returns list(trace = n x 2 (loglik, logpost), W_draws,
  * H_draws (the kept draws, one column each, or 0 columns)).
  */
@@ -173,6 +216,7 @@ SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     nmf_data d; pois_data pd; pois_prior pp; pois_gibbs_state st;
     bnmf_pois_read_args(data, x, prior, 0, 0, &d, &pd, &pp);
     bnmf_pois_read_gibbs_state(state, &pd, &st);
+    if (pp.ard) bnmf_pois_read_gibbs_lambda(state, &pd, &st);
     const int n = bnmf_pois_count(ctrl, "n", 0), thin = bnmf_pois_count(ctrl, "thin", 1);
     const int accumulate = bnmf_pois_ctrl(ctrl, "accumulate") != 0.0;
     const int keep = bnmf_pois_ctrl(ctrl, "keep_draws") != 0.0;

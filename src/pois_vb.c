@@ -113,24 +113,93 @@ static void vb_work(const pois_data *pd, pois_vb_work *w)
     w->RS = (double *) R_alloc(K * (I > J ? I : J), sizeof(double));
 }
 
+/* ---- ARD: q(lambda_k) = Gamma(alL_k, beL_k) -------------------------------- */
+
+/* Per factor k of q(W) (by_col: I x K, the factor a column) or of q(H)
+ * (K x J, a row): T[k] = sum of (shape - 1) E log z + H[q(z)] and S[k] = sum
+ * of E[z] over its entries. */
+static void ard_terms(const double *al, const double *be, int r, int c, int by_col, double shape,
+                      double *T, double *S)
+{
+    const int K = by_col ? c : r;
+    for (int k = 0; k < K; k++) T[k] = S[k] = 0.0;
+    for (int j = 0; j < c; j++)
+        for (int i = 0; i < r; i++) {
+            const size_t t = i + (size_t) j * r;
+            const int k = by_col ? j : i;
+            double lg, dg;
+            lgamma_digamma(al[t], &lg, &dg);
+            T[k] += gamma_elbo_term(al[t], be[t], dg, log(be[t]), lg, shape, 0.0);
+            S[k] += al[t] / be[t];
+        }
+}
+
+/* The Gamma terms of the ELBO under ARD, given the sums of ard_terms():
+ *   sum_k [T^W_k - E[lambda_k] S^W_k + I (a E log lambda_k - lgamma(a))]
+ *       + [T^H_k - E[lambda_k] S^H_k + J (c E log lambda_k - lgamma(c))]
+ *       + E log p(lambda_k) + H[q(lambda_k)]. */
+static double ard_gamma_elbo(const pois_data *pd, const pois_prior *pp, const pois_vb_state *q,
+                             const double *TW, const double *SW, const double *TH,
+                             const double *SH)
+{
+    const double lga = lgammafn(pp->a), lgc = lgammafn(pp->c);
+    const double cL = pp->alpha0 * log(pp->beta0) - lgammafn(pp->alpha0);
+    double e = 0.0;
+    for (int k = 0; k < pd->K; k++) {
+        double lg, dg;
+        lgamma_digamma(q->alL[k], &lg, &dg);
+        const double lb = log(q->beL[k]), El = q->alL[k] / q->beL[k], Ell = dg - lb;
+        e += TW[k] - El * SW[k] + pd->I * (pp->a * Ell - lga);
+        e += TH[k] - El * SH[k] + pd->J * (pp->c * Ell - lgc);
+        e += gamma_elbo_term(q->alL[k], q->beL[k], dg, lb, lg, pp->alpha0, pp->beta0) + cL;
+    }
+    return e;
+}
+
+/* q(lambda_k) = Gamma(alpha0 + I a + J c, beta0 + sum_i E[W_ik] + sum_j E[H_kj]). */
+static void ard_update(const pois_data *pd, const pois_prior *pp, pois_vb_state *q,
+                       const double *SW, const double *SH)
+{
+    const double sh = pp->alpha0 + pd->I * pp->a + pd->J * pp->c;
+    for (int k = 0; k < pd->K; k++) {
+        q->alL[k] = sh;
+        q->beL[k] = pp->beta0 + SW[k] + SH[k];
+    }
+}
+
 /**
  * Advance q by n sweeps (in place); tr[s] receives the ELBO after sweep s.
  * Stops when the relative change of the ELBO is at most tol. Returns the
- * number of sweeps done.
+ * number of sweeps done. With ARD (pp->ard) a sweep updates q(W) and q(H)
+ * with the rates E[lambda_k], then q(lambda).
  */
 static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, int n,
                    double tol, double *tr, int *converged)
 {
-    const int I = pd->I, J = pd->J, K = pd->K;
+    const int I = pd->I, J = pd->J, K = pd->K, ard = pp->ard;
     pois_vb_work w;
     vb_work(pd, &w);
     vb_logmeans(q->alW, q->beW, I, K, 1, w.LWt);
     vb_logmeans(q->alH, q->beH, K, J, 0, w.LH);
     const R_xlen_t nW = (R_xlen_t) I * K, nH = (R_xlen_t) K * J;
-    const double cW = (double) nW * (pp->a * log(pp->b) - lgammafn(pp->a));
-    const double cH = (double) nH * (pp->c * log(pp->d) - lgammafn(pp->c));
-    double eW = gamma_elbo_terms(q->alW, q->beW, nW, pp->a, pp->b);
-    double eH = gamma_elbo_terms(q->alH, q->beH, nH, pp->c, pp->d);
+    double eW, eH, cW = 0.0, cH = 0.0;
+    double *TW = NULL, *SW = NULL, *TH = NULL, *SH = NULL, *El = NULL;
+    if (ard) {
+        TW = (double *) R_alloc(5 * (size_t) K, sizeof(double));
+        SW = TW + K; TH = SW + K; SH = TH + K; El = SH + K;
+        ard_terms(q->alW, q->beW, I, K, 1, pp->a, TW, SW);
+        ard_terms(q->alH, q->beH, K, J, 0, pp->c, TH, SH);
+        eW = ard_gamma_elbo(pd, pp, q, TW, SW, TH, SH);
+        eH = 0.0;
+    } else {
+        cW = (double) nW * (pp->a * log(pp->b) - lgammafn(pp->a));
+        cH = (double) nH * (pp->c * log(pp->d) - lgammafn(pp->c));
+        eW = gamma_elbo_terms(q->alW, q->beW, nW, pp->a, pp->b);
+        eH = gamma_elbo_terms(q->alH, q->beH, nH, pp->c, pp->d);
+    }
+    /* without ARD the Gamma terms of q(W) carry the prior's rate (with ARD
+     * they are summed per factor and the rate enters in ard_gamma_elbo()) */
+    const double bW = ard ? 0.0 : pp->b, bH = ard ? 0.0 : pp->d;
     double prev = *q->elbo;
     int done = 0;
     *converged = 0;
@@ -148,23 +217,50 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
             }
             prev = cur;
         }
+        if (ard)
+            for (int k = 0; k < K; k++) El[k] = q->alL[k] / q->beL[k];
         bnmf_pois_obs_sums(pd->d, q->H, 1, w.RS);
         eW = 0.0;
-        for (int k = 0; k < K; k++)
+        for (int k = 0; k < K; k++) {
+            const double rk = ard ? El[k] : pp->b;
+            double tk = 0.0, sk = 0.0;
             for (int i = 0; i < I; i++) {
                 const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
-                eW += vb_set(pp->a + w.LWt[u] * w.NWt[u], pp->b + w.RS[u], pp->a, pp->b,
-                             q->alW + t, q->beW + t, q->W + t, w.LWt + u);
+                const double e = vb_set(pp->a + w.LWt[u] * w.NWt[u], rk + w.RS[u], pp->a, bW,
+                                        q->alW + t, q->beW + t, q->W + t, w.LWt + u);
+                if (ard) {
+                    tk += e;
+                    sk += q->W[t];
+                } else eW += e;
             }
+            if (ard) {
+                TW[k] = tk;
+                SW[k] = sk;
+            }
+        }
         eW += cW;
         R_CheckUserInterrupt();
         bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, w.NH, 0);
         bnmf_pois_obs_sums(pd->d, q->W, 0, w.RS);
         eH = 0.0;
-        for (size_t t = 0; t < (size_t) K * J; t++)
-            eH += vb_set(pp->c + w.LH[t] * w.NH[t], pp->d + w.RS[t], pp->c, pp->d,
-                         q->alH + t, q->beH + t, q->H + t, w.LH + t);
+        if (ard)
+            for (int k = 0; k < K; k++) TH[k] = SH[k] = 0.0;
+        for (int j = 0; j < J; j++)
+            for (int k = 0; k < K; k++) {
+                const size_t t = k + (size_t) j * K;
+                const double e = vb_set(pp->c + w.LH[t] * w.NH[t], (ard ? El[k] : pp->d) + w.RS[t],
+                                        pp->c, bH, q->alH + t, q->beH + t, q->H + t, w.LH + t);
+                if (ard) {
+                    TH[k] += e;
+                    SH[k] += q->H[t];
+                } else eH += e;
+            }
         eH += cH;
+        if (ard) {
+            ard_update(pd, pp, q, SW, SH);
+            eW = ard_gamma_elbo(pd, pp, q, TW, SW, TH, SH);
+            eH = 0.0;
+        }
         done = s + 1;
         R_CheckUserInterrupt();
     }
@@ -198,6 +294,7 @@ SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     bnmf_pois_data_known(&d, REAL(x), 0, known, &pd);
     bnmf_pois_read_prior(prior, 0, &pp);
     bnmf_pois_read_vb_state(state, &pd, &q);
+    if (pp.ard) bnmf_pois_read_vb_lambda(state, &pd, &q);
     pd.threads = bnmf_pois_count(ctrl, "threads", 1);
     const int n = bnmf_pois_count(ctrl, "n", 0);
     const double tol = bnmf_pois_ctrl(ctrl, "tol");
@@ -217,7 +314,8 @@ SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     return out;
 }
 
-/* .Call entry: the ELBO of q (as read by the VB sweeps) for counts x. */
+/* .Call entry: the ELBO of q (as read by the VB sweeps) for counts x; with
+ * ARD, q(lambda) is read from the state too. */
 SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
 {
     nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
@@ -228,6 +326,15 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
     vb_logmeans(q.alW, q.beW, pd.I, pd.K, 1, w.LWt);
     vb_logmeans(q.alH, q.beH, pd.K, pd.J, 0, w.LH);
     const double lik = bnmf_pois_ratio_pass(&pd, w.LWt, w.LH, NULL, NULL, 1);
+    if (pp.ard) {
+        bnmf_pois_read_vb_lambda(state, &pd, &q);
+        double *T = (double *) R_alloc(4 * (size_t) pd.K, sizeof(double));
+        double *S = T + pd.K, *TH = S + pd.K, *SH = TH + pd.K;
+        ard_terms(q.alW, q.beW, pd.I, pd.K, 1, pp.a, T, S);
+        ard_terms(q.alH, q.beH, pd.K, pd.J, 0, pp.c, TH, SH);
+        return Rf_ScalarReal(vb_elbo(&pd, &q, lik, ard_gamma_elbo(&pd, &pp, &q, T, S, TH, SH),
+                                     0.0));
+    }
     return Rf_ScalarReal(vb_elbo(&pd, &q, lik,
                                  gamma_elbo_terms(q.alW, q.beW, (R_xlen_t) pd.I * pd.K, pp.a, pp.b),
                                  gamma_elbo_terms(q.alH, q.beH, (R_xlen_t) pd.K * pd.J, pp.c, pp.d)));

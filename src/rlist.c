@@ -563,6 +563,17 @@ void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp)
         !R_FINITE(pp->b) || !R_FINITE(pp->c) || !R_FINITE(pp->d))
         Rf_error("bnmf internal error: Gamma shapes and rates must be finite and > 0");
     pp->a0W = pp->b0W = pp->a0H = pp->b0H = 1.0;
+    /* ARD (optional): ard = c(alpha0, beta0); b and d are then not used */
+    pp->ard = 0;
+    pp->alpha0 = pp->beta0 = 1.0;
+    if (list_get_opt(prior, "ard") != R_NilValue) {
+        const double *h = bnmf_real_elt(prior, "ard", 2);
+        if (!(h[0] > 0.0 && h[1] > 0.0) || !R_FINITE(h[0]) || !R_FINITE(h[1]))
+            Rf_error("bnmf internal error: ARD alpha0, beta0 must be finite and > 0");
+        pp->ard = 1;
+        pp->alpha0 = h[0];
+        pp->beta0 = h[1];
+    }
     if (!beta) return;
     pp->a0W = *bnmf_real_elt(prior, "a0W", 1);
     pp->b0W = *bnmf_real_elt(prior, "b0W", 1);
@@ -617,6 +628,21 @@ void bnmf_pois_read_vb_state(SEXP state, const pois_data *pd, pois_vb_state *q)
     q->W = bnmf_real_elt(state, "W", (R_xlen_t) pd->I * pd->K);
     q->H = bnmf_real_elt(state, "H", (R_xlen_t) pd->K * pd->J);
     q->elbo = bnmf_real_elt(state, "elbo", 1);
+    q->alL = q->beL = NULL;
+}
+
+/* With ARD, q(lambda_k) = Gamma(shape_lambda[k], rate_lambda[k]). */
+void bnmf_pois_read_vb_lambda(SEXP state, const pois_data *pd, pois_vb_state *q)
+{
+    q->alL = gamma_part(state, "shape_lambda", pd->K);
+    q->beL = gamma_part(state, "rate_lambda", pd->K);
+}
+
+/* With ARD, a Gibbs state's lambda (K, > 0) and its running sum. */
+void bnmf_pois_read_gibbs_lambda(SEXP state, const pois_data *pd, pois_gibbs_state *st)
+{
+    st->lambda = gamma_part(state, "lambda", pd->K);
+    st->lambda_sum = bnmf_real_elt(state, "lambda_sum", pd->K);
 }
 
 /* Read a Gibbs state: W, H, logpost, n_kept, W_sum, W_sq, H_sum, H_sq,
@@ -637,6 +663,7 @@ void bnmf_pois_read_gibbs_state(SEXP state, const pois_data *pd, pois_gibbs_stat
     st->WH_sum = NULL;
     if (XLENGTH(wh) > 0)
         st->WH_sum = bnmf_real_elt(state, "WH_sum", (R_xlen_t) pd->I * pd->J);
+    st->lambda = st->lambda_sum = NULL;
 }
 
 /* A mask: an integer vector of 0s and 1s. */

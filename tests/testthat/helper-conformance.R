@@ -35,6 +35,10 @@ conformance_fits <- function() {
     f("nmtf", "np", rank = c(2, 2), method = "np", iter = 30),
     f("poisson", "vb", rank = 2, method = "vb", likelihood = "poisson", iter = 30),
     f("poisson", "gibbs", rank = 2, method = "gibbs", likelihood = "poisson", iter = 40),
+    f("poisson-ard", "vb", rank = 3, method = "vb", likelihood = "poisson", prior = ard(),
+      iter = 30),
+    f("poisson-ard", "gibbs", rank = 3, method = "gibbs", likelihood = "poisson", prior = ard(),
+      iter = 40),
     f("poisson", "ssvi", rank = 2, method = "ssvi", likelihood = "poisson", sparsity = "both",
       iter = 20)
   )
@@ -118,13 +122,14 @@ conformance_required <- function() {
     covering_number = every, as_reduced_dim = every, rds = every, predict_ij = every,
     predict_newdata = c("nmf gibbs", "nmf icm", "nmf vb", "nmf np", "nmf particles", "nmf rrt",
                         "nmtf gibbs", "nmtf vb", "nmtf icm", "poisson vb", "poisson gibbs",
-                        "poisson ssvi"),
+                        "poisson ssvi", "poisson-ard vb", "poisson-ard gibbs"),
     logLik = c("nmf gibbs", "nmf icm", "nmf vb", "nmf rrt", "nmtf gibbs", "nmtf vb", "nmtf icm",
-               "poisson vb", "poisson gibbs", "poisson ssvi"),
+               "poisson vb", "poisson gibbs", "poisson ssvi", "poisson-ard vb",
+               "poisson-ard gibbs"),
     update = c("nmf gibbs", "nmf icm", "nmf vb", "nmf np", "nmtf gibbs", "nmtf vb", "nmtf icm",
-               "poisson vb", "poisson gibbs"),
-    as_draws = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "nmf hmc"),
-    as.mcmc = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "nmf hmc")
+               "poisson vb", "poisson gibbs", "poisson-ard vb", "poisson-ard gibbs"),
+    as_draws = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc"),
+    as.mcmc = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc")
   )
 }
 

@@ -57,3 +57,54 @@ test_that("the Poisson Gibbs sampler gets the joint distribution right with miss
   res <- geweke_compare(m, geweke_simulate(m, n = 20000, seed = 63), n_ref = 5e4, seed = 64)
   expect_geweke(res, label = "Poisson Gibbs, missing entries")
 })
+
+# ARD: lambda_k ~ Gamma(alpha0, beta0), W_fk ~ Gamma(a, lambda_k),
+# H_kt ~ Gamma(c, lambda_k). One sweep of the sampler (Z, W, H, then lambda)
+# given X, then a fresh X ~ Poisson(W H), leaves this prior invariant: each
+# lambda_k ~ Gamma(alpha0, beta0) exactly; sum(W), sum(H), W_11, sum(W H)
+# against independent prior draws.
+geweke_pois_ard_model <- function(Fn, Tn, K, a, c, alpha0, beta0, miss = integer()) {
+  obs <- setdiff(seq_len(Fn * Tn), miss)
+  sweeps <- pois_hook("pois_gibbs_sweeps")
+  prior <- list(a = a, c = c, ard = c(alpha0, beta0))
+  draw_x <- function(W, H) {
+    X <- matrix(NA_real_, Fn, Tn)
+    X[obs] <- stats::rpois(length(obs), (W %*% H)[obs])
+    X
+  }
+  draw_prior <- function() {
+    lam <- stats::rgamma(K, alpha0, beta0)
+    W <- matrix(stats::rgamma(Fn * K, a, rep(lam, each = Fn)), Fn, K)
+    H <- matrix(stats::rgamma(K * Tn, c, rep(lam, Tn)), K, Tn)
+    list(W = W, H = H, lambda = lam)
+  }
+  init <- function() {
+    s <- draw_prior()
+    s$X <- draw_x(s$W, s$H)
+    s
+  }
+  step <- function(s) {
+    st <- sweeps(s$X, s[c("W", "H", "lambda")], prior, 1)
+    st$X <- draw_x(st$W, st$H)
+    st
+  }
+  stats <- function(s) {
+    c(setNames(s$lambda, sprintf("lambda%d", seq_len(K))), sumW = sum(s$W), sumH = sum(s$H),
+      W11 = s$W[1, 1], sumWH = sum(s$W %*% s$H))
+  }
+  prior_draws <- function(n) {
+    t(vapply(seq_len(n), function(i) stats(draw_prior()), numeric(K + 4L)))
+  }
+  exact <- stats::setNames(rep(list(geweke_gamma(alpha0, beta0)), K),
+                           sprintf("lambda%d", seq_len(K)))
+  list(init = init, step = step, stats = stats, prior = prior_draws, exact = exact)
+}
+
+test_that("the Poisson ARD Gibbs sampler gets the joint distribution right", {
+  skip_on_cran()
+  # alpha0 large enough that lambda (and so W, H) stays away from 0 and oo
+  m <- geweke_pois_ard_model(Fn = 3, Tn = 2, K = 2, a = 1.5, c = 2, alpha0 = 4, beta0 = 3,
+                             miss = 4L)
+  res <- geweke_compare(m, geweke_simulate(m, n = 20000, seed = 65), n_ref = 5e4, seed = 66)
+  expect_geweke(res, label = "Poisson ARD Gibbs")
+})

@@ -333,7 +333,8 @@ test_that("the Poisson likelihood refuses bad input with errors naming the argum
   err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", mask_prior = beta_process()),
       "`mask_prior`")
   err(bnmf(X, rank = 2, method = "ssvi", sparsity = "both", mask_prior = 1), "`mask_prior`")
-  err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", prior = ard()), "`prior`")
+  err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb",
+           prior = list(W = gamma_prior(), H = gamma_prior(), lambda = 2)), "`prior`")
   err(bnmf(X, rank = 2, likelihood = "poisson", method = "vb", noise = gamma_prior()), "`noise`")
   err(beta_process(a0 = 0), "`a0`")
   err(ssvi_control(kappa = 2), "`kappa`")

@@ -455,12 +455,13 @@ test_that("the held-out Poisson deviance is the deviance of the test entries", {
                            (X[split$test] - mu))))
 })
 
-test_that("counts: ARD is refused, methods checked; a rank at the edge warns", {
+test_that("counts: ARD by Gibbs is refused, methods checked; a rank at the edge warns", {
   X <- matrix(rpois(200, 4), 20)
   expect_error(select_rank(X, ranks = 1:3, criterion = "chib", likelihood = "poisson",
                            method = "vb"), class = "bnmf_error_input", regexp = "gibbs")
-  expect_error(select_rank(X, ranks = 3, criterion = "ard", likelihood = "poisson"),
-               class = "bnmf_error_unsupported")
+  expect_error(select_rank(X, ranks = 3, criterion = "ard", likelihood = "poisson",
+                           method = "gibbs"),
+               class = "bnmf_error_unsupported", regexp = "VB")
   expect_error(select_rank(X, ranks = 1:3, criterion = "bic", likelihood = "poisson",
                            method = "gibbs"), class = "bnmf_error_input", regexp = "vb")
   expect_error(select_rank(X, ranks = 1:3, criterion = "cv", likelihood = "poisson",
