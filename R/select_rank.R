@@ -150,7 +150,9 @@
 #'   counts by `"cv"` (the held-out error is then the mean Poisson deviance
 #'   \eqn{2 (x \log(x / \mu) - (x - \mu))} of the test entries, column
 #'   `deviance`), `"evidence"` (the ELBO of VB fits, or with
-#'   `method = "gibbs"` Chib's estimate, as `"chib"`) or `"bic"` (at the
+#'   `method = "gibbs"` Chib's estimate, as `"chib"`: calibrated up to the
+#'   rank the counts support, biased upward above it, where it warns) or
+#'   `"bic"` (at the
 #'   posterior mean, df = (I + J) K) or `"ard"` (the active factors of one VB
 #'   fit at the largest rank). `progress = TRUE` shows every fit's progress bar
 #'   besides the bar of the tasks (ranks, folds) done, which is shown by
