@@ -49,12 +49,64 @@ test_that("bad calls give classed errors that name the argument", {
   }
 })
 
-# One snapshot per call, named after it, whose code line is the call itself
-# (spliced in with bquote(), so the snapshot shows what gives each message).
+# The message of each call of the table above.
+bad_call_messages <- c(
+  "X character"        = "`X` must be a numeric matrix or a Matrix::dgCMatrix, not a character matrix.",
+  "X vector"           = "`X` must be a matrix (features x samples), not a vector.",
+  "X list"             = "`X` must be a numeric matrix or a Matrix::dgCMatrix, not an object of class list.",
+  "X with Inf"         = "`X` has infinite entries; use NA for missing values.",
+  "X all NA"           = "`X` has no observed entries.",
+  "X NA row"           = "`X` has rows with no observed entry (row 3); remove them.",
+  "X NA column"        = "`X` has columns with no observed entry (column 4); remove them.",
+  "X zero rows"        = "`X` must have at least one row and one column (it is 0 x 3).",
+  "X factor frame"     = "`X` must be numeric: column b of the data frame is not.",
+  "rank missing"       = "`rank` is missing: give the number of factors, e.g. `rank = 5`.",
+  "rank zero"          = "`rank` must be a single whole number >= 1.",
+  "rank fractional"    = "`rank` must be a single whole number >= 1.",
+  "rank too large"     = "`rank` must be at most min(nrow(X), ncol(X)) = 2, not 3.",
+  "rank NA"            = "`rank` must be a single whole number >= 1.",
+  "rank twice"         = "`rank` is given both in the formula and as an argument; give it once.",
+  "formula rhs"        = "`X`: the right side of the formula must be `nmf(rank)` or `nmtf(K, L)`, not `pca(2)`.",
+  "method unknown"     = '`method` must be one of "gibbs", "vb", "icm", "np", "particles", "hmc", "svgd", "dsgd", "ssvi", "rrt", not "magic".',
+  "iter negative"      = "`iter` must be a single whole number >= 1.",
+  "burnin too large"   = "`burnin` (10) must be smaller than `iter` (10).",
+  "thin too large"     = "`thin` (6) leaves no draw after burn-in: (iter - burnin) / thin must be >= 1.",
+  "chains zero"        = "`chains` must be a single whole number >= 1.",
+  "tol negative"       = "`tol` must be a single finite number >= 0.",
+  "keep unknown"       = '`keep` must be one of "summary", "draws", not "everything".',
+  "keep draws icm"     = '`keep`: "draws" applies to method "gibbs" only.',
+  "progress NA"        = "`progress` must be TRUE or FALSE.",
+  "prior not a prior"  = "`prior` must be made by `exponential()` or `ard()`.",
+  "noise not a prior"  = "`noise` must be made by `gamma_prior()`.",
+  "rate negative"      = '`rate` must be "auto", a single finite number >= 0, or a list of rate matrices `W` and `H`.',
+  "rate text"          = '`rate` must be "auto", a single finite number >= 0, or a list of rate matrices `W` and `H`.',
+  "rate matrix size"   = "`prior`: the rate matrix `W` must be 2 x 1.",
+  "gamma shape zero"   = "`shape` must be a single finite number > 0.",
+  "gamma rate NA"      = "`rate` must be a single finite number > 0.",
+  "init wrong size"    = "`init$W` must be a 2 x 1 matrix of finite values >= 0.",
+  "init negative"      = "`init$W` must be a 2 x 1 matrix of finite values >= 0.",
+  "init unknown"       = '`init` must be one of "random", not "svd".',
+  "auto rate mean < 0" = "`prior`: the automatic rate needs a positive mean of the observed entries of `X`; give `exponential(rate = )` explicitly."
+)
+
+# The calls that warn before their error, with the warnings' classes.
+bad_call_warnings <- list("auto rate mean < 0" = "bnmf_warning_negative")
+
+test_that("every bad call has its message", {
+  expect_setequal(names(bad_call_messages), names(bad_calls))
+  expect_true(all(names(bad_call_warnings) %in% names(bad_calls)))
+})
+
+# One test per call, named after it, whose code is the call itself (spliced
+# in with bquote(), so that a failure shows what gives the message): an
+# error of class bnmf_error_input with the message of the table, and no
+# warning but those of bad_call_warnings.
 for (nm in names(bad_calls)) {
+  warns <- if (is.null(bad_call_warnings[[nm]])) character() else bad_call_warnings[[nm]]
   eval(bquote(
     test_that(.(paste("error message:", nm)), {
-      expect_snapshot(.(bad_calls[[nm]]), error = TRUE, cnd_class = TRUE)
+      expect_bnmf_error(quote(.(bad_calls[[nm]])), "input", .(bad_call_messages[[nm]]),
+                        warnings = .(warns))
     })
   ))
 }
@@ -144,12 +196,29 @@ test_that("bad calls of rtnorm(), the priors and the methods give classed errors
   }
 })
 
+# The messages as text (an output snapshot, whose format does not depend on
+# testthat's version), of the calls that need no suggested package; the
+# others are checked below.
+optional_api_calls <- c("as_draws of icm", "as.mcmc of icm")
+
 test_that("error messages of rtnorm(), the priors and the methods are stable", {
-  msgs <- vapply(names(bad_api_calls), function(nm) {
+  msgs <- vapply(setdiff(names(bad_api_calls), optional_api_calls), function(nm) {
     err <- tryCatch(suppressWarnings(eval(bad_api_calls[[nm]][[1L]])), error = function(e) e)
     paste0(nm, ": ", conditionMessage(err))
   }, "")
   expect_snapshot(writeLines(msgs))
+})
+
+test_that("posterior draws of an ICM fit are refused", {
+  skip_if_not_installed("posterior")
+  expect_bnmf_error(quote(posterior::as_draws(fit_icm)), "unsupported",
+                    '`x`: posterior draws need a Gibbs fit, not method "icm".')
+})
+
+test_that("coda draws of an ICM fit are refused", {
+  skip_if_not_installed("coda")
+  expect_bnmf_error(quote(coda::as.mcmc(fit_icm)), "unsupported",
+                    '`x`: posterior draws need a Gibbs fit, not method "icm".')
 })
 
 test_that("negative data are accepted by the Gaussian methods, with a warning when common", {

@@ -132,7 +132,10 @@ test_that("progress = TRUE shows a cli progress bar with an ETA", {
 # One long call in a child R process, interrupted: it must end with an
 # interrupt condition, and a following call in the same process must work
 # (under a multisession plan: on fresh workers, the abandoned chains' workers
-# stopped).
+# stopped). Under a multisession plan the interrupt reaches the main process
+# while future.apply waits for the chains: older versions of future let the
+# interrupt go on, newer ones (1.40 and later) turn it into an error of
+# class FutureInterruptError; either is an interrupted call.
 interrupt_call_child <- c(
   "args <- commandArgs(trailingOnly = TRUE); what <- args[1]; dir <- args[2]",
   "suppressPackageStartupMessages(library(bnmf))",
@@ -154,7 +157,9 @@ interrupt_call_child <- c(
   "    hmc = bnmf(X, rank = 5, method = 'hmc', iter = 1e6, thin = 1000, progress = FALSE),",
   "    multisession = bnmf(X, rank = 5, iter = 1e8, chains = 2, progress = FALSE))",
   "  'finished'",
-  "}, interrupt = function(c) 'interrupted')",
+  "}, interrupt = function(c) 'interrupted',",
+  "   error = function(e) if (inherits(e, 'FutureInterruptError')) 'future-interrupted' else",
+  "     paste('error:', conditionMessage(e)))",
   "file.create(file.path(dir, 'returned'))",
   "# The abandoned workers stop (they were sent SIGINT and then shut down).",
   "t0 <- Sys.time()",
@@ -189,7 +194,12 @@ test_that("Chib's runs, the KL updates, HMC and a multisession fit stop on an in
                        paste(readLines(file.path(dir, "err.txt")), collapse = "\n")))
     if (!done) next
     res <- readRDS(file.path(dir, "result.rds"))
-    expect_identical(res$status, "interrupted", label = paste(what, "status"))
+    if (what == "multisession") {
+      expect_true(res$status %in% c("interrupted", "future-interrupted"),
+                  label = paste(what, "status:", res$status))
+    } else {
+      expect_identical(res$status, "interrupted", label = paste(what, "status"))
+    }
     expect_true(res$next_ok, label = paste(what, "next call"))
     if (what == "multisession") {
       expect_gte(res$n_workers, 1L)

@@ -290,6 +290,9 @@ test_that("particle fits reject what they cannot use", {
   expect_error(logLik(fit), class = "bnmf_error_unsupported")
   expect_error(stein_discrepancy(list(list(W = 1)), X), class = "bnmf_error_input")
   expect_error(stein_discrepancy(1:3), class = "bnmf_error_input")
-  expect_snapshot(error = TRUE, bnmf(Xs, rank = 2, method = "particles",
-                                     likelihood = silf(objective = "kl")))
+  expect_bnmf_error(quote(bnmf(Xs, rank = 2, method = "particles", likelihood = silf(objective = "kl"))),
+                    "input", paste(
+    '`likelihood`: the Kullback-Leibler objective of method "particles" needs W H at every entry',
+    'of X, a dense 20 x 10 matrix that a sparse X is meant to avoid; use',
+    '`silf(objective = "frobenius")` (sparse products only) or `as.matrix(X)`.'))
 })

@@ -360,34 +360,60 @@ test_that("missing entries and sparse matrices", {
 
 test_that("bad inputs give clear errors", {
   X <- schmidt_toy()[1:10, 1:6]
-  expect_snapshot(error = TRUE, {
-    select_rank(X, ranks = 1:7, criterion = "bic")
-    select_rank(X, ranks = c(1, 1), criterion = "bic")
-    select_rank(X, ranks = c(0, 2), criterion = "bic")
-    select_rank(X, ranks = 2.5, criterion = "bic")
-    select_rank(X, criterion = "cv", folds = 1)
-    select_rank(X, criterion = "cv", folds = 100)
-    select_rank(X, criterion = "cv", inner_folds = 1, nested = TRUE)
-    select_rank(X, criterion = "cv", inner_folds = 3)
-    select_rank(X, criterion = "bic", folds = 3)
-    select_rank(X, criterion = "cv", nested = NA)
-    select_rank(X, criterion = "bic", method = "vb")
-    select_rank(X, criterion = "chib", method = "icm")
-    select_rank(X, criterion = "ard", method = "np")
-    select_rank(X, criterion = "ard", prior = exponential())
-    select_rank(X, criterion = "aic")
-    select_rank(X, criterion = "bic", cores = 0)
-    select_rank(X, criterion = "bic", samples = 10)
-    select_rank(X, criterion = "bic", rule = "1se")
-    select_rank(X, criterion = "cv", rule = "2se")
-    select_rank(X, criterion = "bic", keep_fits = "yes")
-    select_rank(X, criterion = "bic", data = X)
-    select_rank(X, criterion = "bic", itre = 3)
-    select_rank(X, criterion = "cv", method = "vb", likelihood = "poisson")
-    select_rank("a", criterion = "bic")
-    best(1)
-  })
-  expect_error(select_rank(X, ranks = 1:7, criterion = "bic"), class = "bnmf_error_input")
+  # each call and its message (all errors of class bnmf_error_input)
+  bad <- list(
+    list(quote(select_rank(X, ranks = 1:7, criterion = "bic")),
+         "`ranks` must be at most min(nrow(X), ncol(X)) = 6; 7 is larger."),
+    list(quote(select_rank(X, ranks = c(1, 1), criterion = "bic")),
+         "`ranks` must not contain duplicates."),
+    list(quote(select_rank(X, ranks = c(0, 2), criterion = "bic")),
+         "`ranks` must be a vector of whole numbers >= 1."),
+    list(quote(select_rank(X, ranks = 2.5, criterion = "bic")),
+         "`ranks` must be a vector of whole numbers >= 1."),
+    list(quote(select_rank(X, criterion = "cv", folds = 1)),
+         "`folds` must be a single whole number >= 2."),
+    list(quote(select_rank(X, criterion = "cv", folds = 100)),
+         "`folds` (100) is larger than the number of observed entries that can be held out (60)."),
+    list(quote(select_rank(X, criterion = "cv", inner_folds = 1, nested = TRUE)),
+         "`inner_folds` must be a single whole number >= 2."),
+    list(quote(select_rank(X, criterion = "cv", inner_folds = 3)),
+         "`inner_folds` applies with `nested = TRUE` only."),
+    list(quote(select_rank(X, criterion = "bic", folds = 3)),
+         '`folds` applies to criterion "cv" only, not "bic".'),
+    list(quote(select_rank(X, criterion = "cv", nested = NA)),
+         "`nested` must be TRUE or FALSE."),
+    list(quote(select_rank(X, criterion = "bic", method = "vb")),
+         '`method`: criterion "bic" needs method "icm", not "vb".'),
+    list(quote(select_rank(X, criterion = "chib", method = "icm")),
+         '`method`: criterion "chib" needs method "gibbs", not "icm".'),
+    list(quote(select_rank(X, criterion = "ard", method = "np")),
+         '`method`: criterion "ard" needs a prior; use method "gibbs", "vb" or "icm", not "np".'),
+    list(quote(select_rank(X, criterion = "ard", prior = exponential())),
+         '`prior`: criterion "ard" needs an `ard()` prior.'),
+    list(quote(select_rank(X, criterion = "aic")),
+         '`criterion` must be one of "chib", "bic", "cv", "ard", "evidence", not "aic".'),
+    list(quote(select_rank(X, criterion = "bic", cores = 0)),
+         "`cores` must be a single whole number >= 1."),
+    list(quote(select_rank(X, criterion = "bic", samples = 10)),
+         '`samples` applies to criterion "chib" only, not "bic".'),
+    list(quote(select_rank(X, criterion = "bic", rule = "1se")),
+         '`rule` applies to criterion "cv" only, not "bic".'),
+    list(quote(select_rank(X, criterion = "cv", rule = "2se")),
+         '`rule` must be one of "min", "1se", not "2se".'),
+    list(quote(select_rank(X, criterion = "bic", keep_fits = "yes")),
+         "`keep_fits` must be TRUE or FALSE."),
+    list(quote(select_rank(X, criterion = "bic", data = X)),
+         "`...`: `data` is set by `select_rank()` and cannot be passed to `bnmf()`."),
+    list(quote(select_rank(X, criterion = "bic", itre = 3)),
+         "`...`: `itre` is not an argument of `bnmf()`."),
+    list(quote(select_rank(X, criterion = "cv", method = "vb", likelihood = "poisson")),
+         '`X` must hold counts (whole numbers >= 0; NA for missing) for `likelihood = "poisson"`.'),
+    list(quote(select_rank("a", criterion = "bic")),
+         "`X` must be a numeric matrix or a Matrix::dgCMatrix, not an object of class character."),
+    list(quote(best(1)),
+         "`object` must be made by `select_rank()`, not an object of class numeric.")
+  )
+  for (b in bad) expect_bnmf_error(b[[1L]], "input", b[[2L]])
 })
 
 test_that("counts: cross-validation, the evidence and BIC find the true rank of Poisson data", {
