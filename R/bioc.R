@@ -8,12 +8,16 @@
 #' `X` may be a `SummarizedExperiment` (for example a
 #' `SingleCellExperiment`): its assay `assay` (a name or a number; default the
 #' first assay) is the data matrix, features in rows and samples (cells) in
-#' columns, with the row and column names of the object. A sparse assay (a
-#' `Matrix::dgCMatrix`, or a `DelayedArray` whose seed is sparse) stays sparse
-#' (its zeros are observed zeros); another `DelayedArray` is read into memory
-#' as a dense matrix (the model's sweeps need the data in memory). `assay` is
-#' an error for any other `X`. [as_reduced_dim()] turns the fit back into a
-#' samples x factors matrix for `SingleCellExperiment::reducedDim()`.
+#' columns, with the row and column names of the object. An `ExpressionSet`
+#' (Biobase) is taken the same way: its assay data element `assay` (default
+#' `"exprs"`, [Biobase::exprs()]). A sparse assay (a `Matrix::dgCMatrix`, or
+#' a `DelayedArray` whose seed is sparse) stays sparse (its zeros are
+#' observed zeros); another `DelayedArray` (inside a container or bare, such
+#' as an `HDF5Matrix`) is read into memory as a dense matrix (the model's
+#' sweeps need the data in memory). `assay` is an error for any other `X`.
+#' [as_reduced_dim()] turns the fit back into a samples x factors matrix for
+#' `SingleCellExperiment::reducedDim()`, and [run_bnmf()] fits a container
+#' and returns it with the fit attached.
 #' @rdname bnmf
 #' @name bnmf
 NULL
@@ -21,11 +25,13 @@ NULL
 # The data matrix of `X`: the assay `assay` of a SummarizedExperiment, else
 # `X` itself (and then `assay` must be NULL).
 assay_matrix <- function(X, assay = NULL, arg = "X") {
+  if (methods::is(X, "ExpressionSet")) return(eset_matrix(X, assay, arg))
   if (!methods::is(X, "SummarizedExperiment")) {
     if (!is.null(assay)) {
-      abort_input(sprintf("`assay` applies only when `%s` is a SummarizedExperiment, not an object of class %s.",
+      abort_input(sprintf("`assay` applies only when `%s` is a SummarizedExperiment or an ExpressionSet, not an object of class %s.",
                           arg, class(X)[1L]))
     }
+    if (methods::is(X, "DelayedArray")) return(realize_delayed(X))
     return(X)
   }
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
@@ -43,6 +49,27 @@ assay_matrix <- function(X, assay = NULL, arg = "X") {
                         arg, if (length(nms)) paste0('"', nms, '"', collapse = ", ") else "(none)", n))
   }
   M <- SummarizedExperiment::assay(X, assay, withDimnames = TRUE)
+  if (methods::is(M, "DelayedArray")) M <- realize_delayed(M)
+  M
+}
+
+# The assay data element `assay` of an ExpressionSet (default "exprs").
+eset_matrix <- function(X, assay = NULL, arg = "X") {
+  if (!requireNamespace("Biobase", quietly = TRUE)) {
+    abort_input(sprintf("`%s` is an ExpressionSet: install the Bioconductor package Biobase to fit it.", arg))
+  }
+  nms <- Biobase::assayDataElementNames(X)
+  if (is.null(assay)) assay <- if ("exprs" %in% nms) "exprs" else nms[1L]
+  if (is.numeric(assay) && length(assay) == 1L && !is.na(assay) && assay == round(assay) &&
+      assay >= 1 && assay <= length(nms)) {
+    assay <- nms[assay]
+  }
+  if (!(is.character(assay) && length(assay) == 1L && assay %in% nms)) {
+    abort_input(sprintf("`assay` must be one assay data element of `%s`: a name among %s or a number from 1 to %d.",
+                        arg, paste0('"', nms, '"', collapse = ", "), length(nms)))
+  }
+  M <- Biobase::assayDataElement(X, assay)
+  dimnames(M) <- list(Biobase::featureNames(X), Biobase::sampleNames(X))
   if (methods::is(M, "DelayedArray")) M <- realize_delayed(M)
   M
 }
@@ -117,7 +144,86 @@ as_reduced_dim <- function(fit, type = c("matrix", "LinearEmbeddingMatrix")) {
   out
 }
 
-# A DataFrame of S4Vectors (installed with SingleCellExperiment).
+#' Fit a Bioconductor container and attach the fit to it
+#'
+#' The container workflow of `scater::runPCA()`: fits [bnmf()] to an assay
+#' of a `SingleCellExperiment` or `SummarizedExperiment` and returns the
+#' container with the result attached, so that the factors travel with the
+#' cells and genes:
+#'
+#' * the samples' coefficients (the J x K matrix of [as_reduced_dim()], with
+#'   its attributes) as `reducedDim(x, name)` of a `SingleCellExperiment`,
+#'   or as the matrix column `colData(x)[[name]]` of a
+#'   `SummarizedExperiment`;
+#' * the basis `W` (I x K) as the matrix column `rowData(x)[[name]]` (the
+#'   loadings of the features), and its posterior sds, where the fit has
+#'   them, as `rowData(x)[[paste0(name, "_sd")]]`;
+#' * the fit itself as `metadata(x)[[name]]`, for `summary()`, `membership()`,
+#'   `markers()`, `predict()` and the rest.
+#'
+#' For a tri-factorisation the coefficients are `S t(G)` and the basis `F`,
+#' as everywhere the fit is seen as `W H`.
+#'
+#' @param x A `SingleCellExperiment` or `SummarizedExperiment`.
+#' @param rank,... The rank and further arguments of [bnmf()] (`method`,
+#'   `likelihood`, `prior`, `iter`, `assay`, ...).
+#' @param name The name under which the result is stored (default
+#'   `"bnmf"`).
+#' @return `x`, with the fit attached as described.
+#' @seealso [as_reduced_dim()] for the coefficients alone.
+#' @examples
+#' \donttest{
+#' # (loading SingleCellExperiment takes a few seconds)
+#' if (requireNamespace("SingleCellExperiment", quietly = TRUE)) {
+#'   sce <- SingleCellExperiment::SingleCellExperiment(
+#'     assays = list(logcounts = leukemia[1:60, 1:20]))
+#'   set.seed(1)
+#'   sce <- run_bnmf(sce, rank = 2, assay = "logcounts", method = "vb")
+#'   dim(SingleCellExperiment::reducedDim(sce, "bnmf"))
+#'   dim(SummarizedExperiment::rowData(sce)$bnmf)
+#'   summary(S4Vectors::metadata(sce)$bnmf)
+#' }
+#' }
+#' @export
+run_bnmf <- function(x, rank, ..., name = "bnmf") {
+  if (!methods::is(x, "SummarizedExperiment")) {
+    abort_input(sprintf("`x` must be a SingleCellExperiment or SummarizedExperiment, not an object of class %s; for a matrix or an ExpressionSet call `bnmf()`.",
+                        class(x)[1L]))
+  }
+  if (!(is.character(name) && length(name) == 1L && !is.na(name) && nzchar(name))) {
+    abort_input("`name` must be a single non-empty string.")
+  }
+  fit <- bnmf(x, rank = rank, ...)
+  fit$call <- match.call()
+  rd <- as_reduced_dim(fit)
+  f <- wh_view(fit)
+  W <- f$W
+  dimnames(W) <- list(rownames(x), colnames(W))
+  rdata <- SummarizedExperiment::rowData(x)
+  rdata[[name]] <- W
+  sdW <- if (inherits(fit, "bnmf_nmtf")) NULL else fit$W_sd
+  if (!is.null(sdW)) rdata[[paste0(name, "_sd")]] <- sdW
+  SummarizedExperiment::rowData(x) <- rdata
+  if (methods::is(x, "SingleCellExperiment")) {
+    SingleCellExperiment::reducedDim(x, name) <- rd
+  } else {
+    cdata <- SummarizedExperiment::colData(x)
+    cdata[[name]] <- matrix(rd, nrow(rd), dimnames = dimnames(rd))
+    SummarizedExperiment::colData(x) <- cdata
+  }
+  S4Vectors_metadata(x, name, fit)
+}
+
+# metadata(x)[[name]] <- value, through S4Vectors (installed with
+# SummarizedExperiment).
+S4Vectors_metadata <- function(x, name, value) {
+  md <- S4Vectors::metadata(x)
+  md[[name]] <- value
+  S4Vectors::metadata(x) <- md
+  x
+}
+
+# A DataFrame of S4Vectors (installed with SummarizedExperiment).
 S4Vectors_frame <- function(..., row.names) {
   df <- methods::as(data.frame(..., row.names = row.names), "DataFrame")
   df

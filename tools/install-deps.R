@@ -120,7 +120,9 @@ skips <- c(
   NMF = "the NMF package's interface and the tests that compare with it",
   SummarizedExperiment = "fits of Bioconductor containers, and their tests and vignette",
   SingleCellExperiment = "fits of Bioconductor containers, and their tests and vignette",
-  DelayedArray = "fits of Bioconductor containers, and their tests and vignette"
+  DelayedArray = "fits of Bioconductor containers, and their tests and vignette",
+  S4Vectors = "run_bnmf() of Bioconductor containers",
+  Biobase = "fits of ExpressionSets"
 )
 still <- missing_pkgs(suggests)
 if (length(still)) {
