@@ -277,8 +277,14 @@ indicators <- function(cl, k) {
 }
 
 # A start of a chain from its scheme: F and G (k-means indicators, plus 0.2
-# except for VB, or random exponentials) and S (random exponentials on the
-# scale of the data).
+# except for VB, or random exponentials) and S (random exponentials), all on
+# the scale of the data: F, G at s = (mean(X) / (K L))^(1/3), the scale of
+# each factor under the automatic prior, and S such that F S G' is of the
+# order of X. A start of c X is then c^(1/3) times that of X in every block
+# (in the units of the posterior of c X): with F and G at scale 1 whatever
+# X, a start of X * 1e100 had F and G 1e33 below their posterior scale and
+# S 1e67 above it, where the prior of S outweighs the data and the first
+# sweep of ICM set S (so the fit) to zero.
 nmtf_init <- function(scheme, X, K, L, mean_x, method) {
   I <- nrow(X)
   J <- ncol(X)
@@ -295,8 +301,7 @@ nmtf_init <- function(scheme, X, K, L, mean_x, method) {
     F0 <- F0 + 0.2
     G0 <- G0 + 0.2
   }
-  list(F = F0, S = matrix(stats::rexp(K * L) * max(mean_x, .Machine$double.eps), K, L),
-       G = G0)
+  list(F = F0 * s, S = matrix(stats::rexp(K * L) * (s / (K * L)), K, L), G = G0 * s)
 }
 
 # ---- the chain state and the sweeps -----------------------------------------------
