@@ -19,7 +19,9 @@ silf_check <- function(job) {
                         job$method))
   }
   job$rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
-  job
+  # fitted on X / s, the results scaled back by silf_unscale_fit()
+  job$X_data <- job$X
+  silf_scale_job(job)
 }
 
 # The number of particles: a whole number >= 1 whose M x M Stein kernel
@@ -137,8 +139,8 @@ particles_build <- function(cands, job, call) {
   iter <- job$iter
   parts <- lapply(cands, function(cd) to_simplex(cd$W, cd$H))
   st <- particle_stein(X, parts, job$model$silf, rate, stein_kernel_par())
-  validate_particles_fit(new_particles_fit(X, R, init, rate, starts, cands, parts, st, tol,
-                                             iter, call))
+  fit <- new_particles_fit(X, R, init, rate, starts, cands, parts, st, tol, iter, call)
+  validate_particles_fit(silf_unscale_fit(fit, job$X_data, job$data_scale))
 }
 
 # The particle fit (class c("bnmf_particles", "bnmf")) from its pieces: the

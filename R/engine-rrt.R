@@ -504,7 +504,65 @@ rrt_check <- function(job) {
   job$starts <- rrt_init(job$init, nrow(job$X), ncol(job$X), job$rank)
   job$progress <- check_flag(job$progress, "progress")
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, 1L, copies = 4, nx = length(job$X))
+  rrt_scale_job(job)
+}
+
+# The search runs on X / s, s the root mean square of X (data_scale()), where
+# the defaults hold (rate 1, the first step, the variances of the ONVI):
+# W, H and every start are divided by sqrt(s), an explicit rate multiplied by
+# it, an explicit sigma2 divided by s^2 and epsilon by s. rrt_unscale_fit()
+# scales the fit back.
+rrt_scale_job <- function(job) {
+  s <- data_scale(job$X)
+  job$data_scale <- s
+  job$X_data <- job$X
+  if (s == 1) return(job)
+  r <- sqrt(s)
+  job$X <- job$X / s
+  if (!identical(job$prior$rate, "auto")) job$rate <- job$rate * r
+  if (!is.null(job$control$sigma2)) job$control$sigma2 <- job$control$sigma2 / s^2
+  if (!is.null(job$control$epsilon)) job$control$epsilon <- job$control$epsilon / s
+  if (!is.null(job$starts)) {
+    job$starts <- lapply(job$starts, function(st) list(W = st$W / r, H = st$H / r))
+  }
   job
+}
+
+# An RRT fit made on X / s in the units of X: W and H (of the fit, its
+# components and accepted candidates) times sqrt(s), the variances times s,
+# sigma2 times s^2, epsilon times s, the rate over sqrt(s); the ELBO (its
+# trace, the optimised start's) and the log joint of the nodes (and the
+# tree's threshold) move by the Jacobian of X, -n log s, and the log joint
+# also by that of (W, H), -(I + J) R log(s) / 2.
+rrt_unscale_fit <- function(fit, X, s) {
+  fit$data_scale <- s
+  fit$X <- X
+  if (s == 1) return(fit)
+  r <- sqrt(s)
+  n <- length(X)
+  D <- (nrow(X) + ncol(X)) * fit$rank
+  wh <- function(f) {
+    f$W <- f$W * r
+    f$H <- f$H * r
+    f
+  }
+  fit$components <- lapply(fit$components, wh)
+  fit$accepted <- lapply(fit$accepted, wh)
+  fit$W <- fit$W * r
+  fit$H <- fit$H * r
+  fit$variances <- fit$variances * s
+  if (!is.null(fit$sigma2)) fit$sigma2 <- fit$sigma2 * s^2
+  if (!is.null(fit$epsilon)) fit$epsilon <- fit$epsilon * s
+  fit$prior$rate <- fit$prior$rate / r
+  fit$elbo <- fit$elbo - n * log(s)
+  if (!is.null(fit$trace$elbo)) fit$trace$elbo <- fit$trace$elbo - n * log(s)
+  if (!is.null(fit$stats$optimised_elbo)) {
+    fit$stats$optimised_elbo <- fit$stats$optimised_elbo - n * log(s)
+  }
+  jac <- n * log(s) + D / 2 * log(s)
+  if (!is.null(fit$node_logp)) fit$node_logp <- fit$node_logp - jac
+  if (!is.null(fit$stats$threshold)) fit$stats$threshold <- fit$stats$threshold - jac
+  fit
 }
 
 # `init`: "random" (NULL: restarts) or a list W, H, or a list of them.
@@ -579,7 +637,8 @@ rrt_build <- function(runs, job, call) {
                         if (job$likelihood == "uniform") ", i.e. none was inside the Uniform(-epsilon, epsilon) box" else "",
                         if (job$likelihood == "uniform") " or a larger `epsilon` in `rrt_control()`" else ""))
   }
-  validate_rrt_fit(new_rrt_fit(runs[[1L]], job, call))
+  validate_rrt_fit(rrt_unscale_fit(new_rrt_fit(runs[[1L]], job, call), job$X_data,
+                                   job$data_scale))
 }
 
 rrt_engine <- function() {

@@ -248,7 +248,7 @@ svgd_build <- function(runs, job, call) {
   fit$trace <- run$trace
   fit$control <- job$control
   class(fit) <- fit_class(c(job$method, "particles"), "nmf")
-  validate_particles_fit(fit)
+  validate_particles_fit(silf_unscale_fit(fit, job$X_data, job$data_scale))
 }
 
 svgd_engine <- function() {

@@ -173,8 +173,9 @@ stein_discrepancy.bnmf_hmc <- function(x, weights = "equal", kernel = list(), dr
     if (draws > x$n_draws) abort_input(sprintf("`draws` must be at most the %d kept draws.", x$n_draws))
     idx <- unique(round(seq(1, x$n_draws, length.out = draws)))
   }
-  parts <- lapply(idx, function(d) factors(x, draw = d))
-  stein_discrepancy.list(parts, x$X, likelihood = x$likelihood, rate = x$prior$rate,
+  # on the scale the fit was made on (X / s, bnmf()'s data scale)
+  v <- silf_scaled_view(x, lapply(idx, function(d) factors(x, draw = d)))
+  stein_discrepancy.list(v$parts, v$X, likelihood = v$likelihood, rate = v$rate,
                          weights = weights, kernel = kernel)
 }
 
