@@ -315,8 +315,8 @@ scale_init_H <- function(init, f) {
 # H (of the particles, the draws, their means), W H, the objectives, epsilon
 # and the rate of H. The Stein discrepancy, its kernel matrix, the log
 # likelihood (the SILF's value is the same: epsilon and the objective scale
-# alike) and HMC's step sizes and metric stay those of the fit on X / s,
-# where stein_discrepancy() of the fit evaluates them (silf_scaled_view()).
+# alike) and HMC's step sizes, metric and log posterior stay those of the
+# fit on X / s (stein_discrepancy() too evaluates the discrepancy on X / s).
 silf_unscale_fit <- function(fit, X, s) {
   fit$data_scale <- s
   if (s == 1) {
@@ -346,18 +346,4 @@ silf_unscale_fit <- function(fit, X, s) {
   if (!is.null(fit$trace$objective)) fit$trace$objective <- fit$trace$objective * s^p
   if (!is.null(fit$warm_start_objective)) fit$warm_start_objective <- fit$warm_start_objective * s^p
   fit
-}
-
-# The data, factorisations, likelihood and rate of a particle-model fit on
-# the scale it was fitted on (X / s), for stein_discrepancy().
-silf_scaled_view <- function(x, parts) {
-  s <- x$data_scale %||% 1
-  p <- objective_power(x$likelihood$objective)
-  lik <- x$likelihood
-  lik$epsilon <- lik$epsilon / s^p
-  list(X = x$X / s, likelihood = lik, rate = x$prior$rate * s,
-       parts = lapply(parts, function(q) {
-         q$H <- q$H / s
-         q
-       }))
 }
