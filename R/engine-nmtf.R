@@ -38,12 +38,15 @@
 #' `init = "kmeans"` (the default for NMTF, as in the paper's section 3.6):
 #' `F` is the indicator matrix of a k-means clustering of the rows of `X`
 #' into `K` clusters and `G` that of its columns into `L` clusters (plus 0.2
-#' for methods `"gibbs"`, `"icm"` and `"np"`); k-means runs on the observed
+#' for methods `"gibbs"`, `"icm"` and `"np"`), both times the scale of a
+#' factor under the automatic prior, `s = (mean(X) / (K L))^(1/3)`; k-means runs on the observed
 #' entries, a missing entry taking the mean of the observed entries of its
 #' column (for the rows) or of its row (for the columns); a sparse `X` stays
-#' sparse. `S` starts from random exponential draws, improved by a few
+#' sparse. `S` starts from random exponential draws with mean `s / (K L)`, improved by a few
 #' sweeps of non-negative least squares in `S` alone, and `tau` at its
-#' conditional mode. `init = "random"`: every entry of `F`, `S`, `G`
+#' conditional mode. Every block of the start of `c X` is thus `c^(1/3)`
+#' times that of `X`, and with the automatic prior and noise rates the fit
+#' of `c X` is that of `X` with `F S t(G)` times `c`, at any scale. `init = "random"`: every entry of `F`, `S`, `G`
 #' exponential with mean `(mean(X) / (K L))^(1/3)`. Or a list `F`, `S`, `G`
 #' (and optionally `tau`, and `lambda = list(F =, G =)` under ARD), or a
 #' list of such lists, one per chain.

@@ -6,7 +6,7 @@
 
 # The checks shared with HMC, SVGD and DSGD: non-negative data (NA entries
 # missing, or a dgCMatrix), the rank, the SILF likelihood and the rate of H
-# ("auto" means 1).
+# ("auto" means 1 on X / s, s the root mean square of X).
 silf_check <- function(job) {
   job$X <- check_particle_data(job$X, method = job$method)
   check_rank_bound(job$rank, job$X)
@@ -15,7 +15,7 @@ silf_check <- function(job) {
   rate <- job$prior$rate
   if (!inherits(job$prior, "bnmf_prior") || !(identical(rate, "auto") ||
       is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate >= 0)) {
-    abort_input(sprintf("`prior`: method \"%s\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\" means 1).",
+    abort_input(sprintf("`prior`: method \"%s\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\": 1 on X / s, s the root mean square of X).",
                         job$method))
   }
   job$rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)

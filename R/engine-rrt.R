@@ -38,8 +38,9 @@
 #'   online step), `"gibbs"` (every draw of bnmf's Gibbs sampler at the
 #'   fixed noise variance `sigma2`; Gaussian likelihood only) or `"hmc"`
 #'   (every draw of Hamiltonian Monte Carlo on the same posterior).
-#' @param sigma2 Gaussian likelihood: the noise variance \eqn{\sigma_X^2};
-#'   `NULL`: the empirical noise of a first non-negative least squares fit.
+#' @param sigma2 Gaussian likelihood: the noise variance \eqn{\sigma_X^2}, in
+#'   the units of `X`; `NULL`: the empirical noise of a first non-negative
+#'   least squares fit.
 #' @param epsilon Uniform likelihood: the half-width of the Uniform(-epsilon,
 #'   epsilon) distribution of every residual; `NULL`: from the absolute
 #'   deviations of a first fit.
@@ -49,7 +50,10 @@
 #'   Uniform: 90).
 #' @param step,growth,max_steps The first step size `s0` of an extension on
 #'   the oblique manifold, its relative growth after every feasible step and
-#'   the maximum number of steps of one extension.
+#'   the maximum number of steps of one extension. (The search, and so
+#'   these settings and the ONVI's variances, work on `X / s`, `s` the root
+#'   mean square of `X`; `sigma2` and `epsilon` are converted: see the
+#'   section RRT of [bnmf()].)
 #' @param min_angle,angle_increment A new node must be at least `min_angle`
 #'   degrees (mean angle of the columns of Q) from every node; under the
 #'   Uniform likelihood it grows by `angle_increment` at every restart of
@@ -495,7 +499,7 @@ rrt_check <- function(job) {
   rate <- job$prior$rate
   if (!inherits(job$prior, "bnmf_prior") || !(identical(rate, "auto") ||
       is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate > 0)) {
-    abort_input("`prior`: method \"rrt\" takes `exponential(rate)` with a single rate > 0 for W and H (\"auto\" means 1).")
+    abort_input("`prior`: method \"rrt\" takes `exponential(rate)` with a single rate > 0 for W and H (\"auto\": 1 on X / s, s the root mean square of X).")
   }
   job$rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
   search <- job$control$search
@@ -712,7 +716,8 @@ validate_rrt_fit <- function(fit) {
 #' @section RRT:
 #' `method = "rrt"` approximates the posterior of the Bayesian NMF of
 #' Masood and Doshi-Velez (exponential priors of rate `rate` on `W` and `H`
-#' from `prior = exponential(rate)`, `"auto"` meaning 1; a Gaussian
+#' from `prior = exponential(rate)`, `"auto"` meaning 1 on the scaled data
+#' below; a Gaussian
 #' likelihood with noise variance `sigma2`, `likelihood = "gaussian"`, or a
 #' Uniform(-epsilon, epsilon) distribution of every residual,
 #' `likelihood = "uniform"`) by a mixture of isotropic Gaussians
@@ -744,12 +749,24 @@ validate_rrt_fit <- function(fit) {
 #' dense, complete and non-negative. See [summary.bnmf_rrt()], [plot.bnmf_rrt()],
 #' [factors.bnmf_rrt()].
 #'
+#' The search runs on `X / s`, `s` the root mean square of `X`
+#' (`fit$data_scale`), and the fit is scaled back: `W`, `H` of every
+#' component times `sqrt(s)`, the variances times `s`, `sigma2` times
+#' `s^2`, `epsilon` times `s`, the ELBO (and its trace) minus `n log(s)`.
+#' The automatic rate 1, the tree's first step and the ONVI's variances thus
+#' apply to data of root mean square 1, and the fit of `c X` is that of `X`
+#' with `W H` times `c` at any scale (the automatic rate is `1 / sqrt(s)` on
+#' the `W` and `H` of `X`: `fit$prior$rate`). An explicit rate, `sigma2`
+#' and `epsilon` are in the units of `X`. (Before, the rate 1 was absolute:
+#' at `X * 1e100` the prior outweighed the data.)
+#'
 #' The prior's rate matters more here than elsewhere. A component's weight
 #' is proportional to the exponential of its expected log joint, and under
 #' the Uniform likelihood the log joint of a factorisation inside the box is
 #' the prior's alone, `-rate * sum(W, H)` plus a constant. Between
 #' factorisations that all explain the data, `sum(W, H)` (over `(I + J) R`
-#' entries) can differ by tens of units, so at `rate = 1` the mixture keeps
+#' entries, on the scaled data) can differ by tens of units, so at the
+#' automatic rate the mixture keeps
 #' only the candidates of smallest `sum(W, H)`, often a single component,
 #' however many distinct modes the tree reaches. A weak prior (for example
 #' `prior = exponential(0.01)`) lets the mixture keep every mode the data

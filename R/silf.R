@@ -15,11 +15,17 @@
 #' likely: the analyst says how good a factorisation must be, not which one
 #' is best.
 #'
-#' @param epsilon The insensitivity threshold, > 0. `NULL` (the default):
+#' @param epsilon The insensitivity threshold, > 0, in the units of the
+#'   objective of `X`. `NULL` (the default):
 #'   1.2 times the largest objective among the candidate factorisations (the
 #'   empirical rule of the paper, section 6.1).
 #' @param beta Width of the smooth transition, in (0, 1).
-#' @param C Slope of the log likelihood outside the insensitive region, > 0.
+#' @param C Slope of the log likelihood outside the insensitive region, > 0,
+#'   per unit of the objective of `X / s` (`s` the root mean square of the
+#'   observed entries of `X`): [bnmf()] and [stein_discrepancy()] fit the
+#'   data scaled to root mean square 1, so the same `C` gives the same
+#'   posterior (with `H` times `c`) for `c X` at any scale. `C = 2 *
+#'   mean(X^2)` is `C = 2` on the objective of `X` itself.
 #' @param objective `"frobenius"` (\eqn{\|X - WH\|_F^2}), `"kl"` (the
 #'   generalised Kullback-Leibler divergence \eqn{\sum X \log(X / WH) - X +
 #'   WH}) or `"is"` (Itakura-Saito, \eqn{\sum X / WH - \log(X / WH) - 1}; needs
