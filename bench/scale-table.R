@@ -64,7 +64,9 @@ cat("relative error ||X - fitted||_F / ||X||_F (40 x 30, rank 3, noise 5% of rms
 cat("| model, method |", paste(colnames(rel), collapse = " | "), "| s |\n")
 cat("|---|", paste(rep("---", ncol(rel)), collapse = "|"), "|---|\n", sep = "")
 for (m in rownames(rel)) {
-  v <- ifelse(is.na(rel[m, ]), "error", formatC(rel[m, ], format = "f", digits = 3))
+  v <- ifelse(is.na(rel[m, ]), "error",
+              ifelse(rel[m, ] < 10, formatC(rel[m, ], format = "f", digits = 3),
+                     formatC(rel[m, ], format = "g", digits = 3)))
   cat("|", m, "|", paste(v, collapse = " | "), "|", sprintf("%.1f", secs[[m]]), "|\n")
 }
 if (length(errors)) {
