@@ -78,7 +78,7 @@
 #' every factorisation good enough under the objective is equally likely),
 #' every column of `W` has a Dirichlet(1) prior (so `W` is column-stochastic)
 #' and every entry of `H` an exponential prior (`prior = exponential(rate)`;
-#' `"auto"` means rate 1, the paper's choice). The M candidates start from
+#' `"auto"` means rate 1, the paper's choice, on the scaled data: see below). The M candidates start from
 #' `init`: `"qtransform"` (the default for this method: the shipped
 #' transformation pairs of [qtransform_pairs()] applied to the top SVD
 #' factors of `X`; or pairs you made with it), `"random"` (entries
@@ -90,6 +90,19 @@
 #' simplex ([stein_discrepancy()]). `X` must be non-negative (see the
 #' section Missing and sparse data for particles and HMC). See [weights.bnmf_particles()] and
 #' [summary.bnmf_particles()].
+#'
+#' The particle model (methods `"particles"`, `"hmc"`, `"svgd"`, `"dsgd"`) is
+#' fitted on `X / s`, `s` the root mean square of the observed entries of
+#' `X` (`fit$data_scale`), and the fit is scaled back (`H`, `W H`, the
+#' objectives and `epsilon` in the units of `X`): the slope `C` of [silf()],
+#' the automatic rate 1 of `H`, the Stein kernel's bandwidths and the steps
+#' of SVGD and DSGD apply to data of root mean square 1, so the fit of
+#' `c X` is that of `X` with `H` times `c` at any scale. An explicit rate
+#' of `H` and an explicit `epsilon` are in the units of `X` (the automatic
+#' rate is `1 / s` there: `fit$prior$rate`). The Stein discrepancy, HMC's
+#' log posterior, step sizes and metric are those of the fit on `X / s`.
+#' (Before, every setting was absolute: at `X * 1e-100` the prior of `H`
+#' outweighed the data, and at `X * 1e100` the Stein discrepancy overflowed.)
 #'
 #' @section HMC:
 #' `method = "hmc"` samples the posterior of the particle model (SILF
@@ -114,11 +127,13 @@
 #' (see the section Chains and reproducibility), so `set.seed()` reproduces
 #' the fit under any [future::plan()]. `X` must be non-negative (see the
 #' section Missing and sparse data for particles and HMC). The SILF likelihood
-#' acts on the objective in the units of `X`: the posterior puts the
-#' objective some K(I + J) / (2C) or more above its minimum (the volume of
-#' the parameter space grows with it), which is negligible when `epsilon` is
-#' large against it but not for data of small magnitude (scale `X` up, or
-#' raise `C`). See [hmc_control()],
+#' acts on the objective of `X / s` (`s` the root mean square of `X`, see the
+#' section Particles): the posterior puts that objective some K(I + J) / (2C)
+#' or more above its minimum (the volume of the parameter space grows with
+#' it), which is negligible when `epsilon / s^2` is large against it but not
+#' for data with little noise; raise `C` for a sharper posterior (`C = 2 *
+#' mean(X^2)` is the posterior of `C = 2` on the objective of `X` itself,
+#' the model before version 0.1.0). See [hmc_control()],
 #' [factors.bnmf_hmc()], [summary.bnmf_hmc()] and [stein_discrepancy()].
 #'
 #' @section Chains and reproducibility:

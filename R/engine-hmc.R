@@ -318,8 +318,11 @@ hmc_run_chain <- function(task, job) {
 }
 
 hmc_build <- function(runs, job, call) {
-  validate_hmc_fit(new_hmc_fit(runs, job$X, job$rank, job$model$silf,
-                              job$model$prior$rate, job$settings, job$control, job$f0, call))
+  fit <- new_hmc_fit(runs, job$X, job$rank, job$model$silf, job$model$prior$rate, job$settings,
+                     job$control, job$f0, call)
+  X <- job$X_data
+  if (!inherits(X, "dgCMatrix")) X <- unclass_matrix(X)
+  validate_hmc_fit(silf_unscale_fit(fit, X, job$data_scale))
 }
 
 hmc_engine <- function() {

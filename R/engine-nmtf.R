@@ -38,12 +38,15 @@
 #' `init = "kmeans"` (the default for NMTF, as in the paper's section 3.6):
 #' `F` is the indicator matrix of a k-means clustering of the rows of `X`
 #' into `K` clusters and `G` that of its columns into `L` clusters (plus 0.2
-#' for methods `"gibbs"`, `"icm"` and `"np"`); k-means runs on the observed
+#' for methods `"gibbs"`, `"icm"` and `"np"`), both times the scale of a
+#' factor under the automatic prior, `s = (mean(X) / (K L))^(1/3)`; k-means runs on the observed
 #' entries, a missing entry taking the mean of the observed entries of its
 #' column (for the rows) or of its row (for the columns); a sparse `X` stays
-#' sparse. `S` starts from random exponential draws, improved by a few
+#' sparse. `S` starts from random exponential draws with mean `s / (K L)`, improved by a few
 #' sweeps of non-negative least squares in `S` alone, and `tau` at its
-#' conditional mode. `init = "random"`: every entry of `F`, `S`, `G`
+#' conditional mode. Every block of the start of `c X` is thus `c^(1/3)`
+#' times that of `X`, and with the automatic prior and noise rates the fit
+#' of `c X` is that of `X` with `F S t(G)` times `c`, at any scale. `init = "random"`: every entry of `F`, `S`, `G`
 #' exponential with mean `(mean(X) / (K L))^(1/3)`. Or a list `F`, `S`, `G`
 #' (and optionally `tau`, and `lambda = list(F =, G =)` under ARD), or a
 #' list of such lists, one per chain.
@@ -277,8 +280,14 @@ indicators <- function(cl, k) {
 }
 
 # A start of a chain from its scheme: F and G (k-means indicators, plus 0.2
-# except for VB, or random exponentials) and S (random exponentials on the
-# scale of the data).
+# except for VB, or random exponentials) and S (random exponentials), all on
+# the scale of the data: F, G at s = (mean(X) / (K L))^(1/3), the scale of
+# each factor under the automatic prior, and S such that F S G' is of the
+# order of X. A start of c X is then c^(1/3) times that of X in every block
+# (in the units of the posterior of c X): with F and G at scale 1 whatever
+# X, a start of X * 1e100 had F and G 1e33 below their posterior scale and
+# S 1e67 above it, where the prior of S outweighs the data and the first
+# sweep of ICM set S (so the fit) to zero.
 nmtf_init <- function(scheme, X, K, L, mean_x, method) {
   I <- nrow(X)
   J <- ncol(X)
@@ -295,8 +304,7 @@ nmtf_init <- function(scheme, X, K, L, mean_x, method) {
     F0 <- F0 + 0.2
     G0 <- G0 + 0.2
   }
-  list(F = F0, S = matrix(stats::rexp(K * L) * max(mean_x, .Machine$double.eps), K, L),
-       G = G0)
+  list(F = F0 * s, S = matrix(stats::rexp(K * L) * (s / (K * L)), K, L), G = G0 * s)
 }
 
 # ---- the chain state and the sweeps -----------------------------------------------

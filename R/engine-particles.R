@@ -6,7 +6,7 @@
 
 # The checks shared with HMC, SVGD and DSGD: non-negative data (NA entries
 # missing, or a dgCMatrix), the rank, the SILF likelihood and the rate of H
-# ("auto" means 1).
+# ("auto" means 1 on X / s, s the root mean square of X).
 silf_check <- function(job) {
   job$X <- check_particle_data(job$X, method = job$method)
   check_rank_bound(job$rank, job$X)
@@ -15,11 +15,13 @@ silf_check <- function(job) {
   rate <- job$prior$rate
   if (!inherits(job$prior, "bnmf_prior") || !(identical(rate, "auto") ||
       is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate >= 0)) {
-    abort_input(sprintf("`prior`: method \"%s\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\" means 1).",
+    abort_input(sprintf("`prior`: method \"%s\" takes `exponential(rate)` with a single rate >= 0 for H (\"auto\": 1 on X / s, s the root mean square of X).",
                         job$method))
   }
   job$rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
-  job
+  # fitted on X / s, the results scaled back by silf_unscale_fit()
+  job$X_data <- job$X
+  silf_scale_job(job)
 }
 
 # The number of particles: a whole number >= 1 whose M x M Stein kernel
@@ -137,8 +139,8 @@ particles_build <- function(cands, job, call) {
   iter <- job$iter
   parts <- lapply(cands, function(cd) to_simplex(cd$W, cd$H))
   st <- particle_stein(X, parts, job$model$silf, rate, stein_kernel_par())
-  validate_particles_fit(new_particles_fit(X, R, init, rate, starts, cands, parts, st, tol,
-                                             iter, call))
+  fit <- new_particles_fit(X, R, init, rate, starts, cands, parts, st, tol, iter, call)
+  validate_particles_fit(silf_unscale_fit(fit, job$X_data, job$data_scale))
 }
 
 # The particle fit (class c("bnmf_particles", "bnmf")) from its pieces: the

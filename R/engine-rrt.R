@@ -38,8 +38,9 @@
 #'   online step), `"gibbs"` (every draw of bnmf's Gibbs sampler at the
 #'   fixed noise variance `sigma2`; Gaussian likelihood only) or `"hmc"`
 #'   (every draw of Hamiltonian Monte Carlo on the same posterior).
-#' @param sigma2 Gaussian likelihood: the noise variance \eqn{\sigma_X^2};
-#'   `NULL`: the empirical noise of a first non-negative least squares fit.
+#' @param sigma2 Gaussian likelihood: the noise variance \eqn{\sigma_X^2}, in
+#'   the units of `X`; `NULL`: the empirical noise of a first non-negative
+#'   least squares fit.
 #' @param epsilon Uniform likelihood: the half-width of the Uniform(-epsilon,
 #'   epsilon) distribution of every residual; `NULL`: from the absolute
 #'   deviations of a first fit.
@@ -49,7 +50,10 @@
 #'   Uniform: 90).
 #' @param step,growth,max_steps The first step size `s0` of an extension on
 #'   the oblique manifold, its relative growth after every feasible step and
-#'   the maximum number of steps of one extension.
+#'   the maximum number of steps of one extension. (The search, and so
+#'   these settings and the ONVI's variances, work on `X / s`, `s` the root
+#'   mean square of `X`; `sigma2` and `epsilon` are converted: see the
+#'   section RRT of [bnmf()].)
 #' @param min_angle,angle_increment A new node must be at least `min_angle`
 #'   degrees (mean angle of the columns of Q) from every node; under the
 #'   Uniform likelihood it grows by `angle_increment` at every restart of
@@ -495,7 +499,7 @@ rrt_check <- function(job) {
   rate <- job$prior$rate
   if (!inherits(job$prior, "bnmf_prior") || !(identical(rate, "auto") ||
       is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate > 0)) {
-    abort_input("`prior`: method \"rrt\" takes `exponential(rate)` with a single rate > 0 for W and H (\"auto\" means 1).")
+    abort_input("`prior`: method \"rrt\" takes `exponential(rate)` with a single rate > 0 for W and H (\"auto\": 1 on X / s, s the root mean square of X).")
   }
   job$rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
   search <- job$control$search
@@ -504,7 +508,65 @@ rrt_check <- function(job) {
   job$starts <- rrt_init(job$init, nrow(job$X), ncol(job$X), job$rank)
   job$progress <- check_flag(job$progress, "progress")
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, 1L, copies = 4, nx = length(job$X))
+  rrt_scale_job(job)
+}
+
+# The search runs on X / s, s the root mean square of X (data_scale()), where
+# the defaults hold (rate 1, the first step, the variances of the ONVI):
+# W, H and every start are divided by sqrt(s), an explicit rate multiplied by
+# it, an explicit sigma2 divided by s^2 and epsilon by s. rrt_unscale_fit()
+# scales the fit back.
+rrt_scale_job <- function(job) {
+  s <- data_scale(job$X)
+  job$data_scale <- s
+  job$X_data <- job$X
+  if (s == 1) return(job)
+  r <- sqrt(s)
+  job$X <- job$X / s
+  if (!identical(job$prior$rate, "auto")) job$rate <- job$rate * r
+  if (!is.null(job$control$sigma2)) job$control$sigma2 <- job$control$sigma2 / s^2
+  if (!is.null(job$control$epsilon)) job$control$epsilon <- job$control$epsilon / s
+  if (!is.null(job$starts)) {
+    job$starts <- lapply(job$starts, function(st) list(W = st$W / r, H = st$H / r))
+  }
   job
+}
+
+# An RRT fit made on X / s in the units of X: W and H (of the fit, its
+# components and accepted candidates) times sqrt(s), the variances times s,
+# sigma2 times s^2, epsilon times s, the rate over sqrt(s); the ELBO (its
+# trace, the optimised start's) and the log joint of the nodes (and the
+# tree's threshold) move by the Jacobian of X, -n log s, and the log joint
+# also by that of (W, H), -(I + J) R log(s) / 2.
+rrt_unscale_fit <- function(fit, X, s) {
+  fit$data_scale <- s
+  fit$X <- X
+  if (s == 1) return(fit)
+  r <- sqrt(s)
+  n <- length(X)
+  D <- (nrow(X) + ncol(X)) * fit$rank
+  wh <- function(f) {
+    f$W <- f$W * r
+    f$H <- f$H * r
+    f
+  }
+  fit$components <- lapply(fit$components, wh)
+  fit$accepted <- lapply(fit$accepted, wh)
+  fit$W <- fit$W * r
+  fit$H <- fit$H * r
+  fit$variances <- fit$variances * s
+  if (!is.null(fit$sigma2)) fit$sigma2 <- fit$sigma2 * s^2
+  if (!is.null(fit$epsilon)) fit$epsilon <- fit$epsilon * s
+  fit$prior$rate <- fit$prior$rate / r
+  fit$elbo <- fit$elbo - n * log(s)
+  if (!is.null(fit$trace$elbo)) fit$trace$elbo <- fit$trace$elbo - n * log(s)
+  if (!is.null(fit$stats$optimised_elbo)) {
+    fit$stats$optimised_elbo <- fit$stats$optimised_elbo - n * log(s)
+  }
+  jac <- n * log(s) + D / 2 * log(s)
+  if (!is.null(fit$node_logp)) fit$node_logp <- fit$node_logp - jac
+  if (!is.null(fit$stats$threshold)) fit$stats$threshold <- fit$stats$threshold - jac
+  fit
 }
 
 # `init`: "random" (NULL: restarts) or a list W, H, or a list of them.
@@ -579,7 +641,8 @@ rrt_build <- function(runs, job, call) {
                         if (job$likelihood == "uniform") ", i.e. none was inside the Uniform(-epsilon, epsilon) box" else "",
                         if (job$likelihood == "uniform") " or a larger `epsilon` in `rrt_control()`" else ""))
   }
-  validate_rrt_fit(new_rrt_fit(runs[[1L]], job, call))
+  validate_rrt_fit(rrt_unscale_fit(new_rrt_fit(runs[[1L]], job, call), job$X_data,
+                                   job$data_scale))
 }
 
 rrt_engine <- function() {
@@ -653,7 +716,8 @@ validate_rrt_fit <- function(fit) {
 #' @section RRT:
 #' `method = "rrt"` approximates the posterior of the Bayesian NMF of
 #' Masood and Doshi-Velez (exponential priors of rate `rate` on `W` and `H`
-#' from `prior = exponential(rate)`, `"auto"` meaning 1; a Gaussian
+#' from `prior = exponential(rate)`, `"auto"` meaning 1 on the scaled data
+#' below; a Gaussian
 #' likelihood with noise variance `sigma2`, `likelihood = "gaussian"`, or a
 #' Uniform(-epsilon, epsilon) distribution of every residual,
 #' `likelihood = "uniform"`) by a mixture of isotropic Gaussians
@@ -685,12 +749,24 @@ validate_rrt_fit <- function(fit) {
 #' dense, complete and non-negative. See [summary.bnmf_rrt()], [plot.bnmf_rrt()],
 #' [factors.bnmf_rrt()].
 #'
+#' The search runs on `X / s`, `s` the root mean square of `X`
+#' (`fit$data_scale`), and the fit is scaled back: `W`, `H` of every
+#' component times `sqrt(s)`, the variances times `s`, `sigma2` times
+#' `s^2`, `epsilon` times `s`, the ELBO (and its trace) minus `n log(s)`.
+#' The automatic rate 1, the tree's first step and the ONVI's variances thus
+#' apply to data of root mean square 1, and the fit of `c X` is that of `X`
+#' with `W H` times `c` at any scale (the automatic rate is `1 / sqrt(s)` on
+#' the `W` and `H` of `X`: `fit$prior$rate`). An explicit rate, `sigma2`
+#' and `epsilon` are in the units of `X`. (Before, the rate 1 was absolute:
+#' at `X * 1e100` the prior outweighed the data.)
+#'
 #' The prior's rate matters more here than elsewhere. A component's weight
 #' is proportional to the exponential of its expected log joint, and under
 #' the Uniform likelihood the log joint of a factorisation inside the box is
 #' the prior's alone, `-rate * sum(W, H)` plus a constant. Between
 #' factorisations that all explain the data, `sum(W, H)` (over `(I + J) R`
-#' entries) can differ by tens of units, so at `rate = 1` the mixture keeps
+#' entries, on the scaled data) can differ by tens of units, so at the
+#' automatic rate the mixture keeps
 #' only the candidates of smallest `sum(W, H)`, often a single component,
 #' however many distinct modes the tree reaches. A weak prior (for example
 #' `prior = exponential(0.01)`) lets the mixture keep every mode the data

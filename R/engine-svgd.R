@@ -41,7 +41,10 @@ NULL
 #' Tuning of `bnmf(method = "svgd")` and `bnmf(method = "dsgd")`.
 #'
 #' @param step_size The step size of AdaGrad: every coordinate moves by
-#'   `step_size * g / (1e-6 + sqrt(h))` with `h` the running mean of `g^2`.
+#'   `step_size * g / (1e-6 + sqrt(h))` with `h` the running mean of `g^2`,
+#'   on the data scaled to root mean square 1 (`H` moves by `s` times as
+#'   much, `s` the root mean square of `X`; see the section Particles of
+#'   [bnmf()]), so that the steps follow the data's scale.
 #' @param momentum The weight of the past in the running mean `h`, in [0, 1).
 #' @param record Record the Stein discrepancy every `record` steps.
 #' @return A list of class `bnmf_stein_control`.
@@ -248,7 +251,7 @@ svgd_build <- function(runs, job, call) {
   fit$trace <- run$trace
   fit$control <- job$control
   class(fit) <- fit_class(c(job$method, "particles"), "nmf")
-  validate_particles_fit(fit)
+  validate_particles_fit(silf_unscale_fit(fit, job$X_data, job$data_scale))
 }
 
 svgd_engine <- function() {

@@ -139,7 +139,7 @@ cat_silf_model <- function(x, how = NULL) {
   cat(how)
   cat("  likelihood: ")
   print(x$likelihood)
-  cat(sprintf("  prior: columns of W ~ Dirichlet(1), H ~ Exp(rate = %s)\n", format(x$prior$rate)))
+  cat(sprintf("  prior: columns of W ~ Dirichlet(1), H ~ Exp(rate = %s)\n", format(signif(x$prior$rate, 4))))
 }
 
 # ---- SVGD and DSGD fits (R/engine-svgd.R) ---------------------------------------------
@@ -243,7 +243,7 @@ print.bnmf_rrt <- function(x, ...) {
   cat(sprintf("Bayesian NMF by %s\n", rrt_search_label(x$search)))
   cat(sprintf("  X: %d x %d; rank: %d\n", x$dims[1L], x$dims[2L], x$rank))
   cat(sprintf("  likelihood: %s; exponential priors of rate %s on W and H\n",
-              rrt_likelihood_label(x), format(x$prior$rate)))
+              rrt_likelihood_label(x), format(signif(x$prior$rate, 4))))
   st <- x$stats
   cat(sprintf("  %d candidates processed, %d accepted; %d components kept (largest weight %.3g); ELBO %s\n",
               st$processed, st$accepted, length(x$weights), max(x$weights),

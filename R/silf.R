@@ -15,11 +15,17 @@
 #' likely: the analyst says how good a factorisation must be, not which one
 #' is best.
 #'
-#' @param epsilon The insensitivity threshold, > 0. `NULL` (the default):
+#' @param epsilon The insensitivity threshold, > 0, in the units of the
+#'   objective of `X`. `NULL` (the default):
 #'   1.2 times the largest objective among the candidate factorisations (the
 #'   empirical rule of the paper, section 6.1).
 #' @param beta Width of the smooth transition, in (0, 1).
-#' @param C Slope of the log likelihood outside the insensitive region, > 0.
+#' @param C Slope of the log likelihood outside the insensitive region, > 0,
+#'   per unit of the objective of `X / s` (`s` the root mean square of the
+#'   observed entries of `X`): [bnmf()] and [stein_discrepancy()] fit the
+#'   data scaled to root mean square 1, so the same `C` gives the same
+#'   posterior (with `H` times `c`) for `c X` at any scale. `C = 2 *
+#'   mean(X^2)` is `C = 2` on the objective of `X` itself.
 #' @param objective `"frobenius"` (\eqn{\|X - WH\|_F^2}), `"kl"` (the
 #'   generalised Kullback-Leibler divergence \eqn{\sum X \log(X / WH) - X +
 #'   WH}) or `"is"` (Itakura-Saito, \eqn{\sum X / WH - \log(X / WH) - 1}; needs
@@ -255,4 +261,95 @@ nmf_objective <- function(X, W, H, objective) {
 particle_score <- function(grad, likelihood, rate) {
   d <- -likelihood$C * silf_deriv(grad$f, likelihood$epsilon, likelihood$beta)
   list(W = d * grad$W, H = d * grad$H - rate)
+}
+
+# ---- the data's scale --------------------------------------------------------
+
+# The particle model (particles, HMC, SVGD, DSGD) and RRT are fitted on X / s,
+# s the root mean square of the observed entries of X (1 when they are all
+# zero), and their results scaled back: the defaults of these methods (the
+# prior rate 1, the slope C of the SILF, the Stein kernel's bandwidths, the
+# SVGD steps, RRT's steps and variances) are on the scale of data with root
+# mean square 1, so that the fit of c X is that of X with W H times c.
+data_scale <- function(X) {
+  vals <- if (inherits(X, "dgCMatrix")) X@x else X
+  n_obs <- prod(as.double(dim(X))) - sum(is.na(vals))
+  vals <- vals[!is.na(vals)]
+  m <- if (length(vals)) max(abs(vals)) else 0
+  if (!(m > 0) || !is.finite(m) || !(n_obs > 0)) return(1)
+  # sqrt(mean(X^2)) without overflow or underflow of the squares
+  s <- m * sqrt(sum((vals / m)^2) / n_obs)
+  if (s > 0 && is.finite(s)) s else 1
+}
+
+# The power of the data's scale in an objective: |X - W H|^2 (s^2), the KL
+# divergence (s), Itakura-Saito (none).
+objective_power <- function(objective) {
+  c(frobenius = 2, kl = 1, is = 0)[[objective]]
+}
+
+# A job of the particle model on X / s (job$data_scale = s): the data, an
+# explicit rate of H (in the units of X: times s), an explicit epsilon (in
+# the units of the objective of X: over s^p) and given starts (H over s).
+# "auto" is rate 1 on X / s.
+silf_scale_job <- function(job) {
+  s <- data_scale(job$X)
+  job$data_scale <- s
+  p <- objective_power(job$likelihood$objective)
+  job$rate_auto <- identical(job$prior$rate, "auto")
+  job$X <- job$X / s
+  if (!job$rate_auto) job$rate <- job$rate * s
+  if (!is.null(job$likelihood$epsilon)) job$likelihood$epsilon <- job$likelihood$epsilon / s^p
+  job$init <- scale_init_H(job$init, 1 / s)
+  job
+}
+
+# Given starts (a list with W and H, or a list of them) with H times f.
+scale_init_H <- function(init, f) {
+  if (!is.list(init) || inherits(init, "bnmf_qtransform")) return(init)
+  if (!is.null(init$H)) {
+    init$H <- init$H * f
+    return(init)
+  }
+  lapply(init, function(s) {
+    if (is.list(s) && !is.null(s$H)) s$H <- s$H * f
+    s
+  })
+}
+
+# A fit of the particle model made on X / s back in the units of X: the data,
+# H (of the particles, the draws, their means), W H, the objectives, epsilon
+# and the rate of H. The Stein discrepancy, its kernel matrix, the log
+# likelihood (the SILF's value is the same: epsilon and the objective scale
+# alike) and HMC's step sizes, metric and log posterior stay those of the
+# fit on X / s (stein_discrepancy() too evaluates the discrepancy on X / s).
+silf_unscale_fit <- function(fit, X, s) {
+  fit$data_scale <- s
+  if (s == 1) {
+    fit$X <- X
+    return(fit)
+  }
+  p <- objective_power(fit$likelihood$objective)
+  fit$X <- X
+  fit$likelihood$epsilon <- fit$likelihood$epsilon * s^p
+  fit$prior$rate <- fit$prior$rate / s
+  fit$H <- fit$H * s
+  if (!is.null(fit$particles)) {
+    fit$particles <- lapply(fit$particles, function(q) {
+      q$H <- q$H * s
+      q
+    })
+  }
+  if (!is.null(fit$draws)) {
+    fit$draws <- lapply(fit$draws, function(d) {
+      d$H <- d$H * s
+      d
+    })
+  }
+  if (!is.null(fit$WH)) fit$WH <- fit$WH * s
+  if (!is.null(fit$objective)) fit$objective <- fit$objective * s^p
+  if (!is.null(fit$candidates$objective)) fit$candidates$objective <- fit$candidates$objective * s^p
+  if (!is.null(fit$trace$objective)) fit$trace$objective <- fit$trace$objective * s^p
+  if (!is.null(fit$warm_start_objective)) fit$warm_start_objective <- fit$warm_start_objective * s^p
+  fit
 }

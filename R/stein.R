@@ -129,7 +129,18 @@ stein_value <- function(K, weights, kernel = FALSE) {
 #' @param likelihood The likelihood, made by [silf()]. Its `epsilon`
 #'   defaults to 1.2 times the largest objective among the factorisations:
 #'   give it explicitly to compare sets on the same model.
-#' @param rate Rate of the exponential prior on `H`.
+#' @param rate Rate of the exponential prior on `H` (in the units of `X`), or
+#'   `"auto"` (the default, as in [bnmf()]): rate 1 on the data scaled to
+#'   root mean square 1, i.e. `1 / s` with `s` the root mean square of the
+#'   observed entries of `X`.
+#' @section The data's scale:
+#' As [bnmf()] does for the particle model, the discrepancy is evaluated on
+#' `X / s` (`s` the root mean square of the observed entries of `X`), with
+#' `H / s`, `epsilon / s^p` (`p` = 2 for the Frobenius objective, 1 for KL, 0
+#' for Itakura-Saito) and `rate * s`: the slope `C` of [silf()] and the
+#' kernel's bandwidths apply to the data scaled to root mean square 1, so
+#' that the same factorisations of `c X` (with `H` times `c`) have the same
+#' discrepancy and weights.
 #' @param weights `"optimal"`, `"equal"` or a numeric vector.
 #' @param kernel A list of base-kernel parameters, any of `c_W` (default
 #'   `1e-2`), `c_H` (`1e3`), `b_W` and `b_H` (both `-0.5`): the kernel is
@@ -180,7 +191,7 @@ stein_discrepancy.bnmf_hmc <- function(x, weights = "equal", kernel = list(), dr
 
 #' @rdname stein_discrepancy
 #' @export
-stein_discrepancy.list <- function(x, X, likelihood = silf(), rate = 1,
+stein_discrepancy.list <- function(x, X, likelihood = silf(), rate = "auto",
                                    weights = "optimal", kernel = list(), ...) {
   check_dots_empty(list(...), names(formals()), "stein_discrepancy")
   X <- check_particle_data(X)
@@ -204,11 +215,17 @@ stein_discrepancy.list <- function(x, X, likelihood = silf(), rate = 1,
     abort_input("`x`: every factorisation must have the same rank.")
   }
   likelihood <- check_likelihood(likelihood)
-  rate <- check_number(rate, "rate", 0)
-  st <- particle_stein(X, parts, likelihood, rate, kernel, weights)
+  if (!identical(rate, "auto")) rate <- check_number(rate, "rate", 0)
+  # on X / s, as bnmf() fits the particle model (data_scale())
+  s <- data_scale(X)
+  p <- objective_power(likelihood$objective)
+  rate <- if (identical(rate, "auto")) 1 else rate * s
+  if (!is.null(likelihood$epsilon)) likelihood$epsilon <- likelihood$epsilon / s^p
+  parts <- lapply(parts, function(q) list(W = q$W, H = q$H / s))
+  st <- particle_stein(X / s, parts, likelihood, rate, kernel, weights)
   val <- st$value
   attr(val, "weights") <- st$weights
-  attr(val, "epsilon") <- st$likelihood$epsilon
+  attr(val, "epsilon") <- st$likelihood$epsilon * s^p
   val
 }
 

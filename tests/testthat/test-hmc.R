@@ -116,7 +116,10 @@ test_that("HMC matches the quadrature of its posterior on a tiny problem", {
   g <- expand.grid(w = w, h1 = h, h2 = h)
   f <- (X[1, 1] - g$w * g$h1)^2 + (X[2, 1] - (1 - g$w) * g$h1)^2 +
     (X[1, 2] - g$w * g$h2)^2 + (X[2, 2] - (1 - g$w) * g$h2)^2
-  lp <- -lik$C * bnmf:::silf_loss(f, lik$epsilon, lik$beta) - rate * (g$h1 + g$h2)
+  # bnmf() fits X / s (s the root mean square of X): the SILF of the
+  # objective f / s^2 at epsilon / s^2, which is SILF(f; epsilon) / s^2
+  s2 <- mean(X^2)
+  lp <- -lik$C / s2 * bnmf:::silf_loss(f, lik$epsilon, lik$beta) - rate * (g$h1 + g$h2)
   p <- exp(lp - max(lp))
   p <- p / sum(p)
   exact <- function(v) c(mean = sum(p * v), sd = sqrt(sum(p * v^2) - sum(p * v)^2))

@@ -167,7 +167,10 @@ test_that("HMC with missing entries predicts them by the mean over its draws", {
   # the chain's log posterior is that of the observed entries only
   tr <- fit$trace
   last <- factors(fit, draw = fit$n_draws)
+  # (in the units of X: the SILF of X / s is SILF(f; epsilon) / s^2, s^2 the
+  # mean square of the observed entries, and rate * H is the same)
   lik <- fit$likelihood
+  lik$C <- lik$C / mean(Xm^2, na.rm = TRUE)
   expect_equal(tail(tr$logpost, 1), log_post_plain(Xm, last$W, last$H, lik, fit$prior$rate),
                tolerance = 1e-8)
 })

@@ -203,7 +203,13 @@ test_that("Gaussian schedule: the start of smallest squared error is optimised u
   })
   rss <- vapply(starts, function(s) sum((X - s$W %*% s$H)^2), 0)
   expect_identical(which.min(rss), 2L)
-  tg <- bnmf:::nvi_target(X, R, sigma2 = 0.01, rate = 1)
+  # bnmf() searches on X / s (s the root mean square of X), W and H over
+  # sqrt(s), sigma2 over s^2, with the automatic rate 1 there; its ELBO is
+  # that of X / s minus n log(s).
+  s <- bnmf:::data_scale(X)
+  r <- sqrt(s)
+  tg <- bnmf:::nvi_target(X / s, R, sigma2 = 0.01 / s^2, rate = 1)
+  starts_s <- lapply(starts, function(st) list(W = st$W / r, H = st$H / r))
   D <- tg$D
   # The one-component ELBO of equation 3 at its optimal variance s = -D / t:
   # D/2 log(4 pi s) + f(mu) + s t / 2.
@@ -212,7 +218,7 @@ test_that("Gaussian schedule: the start of smallest squared error is optimised u
     s <- -D / t
     D / 2 * log(4 * pi * s) + tg$logp(th) + s * t / 2
   }
-  o <- bnmf:::rrt_optimise_start(starts, tg, 100)
+  o <- bnmf:::rrt_optimise_start(starts_s, tg, 100)
   expect_identical(o$index, 2L)
   mu <- c(o$start$W, o$start$H)
   expect_true(all(mu >= 0))
@@ -220,19 +226,19 @@ test_that("Gaussian schedule: the start of smallest squared error is optimised u
   # A maximum: a tightly converged optimiser written for the test, from the
   # raw start, finds no more than the NVI's absolute stopping criterion
   # (1e-3) above it; the raw start is far below.
-  ref <- optim(c(starts[[2]]$W, starts[[2]]$H), function(x) -one(pmax(x, 0)),
+  ref <- optim(c(starts_s[[2]]$W, starts_s[[2]]$H), function(x) -one(pmax(x, 0)),
                method = "L-BFGS-B", lower = 0, control = list(factr = 1, pgtol = 0, maxit = 20000))
   expect_identical(ref$convergence, 0L)
   expect_lt(-ref$value - one(mu), 1e-3)
-  expect_gt(one(mu) - one(c(starts[[2]]$W, starts[[2]]$H)), 100)
+  expect_gt(one(mu) - one(c(starts_s[[2]]$W, starts_s[[2]]$H)), 100)
   # In the search it replaces its start and is the first candidate, offered
   # as it is (the first candidate is always accepted).
   fit <- bnmf(X, rank = R, method = "rrt", init = starts, iter = 5,
               control = rrt_control(sigma2 = 0.01, max_failures = 5))
   expect_identical(fit$stats$optimised, 2L)
-  expect_equal(unname(fit$accepted[[1]]$W), o$start$W, tolerance = 1e-8)
-  expect_equal(unname(fit$accepted[[1]]$H), o$start$H, tolerance = 1e-8)
-  expect_equal(fit$trace$elbo[1], one(mu), tolerance = 1e-8)
+  expect_equal(unname(fit$accepted[[1]]$W) / r, o$start$W, tolerance = 1e-8)
+  expect_equal(unname(fit$accepted[[1]]$H) / r, o$start$H, tolerance = 1e-8)
+  expect_equal(fit$trace$elbo[1] + length(X) * log(s), one(mu), tolerance = 1e-8)
   # optimise_iter = 0: the first start is offered first, at the prior's
   # mode on its scale orbit
   fit0 <- bnmf(X, rank = R, method = "rrt", init = starts, iter = 1,

@@ -199,3 +199,142 @@ test_that("the posterior sd of tau is finite where its running sum of squares ov
   kept <- tr$tau[seq_len(nrow(tr)) %% 2 == 0]
   expect_equal(tiny$tau_sd / max(kept), stats::sd(kept / max(kept)), tolerance = 1e-12)
 })
+
+# ---- the other models: NMTF, the particle model, RRT ----------------------------
+
+# A small rank-3 X >= 0 (the particle model and RRT need non-negative data).
+scale_data <- function(I = 20, J = 15, K = 3) {
+  withr::local_seed(11)
+  WH <- matrix(rexp(I * K), I, K) %*% matrix(rexp(K * J), K, J)
+  pmax(WH + matrix(rnorm(I * J, sd = 0.05 * sqrt(mean(WH^2))), I, J), 0)
+}
+
+rel_x <- function(fit, X) sqrt(sum((X - fitted(fit))^2) / sum(X^2))
+
+# Fits of X * s for s in 1, 1e-100, 1e100 from the same seed: their relative
+# errors (a fit that fails is an error of the test).
+rel_at_scales <- function(X, fit_fun, scales = c(1, 1e-100, 1e100)) {
+  vapply(scales, function(s) {
+    withr::local_seed(5)
+    rel_x(suppressWarnings(fit_fun(X * s)), X * s)
+  }, numeric(1))
+}
+
+# Within 1.5 times, or 0.01, of the error at scale 1; never the zero fit.
+expect_scale_free <- function(rel, info) {
+  expect_true(all(is.finite(rel)), info = info)
+  expect_lt(max(rel), 0.99)
+  expect_lt(max(rel[-1]), max(1.5 * rel[1], rel[1] + 0.01), label = info)
+}
+
+test_that("NMTF fits of X * 1e-100 and X * 1e100 are those of X (every method)", {
+  X <- scale_data()
+  for (m in c("icm", "vb", "np", "gibbs")) {
+    rel <- rel_at_scales(X, function(Y) {
+      bnmf(Y ~ nmtf(3, 3), method = m, iter = if (m == "gibbs") 100 else 200, progress = FALSE)
+    })
+    # Formerly ICM: an all-zero fit (relative error 1) at both extremes: the
+    # k-means start had F, G at 1 whatever the data's scale.
+    expect_scale_free(rel, paste("nmtf", m))
+    # ICM, VB and NP are deterministic from the same start (up to rounding):
+    # the same fit, up to where each stops (tol = 1e-6; measured 2e-3 of
+    # the relative error)
+    if (m != "gibbs") expect_lt(max(abs(rel - rel[1])), 0.01 * rel[1], label = m)
+  }
+  # the start follows the scale: each block of c X's start is c^(1/3) times
+  # that of X (up to rounding) and F S G' is c times
+  withr::local_seed(3)
+  a <- bnmf:::nmtf_init("kmeans", X, 3, 3, mean(X), "icm")
+  withr::local_seed(3)
+  b <- bnmf:::nmtf_init("kmeans", X * 1e99, 3, 3, mean(X * 1e99), "icm")
+  expect_equal(b$F, a$F * 1e33)
+  expect_equal(b$S, a$S * 1e33)
+})
+
+test_that("particle fits follow the units of X: weights, discrepancy, epsilon and rate", {
+  X <- scale_data()
+  fits <- lapply(c(1, 1e-100, 1e100), function(s) {
+    bnmf(X * s, rank = 3, method = "particles", particles = 4, iter = 1000, progress = FALSE)
+  })
+  rel <- vapply(seq_along(fits), function(k) rel_x(fits[[k]], X * c(1, 1e-100, 1e100)[k]), 0)
+  expect_scale_free(rel, "particles")
+  s <- bnmf:::data_scale(X)
+  for (k in 2:3) {
+    c <- c(1, 1e-100, 1e100)[k]
+    expect_equal(weights(fits[[k]]), weights(fits[[1]]), tolerance = 1e-6)
+    expect_equal(as.numeric(stein_discrepancy(fits[[k]])),
+                 as.numeric(stein_discrepancy(fits[[1]])), tolerance = 1e-6)
+    expect_equal(fits[[k]]$likelihood$epsilon, fits[[1]]$likelihood$epsilon * c^2,
+                 tolerance = 1e-6)
+    expect_equal(fits[[k]]$prior$rate, fits[[1]]$prior$rate / c, tolerance = 1e-6)
+    expect_equal(fits[[k]]$H, fits[[1]]$H * c, tolerance = 1e-6)
+  }
+  # "auto" is rate 1 on X / s, so 1 / s on the H of X; the fit's objective
+  # is that of X
+  expect_equal(fits[[1]]$prior$rate, 1 / s)
+  expect_equal(fits[[1]]$objective[1],
+               sum((X - fits[[1]]$particles[[1]]$W %*% fits[[1]]$particles[[1]]$H)^2),
+               tolerance = 1e-10)
+  # an explicit rate and epsilon are in the units of X: the fit of c X with
+  # rate / c and epsilon c^2 is the fit of X
+  f1 <- bnmf(X, rank = 3, method = "particles", particles = 4, iter = 1000,
+             prior = exponential(0.5), likelihood = silf(epsilon = 20), progress = FALSE)
+  f2 <- bnmf(X * 1e50, rank = 3, method = "particles", particles = 4, iter = 1000,
+             prior = exponential(0.5e-50), likelihood = silf(epsilon = 20e100), progress = FALSE)
+  expect_equal(weights(f2), weights(f1), tolerance = 1e-6)
+  expect_equal(f2$likelihood$epsilon, 20e100)
+})
+
+test_that("SVGD and DSGD fits of X * 1e-100 and X * 1e100 are those of X", {
+  X <- scale_data()
+  for (m in c("svgd", "dsgd")) {
+    fits <- lapply(c(1, 1e-100, 1e100), function(s) {
+      withr::local_seed(8)
+      bnmf(X * s, rank = 3, method = m, iter = 40, particles = 3, progress = FALSE)
+    })
+    rel <- vapply(seq_along(fits), function(k) rel_x(fits[[k]], X * c(1, 1e-100, 1e100)[k]), 0)
+    # Formerly SVGD: relative error 1 at 1e-100 (a step of 0.01 in H of
+    # order 1e-100) and an internal error at 1e100 (a non-finite Stein
+    # discrepancy); DSGD alike.
+    expect_scale_free(rel, m)
+    expect_lt(max(abs(rel - rel[1])), 1e-6, label = m)
+    for (k in 2:3) {
+      expect_equal(fits[[k]]$trace$stein, fits[[1]]$trace$stein, tolerance = 1e-6, info = m)
+    }
+  }
+})
+
+test_that("HMC fits of X * 1e-100 and X * 1e100 are those of X", {
+  X <- scale_data(12, 10, 2)
+  rel <- rel_at_scales(X, function(Y) {
+    bnmf(Y, rank = 2, method = "hmc", iter = 60, progress = FALSE)
+  })
+  # Formerly 1e-100: relative error 1e98 (H ~ Exp(1) against data of 1e-100)
+  expect_scale_free(rel, "hmc")
+})
+
+test_that("RRT fits of X * 1e-100 and X * 1e100 are those of X, ELBO and sigma2 in the units of X", {
+  X <- scale_data(15, 12, 2)
+  fits <- lapply(c(1, 1e-100, 1e100), function(s) {
+    withr::local_seed(9)
+    bnmf(X * s, rank = 2, method = "rrt", iter = 15, progress = FALSE,
+         control = rrt_control(starts = 5, max_failures = 10, solver_iter = 100,
+                               optimise_iter = 20))
+  })
+  sc <- c(1, 1e-100, 1e100)
+  rel <- vapply(seq_along(fits), function(k) rel_x(fits[[k]], X * sc[k]), 0)
+  expect_scale_free(rel, "rrt")
+  n <- length(X)
+  for (k in 2:3) {
+    expect_equal(fits[[k]]$weights, fits[[1]]$weights, tolerance = 1e-6)
+    expect_equal(fits[[k]]$sigma2, fits[[1]]$sigma2 * sc[k]^2, tolerance = 1e-6)
+    expect_equal(fits[[k]]$variances, fits[[1]]$variances * sc[k], tolerance = 1e-6)
+    expect_equal(fits[[k]]$W, fits[[1]]$W * sqrt(sc[k]), tolerance = 1e-6)
+    # the ELBO of c X is that of X minus n log(c)
+    expect_equal(fits[[k]]$elbo + n * log(sc[k]), fits[[1]]$elbo, tolerance = 1e-6)
+    expect_equal(as.numeric(logLik(fits[[k]])) + n * log(sc[k]), as.numeric(logLik(fits[[1]])),
+                 tolerance = 1e-6)
+  }
+  # the automatic rate is 1 on X / s: 1 / sqrt(s) on the W and H of X
+  expect_equal(fits[[1]]$prior$rate, 1 / sqrt(bnmf:::data_scale(X)))
+})
