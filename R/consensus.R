@@ -303,12 +303,7 @@ membership <- function(fit) {
   f <- wh_view(fit)
   K <- ncol(f$W)
   J <- fit$dims[2L]
-  P <- matrix(0, K, J)
-  for (s in seq_along(pf$fs)) {
-    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H)
-    P[cbind(d, seq_len(J))] <- P[cbind(d, seq_len(J))] + pf$weights[s]
-  }
-  P <- P / sum(pf$weights)
+  P <- cluster_probs(pf, K, J)
   kn <- factor_names(K)
   best <- max.col(t(P), ties.method = "first")
   out <- data.frame(sample = fit$dimnames[[2L]] %||% as.character(seq_len(J)),
@@ -321,6 +316,18 @@ membership <- function(fit) {
   attr(out, "n") <- length(pf$fs)
   attr(out, "source") <- pf$source
   out
+}
+
+# The posterior probability that factor k is the dominant factor of sample
+# j (K x J, columns summing to one): the weighted share of the
+# factorisations `pf` (posterior_factorisations()) in which it is.
+cluster_probs <- function(pf, K, J) {
+  P <- matrix(0, K, J)
+  for (s in seq_along(pf$fs)) {
+    d <- dominant_factor(pf$fs[[s]]$W, pf$fs[[s]]$H)
+    P[cbind(d, seq_len(J))] <- P[cbind(d, seq_len(J))] + pf$weights[s]
+  }
+  P / sum(pf$weights)
 }
 
 #' Marker features of each factor, with their uncertainty
@@ -369,19 +376,12 @@ markers <- function(fit, n = 10, by = c("weight", "specificity")) {
     U <- sweep(W, 2L, pmax(colSums(W), .Machine$double.xmin), "/")
     U^2 / pmax(rowSums(U), .Machine$double.xmin)
   }
-  top_n <- function(s) apply(s, 2L, function(v) order(-v)[seq_len(n)])
   pf <- posterior_factorisations(fit)
   W <- unname(wh_view(fit)$W)
   K <- ncol(W)
-  hits <- matrix(0, I, K)
-  for (s in seq_along(pf$fs)) {
-    tp <- matrix(top_n(score(pf$fs[[s]]$W)), n, K)
-    hits[cbind(as.vector(tp), rep(seq_len(K), each = n))] <-
-      hits[cbind(as.vector(tp), rep(seq_len(K), each = n))] + pf$weights[s]
-  }
-  hits <- hits / sum(pf$weights)
+  hits <- top_probs(pf, n, score, I, K)
   sc <- score(W)
-  tp <- matrix(top_n(sc), n, K)
+  tp <- top_n(sc, n)
   rn <- fit$dimnames[[1L]] %||% as.character(seq_len(I))
   kn <- factor_names(K)
   out <- do.call(rbind, lapply(seq_len(K), function(k) {
@@ -395,6 +395,23 @@ markers <- function(fit, n = 10, by = c("weight", "specificity")) {
   out$factor <- factor(out$factor, levels = kn)
   rownames(out) <- NULL
   out
+}
+
+# The indices of the n largest entries of every column of the scores `s`
+# (n x K).
+top_n <- function(s, n) matrix(apply(s, 2L, function(v) order(-v)[seq_len(n)]), n, ncol(s))
+
+# The posterior probability that feature i is among the `n` top features of
+# factor k (I x K): the weighted share of the factorisations `pf` in which
+# its score (`score(W)`) is among the n largest of the column.
+top_probs <- function(pf, n, score, I, K) {
+  hits <- matrix(0, I, K)
+  for (s in seq_along(pf$fs)) {
+    tp <- top_n(score(pf$fs[[s]]$W), n)
+    idx <- cbind(as.vector(tp), rep(seq_len(K), each = n))
+    hits[idx] <- hits[idx] + pf$weights[s]
+  }
+  hits / sum(pf$weights)
 }
 
 # The 95% posterior interval of W[, k], or NULL (point estimates): the

@@ -182,15 +182,38 @@ sse_obs <- function(object) {
   sum(residuals(object)^2, na.rm = TRUE)
 }
 
-# RMSE and R^2 over the observed entries, for summary(): a dense fit through
-# its residuals, a sparse one through sums that never form I x J values.
-fit_stats <- function(object) {
+# RMSE and R^2 over the observed entries (with notes), for summary() and
+# glance(): a dense fit through its residuals, a sparse one through sums
+# that never form I x J values.
+fit_stats <- function(object) UseMethod("fit_stats")
+
+fit_stats.bnmf <- function(object) {
   if (object$sparse) {
     s <- sparse_fit_sums(object)
     return(quality_from_sums(s$sse, s$tss, s$n, 1))
   }
   fit_quality(residuals(object), object$X)
 }
+
+# NMTF: the point estimate F S G' (a sparse X through its sums).
+fit_stats.bnmf_nmtf <- function(object) {
+  n <- object$n_obs
+  sse <- nmtf_sse_point(object)
+  vals <- if (object$sparse) object$X@x else object$X
+  ss <- sum(vals^2, na.rm = TRUE)
+  sst <- ss - sum(vals, na.rm = TRUE)^2 / n
+  quality_from_sums(sse, sst, n, 1)
+}
+
+# HMC and particle fits: the posterior (weighted) mean of W H through the
+# residuals, NA (with a note) where they would be dense above the limit.
+fit_stats.bnmf_hmc <- function(object) {
+  if (dense_allowed(object)) return(fit_quality(residuals(object), object$X))
+  list(rmse = NA_real_, r_squared = NA_real_,
+       notes = "RMSE and R^2 are NA: the residuals of this sparse X would be a dense matrix above getOption(\"bnmf.max_dense\")")
+}
+
+fit_stats.bnmf_particles <- fit_stats.bnmf_hmc
 
 # ---- Sparse fits: everything on entries, in memory O(nnz + (I + J) K) ----
 

@@ -156,28 +156,61 @@ trace_layout.bnmf_gibbs <- function(x) {
 
 # 95% posterior band (lo, hi) of the basis vector W[, factor]; NULL for the
 # point estimates.
-basis_band <- function(x, factor) UseMethod("basis_band")
+basis_band <- function(x, factor) {
+  b <- factor_band(x, "W")
+  if (is.null(b)) return(NULL)
+  list(lo = b$lo[, factor], hi = b$hi[, factor])
+}
 
-basis_band.bnmf <- function(x, factor) NULL
+# 95% posterior band (lo, hi: matrices) of every entry of the factor matrix
+# `which` ("W" or "H"; for the tri-factorisation "F", "S" or "G") where the
+# fit keeps one (the Gaussian NMF and NMTF models, Gibbs and VB); NULL
+# otherwise (point estimates; the other models' bands come from
+# tidy_spread()).
+factor_band <- function(x, which) UseMethod("factor_band")
 
-basis_band.bnmf_vb <- function(x, factor) sd_band(x, factor)
+factor_band.bnmf <- function(x, which) NULL
 
-# mean +/- 1.96 posterior sd
-sd_band <- function(x, factor) {
-  w <- x$W[, factor]
-  s <- x$W_sd[, factor]
-  list(lo = pmax(w - 1.96 * s, 0), hi = w + 1.96 * s)
+factor_band.bnmf_vb <- function(x, which) {
+  if (inherits(x, "bnmf_poisson")) return(NextMethod())
+  sd_band(x[[which]], x[[paste0(which, "_sd")]])
+}
+
+# mean +/- 1.96 posterior sd, cut at zero
+sd_band <- function(m, s) {
+  if (is.null(m) || is.null(s)) return(NULL)
+  list(lo = pmax(m - 1.96 * s, 0), hi = m + 1.96 * s)
 }
 
 # quantiles of the kept draws, else as VB from the posterior sd
-basis_band.bnmf_gibbs <- function(x, factor) {
-  if (!inherits(x, "bnmf_nmf")) return(NextMethod())
-  if (is.null(x$draws)) return(sd_band(x, factor))
-  I <- x$dims[1L]
-  rows <- (factor - 1L) * I + seq_len(I)
-  d <- do.call(cbind, lapply(x$draws, function(dr) dr$W[rows, , drop = FALSE]))
-  q <- apply(d, 1L, stats::quantile, probs = c(0.025, 0.975))
-  list(lo = q[1L, ], hi = q[2L, ])
+factor_band.bnmf_gibbs <- function(x, which) {
+  if (inherits(x, "bnmf_poisson")) return(NextMethod())
+  d <- gibbs_draws_of(x, which)
+  if (is.null(d)) return(sd_band(x[[which]], x[[paste0(which, "_sd")]]))
+  draws_band(d, dim(x[[which]]))
+}
+
+# The 2.5% and 97.5% quantiles of every row of the draws `d` (one entry per
+# row, one draw per column) as matrices of dimensions `dims`.
+draws_band <- function(d, dims) {
+  q <- apply(d, 1L, stats::quantile, probs = c(0.025, 0.975), names = FALSE)
+  list(lo = matrix(q[1L, ], dims[1L], dims[2L]), hi = matrix(q[2L, ], dims[1L], dims[2L]))
+}
+
+# The kept draws of a factor matrix of a Gaussian Gibbs fit (keep =
+# "draws"), one column per draw over the chains, in the order of the
+# matrix's entries; NULL without them. NMTF: each chain's factors matched to
+# the fit's (fit$perm).
+gibbs_draws_of <- function(x, which) {
+  if (is.null(x$draws)) return(NULL)
+  if (inherits(x, "bnmf_nmf")) return(do.call(cbind, lapply(x$draws, function(d) d[[which]])))
+  dims <- dim(x[[which]])
+  do.call(cbind, lapply(seq_along(x$draws), function(c) {
+    d <- x$draws[[c]][[which]]
+    rows <- if (which == "S") x$perm$F[[c]] else seq_len(dims[1L])
+    cols <- if (which == "F") x$perm$F[[c]] else x$perm$G[[c]]
+    apply(d, 2L, function(v) as.vector(matrix(v, dims[1L], dims[2L])[rows, cols, drop = FALSE]))
+  }))
 }
 
 #' @rdname hmc

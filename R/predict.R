@@ -245,9 +245,11 @@ predict_args <- function(object, newdata, type, se.fit, i, j, dots = list(), val
 # Errors for what a fit without a posterior cannot give.
 no_posterior <- function(object, what) {
   desc <- c(icm = "iterated conditional modes (a posterior mode)",
-            np = "non-probabilistic multiplicative updates (no posterior)")
+            np = "non-probabilistic multiplicative updates (no posterior)",
+            rrt = "the RRT search (the estimate of its highest-weight component)")
+  how <- if (object$method %in% names(desc)) desc[[object$method]] else object$method
   abort_unsupported(sprintf("%s is not available for method \"%s\": it is a point estimate by %s. Refit with method = \"gibbs\" or \"vb\".",
-                      what, object$method, desc[[object$method]] %||% object$method))
+                      what, object$method, how))
 }
 
 # min |X - W H|_F over H >= 0 with W fixed: coordinate descent (HALS) over

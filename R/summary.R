@@ -791,9 +791,7 @@ print.summary.bnmf_particles <- function(x, digits = 3, ...) {
 summary.bnmf_hmc <- function(object, ...) {
   check_dots_empty(list(...), names(formals()), "summary")
   kt <- kept_trace(object)
-  q <- if (dense_allowed(object)) fit_quality(residuals(object), object$X) else
-    list(rmse = NA_real_, r_squared = NA_real_,
-         notes = "RMSE and R^2 are NA: the residuals of this sparse X would be a dense matrix above getOption(\"bnmf.max_dense\")")
+  q <- fit_stats(object)
   diag <- trace_diagnostics(list(logpost = kt$logpost, objective = kt$objective), kt$chain)
   diag$mean <- c(mean(kt$logpost), mean(kt$objective))
   diag$mean[!is.finite(diag$mean)] <- NA
@@ -843,11 +841,7 @@ summary.bnmf_nmtf <- function(object, ...) {
   check_dots_empty(list(...), "object", "summary")
   K <- object$rank[[1L]]; L <- object$rank[[2L]]
   n <- object$n_obs
-  sse <- nmtf_sse_point(object)
-  vals <- if (object$sparse) object$X@x else object$X
-  ss <- sum(vals^2, na.rm = TRUE)
-  sst <- ss - sum(vals, na.rm = TRUE)^2 / n
-  q <- quality_from_sums(sse, sst, n, 1)
+  q <- fit_stats(object)
   out <- list(
     method = object$method, dims = object$dims, rank = object$rank,
     n_obs = n, n_missing = object$n_missing,

@@ -11,7 +11,7 @@ if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1 || 
 fi
 export DEBIAN_FRONTEND=noninteractive
 pkgs=(
-  r-cran-cli r-cran-clue r-cran-future r-cran-future.apply r-cran-matrix
+  r-cran-cli r-cran-clue r-cran-future r-cran-future.apply r-cran-generics r-cran-matrix
   r-cran-testthat r-cran-withr r-cran-coda r-cran-posterior
   r-cran-knitr r-cran-rmarkdown r-cran-quadprog pandoc qpdf
   valgrind
