@@ -106,7 +106,12 @@ conformance_calls <- function() {
     as_draws = function(fit, X) posterior::as_draws(fit),
     as.mcmc = function(fit, X) coda::as.mcmc(fit),
     marginal_likelihood = function(fit, X) marginal_likelihood(fit, samples = 50),
-    elbo = function(fit, X) elbo(fit)
+    elbo = function(fit, X) elbo(fit),
+    tidy = function(fit, X) tidy(fit),
+    tidy_H = function(fit, X) tidy(fit, matrix = "H"),
+    glance = function(fit, X) glance(fit),
+    augment = function(fit, X) augment(fit),
+    as.data.frame = function(fit, X) as.data.frame(fit)
   )
 }
 
@@ -120,6 +125,7 @@ conformance_required <- function() {
     nmf_basis = every,
     membership = every, markers = every, consensus_matrix = every,
     covering_number = every, as_reduced_dim = every, rds = every, predict_ij = every,
+    tidy = every, tidy_H = every, glance = every, augment = every, as.data.frame = every,
     predict_newdata = c("nmf gibbs", "nmf icm", "nmf vb", "nmf np", "nmf particles", "nmf rrt",
                         "nmtf gibbs", "nmtf vb", "nmtf icm", "poisson vb", "poisson gibbs",
                         "poisson ssvi", "poisson-ard vb", "poisson-ard gibbs"),
@@ -187,7 +193,8 @@ conformance_is_required <- function(grid, required = conformance_required()) {
 # answer is dense (I x J or J x J), or the fit itself is (a method that
 # works on a dense copy of X).
 conformance_met <- function(grid) {
-  dense_answer <- grid$generic %in% c("predict", "residuals", "consensus_matrix", "predict_se")
+  dense_answer <- grid$generic %in% c("predict", "residuals", "consensus_matrix", "predict_se",
+                                      "augment")
   grid$status == "ok" |
     grid$kind == "limited" & dense_answer & grid$status == "refused: bnmf_error_dense" |
     grid$kind == "limited" & startsWith(grid$status, "refused fit: bnmf_error_dense")
