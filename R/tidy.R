@@ -67,7 +67,9 @@ generics::augment
 #' share of the fit's factorisations (kept draws, particles, draws from the
 #' q of a Poisson VB fit, chains or restarts) in which it is. It sums to one
 #' over the factors of each sample; a fit with one chain or restart and no
-#' draws gives 0 or 1.
+#' draws gives 0 or 1. For a Poisson VB fit the factorisations are 100
+#' draws from its q, so that the probabilities depend on the random number
+#' state (`set.seed()` first).
 #'
 #' For `W`, `prob_top` is the posterior probability that the feature is among
 #' the `n_top` largest entries of the factor, over the same factorisations

@@ -192,6 +192,10 @@ test_that("the S3 methods refuse unknown arguments in `...`, naming them", {
   unknown(factors(fit, foo = 1), "foo", "factors")
   unknown(predict(fit, newdata = d$X, foo = 1), "foo", "predict")
   unknown(consensus_matrix(fit, foo = 1), "foo", "consensus_matrix")
+  unknown(tidy(fit, matirx = "H"), "matirx", "tidy", "matrix")
+  unknown(glance(fit, foo = 1), "foo", "glance")
+  unknown(augment(fit, newdata = d$X), "newdata", "augment")
+  unknown(as.data.frame(fit, foo = 1), "foo", "as.data.frame")
   err <- expect_error(summary(fit, 3, 4), class = "bnmf_error_input")
   expect_match(conditionMessage(err), "1 unnamed argument was given")
   # What the generics of stats and base pass keeps working.
