@@ -83,13 +83,15 @@ nmtf_chain_factorisations <- function(fit) {
   aligned_chains(fit, chain_wh)
 }
 
-# Poisson: the kept draws (keep = "draws"); for VB 100 factorisations drawn
+# Poisson: the kept draws (keep = "draws", chains aligned); for VB 100 factorisations drawn
 # from its variational posterior q (independent Gammas; the session's random
 # numbers); else the estimate.
 posterior_factorisations.bnmf_poisson <- function(fit) {
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
   if (!is.null(fit$draws)) {
-    return(kept_factorisations(fit$draws, "W_draws", "H_draws", I, J, K))
+    # each chain's draws with its factors in the pooled fit's order
+    draws <- lapply(seq_along(fit$draws), function(c) pois_aligned_draws(fit, c))
+    return(kept_factorisations(draws, "W_draws", "H_draws", I, J, K))
   }
   q <- fit$q
   if (fit$method == "vb" && !is.null(q)) {

@@ -48,12 +48,19 @@ draws_cube.bnmf_gibbs <- function(x) {
 # the pooled fit's order.
 draws_cube.bnmf_poisson <- function(x) {
   if (x$method != "gibbs") return(NextMethod())
-  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
   wh_draws_cube(x, c("loglik", "logpost"), character(), if (!is.null(x$draws)) function(c) {
-    p <- x$alignment[[c]] %||% seq_len(K)
-    rbind(x$draws[[c]]$W_draws[as.vector(matrix(seq_len(I * K), I, K)[, p]), , drop = FALSE],
-          x$draws[[c]]$H_draws[as.vector(matrix(seq_len(K * J), K, J)[p, ]), , drop = FALSE])
+    d <- pois_aligned_draws(x, c)
+    rbind(d$W_draws, d$H_draws)
   })
+}
+
+# The kept draws of chain c of a Poisson Gibbs fit (W_draws, H_draws), its
+# factors in the pooled fit's order (fit$alignment).
+pois_aligned_draws <- function(x, c) {
+  I <- x$dims[1L]; J <- x$dims[2L]; K <- x$rank
+  p <- x$alignment[[c]] %||% seq_len(K)
+  list(W_draws = x$draws[[c]]$W_draws[as.vector(matrix(seq_len(I * K), I, K)[, p]), , drop = FALSE],
+       H_draws = x$draws[[c]]$H_draws[as.vector(matrix(seq_len(K * J), K, J)[p, ]), , drop = FALSE])
 }
 
 # The array of a Gibbs fit of W H: the trace's columns `scalars`, the ARD

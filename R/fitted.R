@@ -215,6 +215,12 @@ fit_stats.bnmf_hmc <- function(object) {
 
 fit_stats.bnmf_particles <- fit_stats.bnmf_hmc
 
+# RRT: the mean over its components, fitted() (RRT works on a dense X).
+fit_stats.bnmf_rrt <- function(object) {
+  X <- as.matrix(object$X)
+  fit_quality(X - fitted(object), X)
+}
+
 # ---- Sparse fits: everything on entries, in memory O(nnz + (I + J) K) ----
 
 # 1-based columns of the stored entries of a dgCMatrix.

@@ -170,6 +170,55 @@ test_that("tidy() of a Poisson VB fit: the exact quantiles of q's Gammas", {
   expect_equal(as.vector(tapply(th$probability, th$sample, sum)), rep(1, J))
 })
 
+test_that("tidy() of a Poisson Gibbs fit with draws of several chains: chains aligned", {
+  set.seed(4)
+  fit <- quiet(bnmf(X, rank = 2, method = "gibbs", likelihood = "poisson", iter = 60,
+                    keep = "draws", chains = 2))
+  # each chain's draws with its factors in the pooled fit's order
+  al <- function(what, c) {
+    p <- fit$alignment[[c]]
+    d <- fit$draws[[c]][[paste0(what, "_draws")]]
+    idx <- if (what == "W") matrix(seq_len(I * 2), I, 2)[, p] else matrix(seq_len(2 * J), 2, J)[p, ]
+    d[as.vector(idx), , drop = FALSE]
+  }
+  dW <- cbind(al("W", 1), al("W", 2))
+  dH <- cbind(al("H", 1), al("H", 2))
+  # the pooled posterior means are the means of the aligned draws
+  expect_equal(rowMeans(dW), as.vector(fit$W))
+  expect_equal(rowMeans(dH), as.vector(fit$H))
+  td <- tidy(fit)
+  expect_identical(td$sd, as.vector(fit$W_sd))
+  q <- apply(dW, 1, quantile, probs = c(0.025, 0.975), names = FALSE)
+  expect_equal(td$lower, q[1, ])
+  expect_equal(td$upper, q[2, ])
+  th <- tidy(fit, "H")
+  q <- apply(dH, 1, quantile, probs = c(0.025, 0.975), names = FALSE)
+  expect_equal(th$upper, q[2, ])
+  expect_equal(as.vector(tapply(th$probability, th$sample, sum)), rep(1, J))
+  expect_identical(membership(fit)$probability,
+                   as.vector(tapply(th$probability, factor(th$sample, colnames(X)), max)))
+})
+
+test_that("the kept draws of a tri-factorisation, chains matched, average to its means", {
+  set.seed(5)
+  fit <- quiet(bnmf(X, rank = c(2, 2), method = "gibbs", iter = 60, keep = "draws", chains = 2))
+  for (m in c("F", "S", "G")) {
+    d <- bnmf:::gibbs_draws_of(fit, m)
+    expect_equal(rowMeans(d), as.vector(fit[[m]]), info = m)
+    td <- tidy(fit, m)
+    q <- apply(d, 1, quantile, probs = c(0.025, 0.975), names = FALSE)
+    expect_equal(td$lower, q[1, ], info = m)
+  }
+  hv <- tidy(fit, "H")
+  S <- bnmf:::gibbs_draws_of(fit, "S")
+  G <- bnmf:::gibbs_draws_of(fit, "G")
+  D <- vapply(seq_len(ncol(S)), function(t) {
+    as.vector(matrix(S[, t], 2, 2) %*% t(matrix(G[, t], J, 2)))
+  }, numeric(2 * J))
+  expect_equal(hv$sd, sqrt(pmax(rowMeans(D^2) - rowMeans(D)^2, 0)))
+  expect_equal(hv$upper, apply(D, 1, quantile, probs = 0.975, names = FALSE))
+})
+
 test_that("as.data.frame() binds the rows of W and H", {
   d <- as.data.frame(vb)
   expect_identical(nrow(d), I * 2L + 2L * J)
@@ -215,6 +264,13 @@ test_that("glance() is one row with the fit's own numbers", {
   expect_identical(both$rank_L, c(NA, 3L))
   expect_equal(both$logLik[2], as.numeric(logLik(nt)))
   expect_equal(both$rmse[2], summary(nt)$rmse)
+  # RRT: its residuals are those of augment(), X minus the mean over its
+  # components
+  set.seed(6)
+  rr <- quiet(bnmf(X, rank = 2, method = "rrt", iter = 3,
+                   control = rrt_control(max_failures = 5, solver_iter = 50)))
+  expect_equal(glance(rr)$rmse, sqrt(mean(augment(rr)$.resid^2)))
+  expect_equal(glance(rr)$elbo, rr$elbo)
 })
 
 test_that("augment() gives every entry with the fitted values and residuals", {
