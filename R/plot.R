@@ -184,7 +184,7 @@ sd_band <- function(m, s) {
 
 # quantiles of the kept draws, else as VB from the posterior sd
 factor_band.bnmf_gibbs <- function(x, which) {
-  if (inherits(x, "bnmf_poisson")) return(NextMethod())
+  if (inherits(x, "bnmf_poisson") || is.null(x[[which]])) return(NextMethod())
   d <- gibbs_draws_of(x, which)
   if (is.null(d)) return(sd_band(x[[which]], x[[paste0(which, "_sd")]]))
   draws_band(d, dim(x[[which]]))
