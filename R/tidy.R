@@ -65,11 +65,11 @@ generics::augment
 #' For `H`, `probability` is the posterior probability that factor `k` is
 #' the dominant factor of the sample (its cluster, see [membership()]): the
 #' share of the fit's factorisations (kept draws, particles, draws from the
-#' q of a Poisson VB fit, chains or restarts) in which it is. It sums to one
+#' q of a VB fit, chains or restarts) in which it is. It sums to one
 #' over the factors of each sample; a fit with one chain or restart and no
-#' draws gives 0 or 1. For a Poisson VB fit the factorisations are 100
-#' draws from its q, so that the probabilities depend on the random number
-#' state (`set.seed()` first).
+#' draws gives 0 or 1. For a VB fit (of any model) the factorisations are
+#' 100 draws from its q, so that the probabilities depend on the random
+#' number state (`set.seed()` first).
 #'
 #' For `W`, `prob_top` is the posterior probability that the feature is among
 #' the `n_top` largest entries of the factor, over the same factorisations
@@ -96,7 +96,8 @@ generics::augment
 #'   `sd`, `lower`, `upper`, and `prob_top` (`W`) or `probability` (`H`).
 #'   `S` of a tri-factorisation has `row_factor` and `col_factor` instead of
 #'   `factor`. `as.data.frame()`: the rows of `tidy(x, "W")` and of
-#'   `tidy(x, "H")` bound, with a first column `matrix` (`"W"` or `"H"`),
+#'   `tidy(x, "H")` bound (their probabilities over the same
+#'   factorisations), with a first column `matrix` (`"W"` or `"H"`),
 #'   `feature` `NA` in the rows of `H` and `sample` `NA` in those of `W`, and
 #'   `prob_top` and `probability` `NA` where they do not apply.
 #' @seealso [glance.bnmf()], [augment.bnmf()], [factors()], [markers()],
@@ -113,8 +114,21 @@ tidy.bnmf <- function(x, matrix = c("W", "H"), n_top = 10, ...) {
   check_dots_empty(list(...), names(formals()), "tidy")
   which <- check_choice(matrix, c("W", "H"), "matrix")
   n_top <- tidy_n_top(x, n_top, missing(n_top))
-  pf <- posterior_factorisations(x)
+  tidy_view(x, which, n_top, posterior_factorisations(x))
+}
+
+# The rows of tidy() for the W or H of the fit's W H view, over the
+# factorisations `pf` (one set for both, so that as.data.frame() takes W and
+# H from the same draws).
+tidy_view <- function(x, which, n_top, pf) UseMethod("tidy_view")
+
+tidy_view.bnmf <- function(x, which, n_top, pf) {
   tidy_wh(x, which, wh_view(x)[[which]], tidy_spread(x, which, pf), pf, n_top)
+}
+
+tidy_view.bnmf_nmtf <- function(x, which, n_top, pf) {
+  spread <- if (which == "W") nmtf_spread(x, "F") else nmtf_h_spread(x)
+  tidy_wh(x, which, wh_view(x)[[which]], spread, pf, n_top)
 }
 
 #' @rdname tidy.bnmf
@@ -123,13 +137,7 @@ tidy.bnmf_nmtf <- function(x, matrix = c("F", "S", "G", "W", "H"), n_top = 10, .
   check_dots_empty(list(...), names(formals()), "tidy")
   which <- check_choice(matrix, c("F", "S", "G", "W", "H"), "matrix")
   n_top <- tidy_n_top(x, n_top, missing(n_top))
-  f <- wh_view(x)
-  if (which %in% c("W", "H")) {
-    pf <- posterior_factorisations(x)
-    M <- f[[which]]
-    spread <- if (which == "W") nmtf_spread(x, "F") else nmtf_h_spread(x)
-    return(tidy_wh(x, which, M, spread, pf, n_top))
-  }
+  if (which %in% c("W", "H")) return(tidy_view(x, which, n_top, posterior_factorisations(x)))
   M <- x[[which]]
   spread <- nmtf_spread(x, which)
   out <- tidy_long(M, spread)
@@ -302,8 +310,10 @@ as.data.frame.bnmf <- function(x, row.names = NULL, optional = FALSE, ...) {
   if (!is.null(row.names) || !isFALSE(optional)) {
     abort_input("`row.names` and `optional` are not used by `as.data.frame()` of a fit: leave them NULL and FALSE.")
   }
-  W <- tidy(x, matrix = "W")
-  H <- tidy(x, matrix = "H")
+  pf <- posterior_factorisations(x)
+  n_top <- min(10L, x$dims[1L])
+  W <- tidy_view(x, "W", n_top, pf)
+  H <- tidy_view(x, "H", n_top, pf)
   W$sample <- NA_character_
   W$probability <- NA_real_
   H$feature <- NA_character_

@@ -56,12 +56,11 @@ test_that("tidy(H) of a Gibbs fit: quantiles of the draws and cluster probabilit
   top <- top[!duplicated(top$sample), ]
   expect_equal(top$probability[match(m$sample, top$sample)], m$probability)
   # and it is the share of kept draws in which k is the sample's dominant
-  # factor (largest sum(W[, k]) * H[k, j])
+  # factor
   dw <- do.call(cbind, lapply(gibbs$draws, function(dr) dr$W))
   P <- matrix(0, 2, J)
   for (t in seq_len(ncol(d))) {
-    C <- matrix(d[, t], 2, J) * colSums(matrix(dw[, t], I, 2))
-    k <- apply(C, 2, which.max)
+    k <- bnmf:::dominant_factor(matrix(dw[, t], I, 2), matrix(d[, t], 2, J))
     P[cbind(k, seq_len(J))] <- P[cbind(k, seq_len(J))] + 1 / ncol(d)
   }
   expect_equal(th$probability, as.vector(P))
@@ -76,9 +75,14 @@ test_that("tidy() of a VB fit: the sds of q and estimate +/- 1.96 sd cut at zero
   expect_equal(td$upper, as.vector(W + 1.96 * vb$W_sd))
   th <- tidy(vb, "H")
   expect_equal(th$upper, as.vector(factors(vb)$H + 1.96 * vb$H_sd))
-  # one restart: each sample's cluster has probability 1
-  expect_true(all(th$probability %in% c(0, 1)))
+  # the probabilities are over draws from q, as membership()'s
   expect_equal(as.vector(tapply(th$probability, th$sample, sum)), rep(1, J))
+  set.seed(10)
+  th <- tidy(vb, "H")
+  set.seed(10)
+  m <- membership(vb)
+  expect_equal(as.vector(tapply(th$probability, factor(th$sample, colnames(X)), max)),
+               m$probability)
 })
 
 test_that("point estimates (ICM, NP) have no sd or interval", {
@@ -220,12 +224,19 @@ test_that("the kept draws of a tri-factorisation, chains matched, average to its
 })
 
 test_that("as.data.frame() binds the rows of W and H", {
+  set.seed(11)
   d <- as.data.frame(vb)
   expect_identical(nrow(d), I * 2L + 2L * J)
   expect_identical(d$matrix, rep(c("W", "H"), c(I * 2L, 2L * J)))
   expect_identical(d$estimate, c(as.vector(vb$W), as.vector(vb$H)))
   expect_true(all(is.na(d$sample[d$matrix == "W"])) && all(is.na(d$feature[d$matrix == "H"])))
-  expect_identical(d$probability[d$matrix == "H"], tidy(vb, "H")$probability)
+  # W's and H's probabilities from the same draws of q
+  set.seed(11)
+  pf <- bnmf:::posterior_factorisations(vb)
+  expect_equal(d$probability[d$matrix == "H"], as.vector(bnmf:::cluster_probs(pf, 2, J)))
+  expect_equal(d$prob_top[d$matrix == "W"],
+               as.vector(bnmf:::top_probs(pf, 10, identity, I, 2)))
+  expect_identical(d$sd[d$matrix == "H"], tidy(vb, "H")$sd)
   expect_error(as.data.frame(vb, stringsAsFactors = TRUE), class = "bnmf_error_input")
 })
 
