@@ -1022,7 +1022,9 @@ plot.bnmf_rank <- function(x, ...) {
       list(y = tab$logml, lo = tab$logml - 2 * tab$se, hi = tab$logml + 2 * tab$se,
            lab = "log marginal likelihood (+/- 2 se)")
     } else list(y = tab$elbo, lo = NULL, hi = NULL, lab = "ELBO (a lower bound on log p(X))"),
-    cv = list(y = tab[[2L]], lo = tab[[2L]] - tab$se, hi = tab[[2L]] + tab$se,
+    # the held-out error: mse, or deviance for counts (not the L of a pair)
+    cv = list(y = tab$deviance %||% tab$mse, lo = (tab$deviance %||% tab$mse) - tab$se,
+              hi = (tab$deviance %||% tab$mse) + tab$se,
               lab = sprintf("held-out %s (+/- 1 se)", cv_loss_name(x))))
   yr <- range(c(spec$y, spec$lo, spec$hi, if (x$criterion == "cv") x$fold_mse),
               finite = TRUE)
