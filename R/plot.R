@@ -13,12 +13,20 @@
 #' posterior intervals (from the kept draws when `keep = "draws"`, else mean
 #' +/- 1.96 posterior sd; VB: from q; ICM and NP: the point estimates only).
 #' `type = "heatmap"`: with `what = "coef"` the coefficients, each sample's
-#' column as the shares of the factors' contributions `sum(W[, k]) * H[k, j]`,
-#' samples ordered by their dominant factor (as in [membership()]) and
-#' annotated by `groups`; with `what = "basis"` the `n_top` features
-#' dominated by each factor, rows scaled to a maximum of 1.
+#' column as the shares of the factors' contributions `sum(W[, k]) * H[k, j]`;
+#' with `what = "basis"` the `n_top` features dominated by each factor,
+#' scaled to a maximum of 1, with their dominant factor as a track. Rows and
+#' columns are ordered by average-linkage clustering, the dendrograms drawn
+#' in the margins; the samples carry tracks: `groups`, the posterior cluster
+#' and its probability ([membership()]) and, when the recommended package
+#' cluster is installed, the silhouette width of the clusters. A colour key
+#' is drawn at the right; sample and feature names are drawn as large as
+#' the device allows, thinned (or left out, with a note) when there are too
+#' many to be legible.
 #' `type = "consensus"`: the posterior consensus map of the samples
-#' ([consensus_matrix()]), annotated by `groups`.
+#' ([consensus_matrix()]), annotated by `groups`, the posterior cluster of
+#' every sample and its probability, and the silhouette width (see
+#' [plot.bnmf_consensus()]).
 #' `type = "ard"` (fits with an [ard()] prior): each factor's mean
 #' contribution to an entry of `W %*% H` in units of the noise sd, on a log
 #' scale, with the line at 0.1 below which [summary.bnmf()] counts a factor
@@ -58,7 +66,7 @@ plot.bnmf <- function(x, type = c("trace", "basis", "ard", "heatmap", "consensus
                                        consensus = "groups", character()))
   switch(type, trace = plot_trace(x, ...), basis = plot_basis_top(x, factor, ...),
          ard = plot_ard(x, ...), heatmap = plot_heatmap(x, ...),
-         consensus = graphics::plot(consensus_matrix(x), ...),
+         consensus = graphics::plot(consensus_matrix(x), membership = membership(x), ...),
          biclusters = plot_biclusters(x, ...))
   invisible(x)
 }
@@ -282,7 +290,9 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
 # probability), cluster boundaries drawn; right, S as the block pattern: block
 # (k, l) spans the rows of row cluster k and the columns of column cluster l
 # (the same layout as the left panel) and is coloured by sqrt(S[k, l]), its
-# value printed where the block is large enough. Missing entries of X are
+# value printed where the block is large enough. X is coloured on quantile
+# breaks (raw expression values have a few large entries that would wash out
+# a linear scale), with its colour key at the right. Missing entries of X are
 # left blank.
 plot_biclusters <- function(x, ...) {
   if (!inherits(x, "bnmf_nmtf")) {
@@ -301,23 +311,27 @@ plot_biclusters <- function(x, ...) {
   pal <- grDevices::hcl.colors(64L, "YlGnBu", rev = TRUE)
   # Rows run from the top down; boundaries between consecutive clusters.
   cuts <- function(cl) which(diff(cl) != 0) + 0.5
-  draw <- function(Z, zlim, main, xlab, ylab) {
+  draw <- function(Z, br, col, main, xlab, ylab) {
     graphics::image(seq_len(J), seq_len(I), t(Z[rev(seq_len(I)), , drop = FALSE]),
-                    col = pal, zlim = zlim, axes = FALSE, xlab = xlab, ylab = ylab,
+                    col = col, breaks = br, axes = FALSE, xlab = xlab, ylab = ylab,
                     main = main, useRaster = I * J > 1e4, ...)
     graphics::abline(v = cuts(ccl), h = I + 1 - cuts(rcl), col = "grey20", lwd = 1)
     graphics::box()
   }
-  op <- graphics::par(mfrow = c(1L, 2L), mar = c(3, 3, 2.5, 1), mgp = c(1.5, 0.5, 0))
+  op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op))
-  zl <- range(X, finite = TRUE)
-  if (!all(is.finite(zl))) zl <- c(0, 1)
-  draw(X, zl, "X by row and column cluster", "columns (by cluster)", "rows (by cluster)")
+  graphics::layout(matrix(1:3, 1L), widths = c(1, 1, graphics::lcm(3.6)))
+  graphics::par(mar = c(3, 3, 2.5, 1), mgp = c(1.5, 0.5, 0))
+  # X on quantile breaks: each colour paints as many entries, so that a few
+  # large values do not wash out the rest
+  brX <- hm_breaks(X, "quantile", length(pal))
+  palX <- grDevices::colorRampPalette(pal)(length(brX) - 1L)
+  draw(X, brX, palX, "X by row and column cluster", "columns (by cluster)", "rows (by cluster)")
   # S on a square-root colour scale (a few large entries would wash out the
   # rest), each block large enough labelled with S[k, l] at its centre.
   B <- sqrt(S[rcl, ccl, drop = FALSE])
-  draw(B, c(0, max(sqrt(S), 1e-300)), "S: block pattern (colour: sqrt S)",
-       "column cluster", "row cluster")
+  draw(B, seq(0, max(sqrt(S), 1e-300), length.out = length(pal) + 1L), pal,
+       "S: block pattern (colour: sqrt S)", "column cluster", "row cluster")
   for (k in unique(rcl)) {
     for (l in unique(ccl)) {
       if (sum(rcl == k) < 0.05 * I || sum(ccl == l) < 0.05 * J) next
@@ -327,6 +341,8 @@ plot_biclusters <- function(x, ...) {
                      col = if (sqrt(S[k, l]) > 0.6 * sqrt(max(S))) "white" else "black")
     }
   }
+  graphics::par(mar = c(3, 0.8, 2.5, 0.5))
+  hm_legends(brX, palX, "X", TRUE, list())
 }
 
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
