@@ -282,10 +282,11 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
       on.exit(graphics::par(op))
       graphics::layout(matrix(1:2, 1L), widths = c(1, graphics::lcm(3.6)))
       graphics::par(mar = c(4.5, 4.5, 3, 1))
-      graphics::image(seq_len(M), seq_len(M), D, col = pal, breaks = br,
-                      xlab = "particle (by weight)", ylab = "particle (by weight)",
-                      main = "Weighted angular distances between the particles", axes = FALSE,
-                      ...)
+      dots <- list(...)
+      dots$main <- dots$main %||% "Weighted angular distances between the particles"
+      do.call(graphics::image, c(list(seq_len(M), seq_len(M), D, col = pal, breaks = br,
+                                      xlab = "particle (by weight)", ylab = "particle (by weight)",
+                                      axes = FALSE), dots))
       at <- unique(round(seq(1, M, length.out = min(M, 10))))
       graphics::axis(1, at = at, labels = ord[at])
       graphics::axis(2, at = at, labels = ord[at], las = 1)
@@ -337,7 +338,7 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
 # breaks (raw expression values have a few large entries that would wash out
 # a linear scale), with its colour key at the right. Missing entries of X are
 # left blank.
-plot_biclusters <- function(x, ...) {
+plot_biclusters <- function(x, main = "X by row and column cluster", ...) {
   if (!inherits(x, "bnmf_nmtf")) {
     abort_input("`type = \"biclusters\"` needs a tri-factorisation fit (`X ~ nmtf(K, L)`).")
   }
@@ -369,7 +370,7 @@ plot_biclusters <- function(x, ...) {
   # large values do not wash out the rest
   brX <- hm_breaks(X, "quantile", length(pal))
   palX <- grDevices::colorRampPalette(pal)(length(brX) - 1L)
-  draw(X, brX, palX, "X by row and column cluster", "columns (by cluster)", "rows (by cluster)")
+  draw(X, brX, palX, main, "columns (by cluster)", "rows (by cluster)")
   # S on a square-root colour scale (a few large entries would wash out the
   # rest), each block large enough labelled with S[k, l] at its centre.
   B <- sqrt(S[rcl, ccl, drop = FALSE])

@@ -110,3 +110,15 @@ test_that("NMF's consensusmap(), coefmap() and basismap() draw bnmf fits", {
   grDevices::dev.off()
   unlink(f)
 })
+
+test_that("titles can be replaced with main =", {
+  skip_if_not(capabilities("png"))
+  X <- conformance_data()
+  set.seed(7)
+  fit <- suppressWarnings(bnmf(X ~ nmtf(2, 2), iter = 30))
+  pf <- suppressWarnings(bnmf(X, rank = 2, method = "particles", particles = 3, iter = 20))
+  for (a in list(list(fit, type = "biclusters"), list(fit, type = "heatmap"),
+                 list(fit, type = "consensus"), list(fit), list(pf, type = "distance"))) {
+    expect_png(function() do.call(plot, c(a, main = "a title")), "main =")
+  }
+})
