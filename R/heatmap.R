@@ -53,7 +53,9 @@ plot_heatmap <- function(x, what = c("coef", "basis"), groups = NULL, n_top = 10
                  main = main %||% sprintf("Basis: top %d features of each factor (scaled to max 1)",
                                           n_top),
                  xlab = "feature", ylab = "factor", key_title = "relative\nweight",
-                 tracks = list(factor = factor(kn[d[rows]], levels = kn))), list(...))
+                 tracks = list(factor = factor(kn[d[rows]], levels = kn),
+                               `95% CI / W` = basis_interval_track(x, W, rows, d[rows]))),
+            list(...))
   }
 }
 
@@ -61,6 +63,24 @@ plot_heatmap <- function(x, what = c("coef", "basis"), groups = NULL, n_top = 10
 # graphical parameters: col, zlim, breaks, xlab, ...) taking precedence.
 hm_call <- function(args, dots) {
   do.call(bnmf_heatmap, utils::modifyList(args, dots))
+}
+
+# The uncertainty of the basis map's entries: for feature i of the map and
+# its dominant factor k, the width of the 95% posterior interval of W[i, k]
+# over W[i, k] (0: certain; shown up to 2), where the fit has intervals
+# (Gibbs and VB fits of the Gaussian NMF model); NULL otherwise.
+basis_interval_track <- function(x, W, rows, k) {
+  bands <- tryCatch(lapply(sort(unique(k)), function(f) basis_band(x, f)),
+                    error = function(e) NULL)
+  if (is.null(bands) || any(vapply(bands, is.null, logical(1)))) return(NULL)
+  names(bands) <- sort(unique(k))
+  w <- vapply(seq_along(rows), function(r) {
+    b <- bands[[as.character(k[r])]]
+    (b$hi[rows[r]] - b$lo[rows[r]]) / max(W[rows[r], k[r]], .Machine$double.xmin)
+  }, numeric(1))
+  if (!all(is.finite(w))) return(NULL)
+  structure(list(values = pmin(w, 2), zlim = c(0, 2),
+                 col = grDevices::hcl.colors(16, "Grays", rev = TRUE)), class = "hm_track")
 }
 
 # A numeric annotation track: values, their range and palette.

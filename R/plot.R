@@ -15,7 +15,10 @@
 #' `type = "heatmap"`: with `what = "coef"` the coefficients, each sample's
 #' column as the shares of the factors' contributions `sum(W[, k]) * H[k, j]`;
 #' with `what = "basis"` the `n_top` features dominated by each factor,
-#' scaled to a maximum of 1, with their dominant factor as a track. Rows and
+#' scaled to a maximum of 1, with their dominant factor as a track and,
+#' where the fit has posterior intervals (Gibbs and VB fits of the Gaussian
+#' model), the width of the 95% interval of `W[i, k]` over `W[i, k]` (shown
+#' up to 2) as a second. Rows and
 #' columns are ordered by average-linkage clustering, the dendrograms drawn
 #' in the margins; the samples carry tracks: `groups`, the posterior cluster
 #' and its probability ([membership()]) and, when the recommended package

@@ -38,7 +38,7 @@ plots <- list(
        quote(plot(fits$gibbs, type = "basis", factor = 1))),
   list("gibbs-heatmap-coef", "Gibbs fit: factor shares per sample, clustered, tracks type/cluster/P/silhouette",
        quote(plot(fits$gibbs, type = "heatmap", groups = type))),
-  list("gibbs-heatmap-basis", "Gibbs fit: top 15 features of each factor, clustered, factor track",
+  list("gibbs-heatmap-basis", "Gibbs fit: top 15 features of each factor, clustered, factor and 95% interval-width tracks",
        quote(plot(fits$gibbs, type = "heatmap", what = "basis", n_top = 15))),
   list("gibbs-consensus", "Gibbs fit: posterior consensus map with dendrogram, type/cluster/P/silhouette tracks",
        quote(plot(fits$gibbs, type = "consensus", groups = type))),
