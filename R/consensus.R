@@ -163,8 +163,15 @@ dominant_factor <- function(W, H, samples = NULL) {
 #' means) or restarts (ICM, NP: their estimates), so that a fit with one
 #' chain and no draws gives a 0/1 matrix. For a tri-factorisation the
 #' samples' side is `S t(G)` (with `W = F`). `plot()` shows it as a heatmap, samples ordered by
-#' average-linkage clustering of `1 - consensus`, with the sample groups
-#' `groups` as a colour bar; two well-separated clusters are two blocks.
+#' average-linkage clustering of `1 - consensus` (the dendrogram in the
+#' margins), with tracks above the map: the sample groups `groups`, each
+#' sample's cluster and how sure it is (the posterior cluster and its
+#' probability when `membership` is given, as `plot(fit, type =
+#' "consensus")` does; else the tree cut at consensus 0.5 and the sample's
+#' mean consensus with the rest of its cluster), and the silhouette width of
+#' the clusters under the distance `1 - consensus` (when the recommended
+#' package cluster is installed); two well-separated clusters are two
+#' blocks.
 #'
 #' @section Dominant factor:
 #' With `C[k, j] = sum(W[, k]) * H[k, j]`, factor `k`'s contribution to
@@ -192,8 +199,11 @@ dominant_factor <- function(W, H, samples = NULL) {
 #' @param groups For `plot()`: `NULL` or a factor of the samples' known
 #'   groups (length J), drawn as a colour bar with a legend.
 #' @param main Title.
-#' @param ... Not used by `consensus_matrix()`; passed to
-#'   [graphics::image()] by `plot()`.
+#' @param membership For `plot()`: `NULL` or [membership()] of the fit,
+#'   whose clusters and their posterior probabilities the map shows.
+#' @param ... Not used by `consensus_matrix()`; graphical parameters for
+#'   `plot()` (`col`, `zlim`, `breaks`, `xlab`, ... of the map; other
+#'   names are an error).
 #' @return `consensus_matrix()`: a J x J matrix of class `bnmf_consensus`
 #'   with attributes `n` (the number of factorisations) and `source`
 #'   (`"draws"`, `"particles"`, `"q"` (draws from a VB fit's variational
@@ -240,17 +250,48 @@ consensus_matrix <- function(fit, samples = NULL, ...) {
 
 #' @rdname consensus_matrix
 #' @export
-plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, ...) {
+plot.bnmf_consensus <- function(x, groups = NULL, main = NULL, membership = NULL, ...) {
   check_dots_graphics(list(...))
   C <- unclass_consensus(x)
   J <- nrow(C)
+  if (is.null(rownames(C))) dimnames(C) <- list(as.character(seq_len(J)), as.character(seq_len(J)))
   groups <- check_groups(groups, J)
-  ord <- if (J > 2L) stats::hclust(stats::as.dist(1 - C), method = "average")$order else seq_len(J)
+  D <- stats::as.dist(1 - C)
+  # the clusters: the posterior clusters of membership() when given, else
+  # the average-linkage tree of 1 - consensus cut at 0.5 (samples joined
+  # when their average consensus exceeds one half); each sample's
+  # probability: its posterior probability, else its mean consensus with the
+  # other members of its cluster
+  if (!is.null(membership)) {
+    if (!is.data.frame(membership) || nrow(membership) != J ||
+        is.null(membership$cluster) || is.null(membership$probability)) {
+      abort_input(sprintf("`membership` must be NULL or a data frame from `membership()` with %d rows.", J))
+    }
+    cl <- droplevels(as.factor(membership$cluster))
+    prob <- membership$probability
+  } else if (J > 2L) {
+    ct <- stats::cutree(stats::hclust(D, method = "average"), h = 0.5)
+    cl <- factor(ct, levels = sort(unique(ct)), labels = paste0("c", sort(unique(ct))))
+    prob <- vapply(seq_len(J), function(j) {
+      same <- setdiff(which(ct == ct[j]), j)
+      if (length(same)) mean(C[j, same]) else 1
+    }, numeric(1))
+  } else {
+    cl <- factor(rep("c1", J))
+    prob <- rep(1, J)
+  }
+  tracks <- list()
+  if (!is.null(groups)) tracks$group <- groups
+  tracks$cluster <- cl
+  tracks[[if (is.null(membership)) "cohesion" else "P(cluster)"]] <-
+    hm_prob_track(prob)
+  sil <- hm_silhouette(cl, D)
+  if (!is.null(sil)) tracks$silhouette <- sil
   main <- main %||% sprintf("Posterior consensus (%d %s)", attr(x, "n"), attr(x, "source"))
-  heatmap_panels(C[ord, ord, drop = FALSE], groups = if (!is.null(groups)) groups[ord],
-                 col = grDevices::hcl.colors(32, "Blues 3", rev = TRUE), zlim = c(0, 1),
-                 main = main, xlab = "sample", ylab = "sample", legend_title = "P(same cluster)",
-                 ...)
+  hm_call(list(C, col = grDevices::hcl.colors(32, "Blues 3", rev = TRUE), breaks = "linear",
+               zlim = c(0, 1), main = main, xlab = "sample", ylab = "sample",
+               key_title = "P(same\ncluster)", tracks = tracks, row_dist = D, col_dist = D),
+          list(...))
   invisible(x)
 }
 

@@ -410,6 +410,10 @@ greedy_cover <- function(D, eps) {
 #' themselves: the ball (of radius \eqn{\epsilon}, closed) holding the most
 #' not yet covered factorisations is added until all are covered. The greedy
 #' count is at least the minimum and at most about \eqn{\ln M + 1} times it.
+#' Being greedy, it need not fall as \eqn{\epsilon} grows: a larger ball
+#' can make the greedy first choice one that leaves the rest harder to
+#' cover, so that the curve goes, say, 3, 2, 3 (the minimum covering number
+#' never rises); `plot()` notes it when it happens.
 #'
 #' Plotted against \eqn{\epsilon} the covering numbers form the persistence
 #' curve: a set of factorisations that stays spread out keeps a covering
@@ -502,7 +506,18 @@ plot.bnmf_covering <- function(x, main = "Persistence of the covering number", .
                  ylab = "covering number", ylim = c(0, max(x$covering, 1)),
                  main = main, ...)
   graphics::points(x$epsilon, x$covering, pch = 20, cex = 0.6)
+  covering_note(x$covering)
   invisible(x)
+}
+
+# Under the persistence curve: when the greedy count rises with the radius
+# somewhere (it can: the greedy cover is not the minimum one), say so.
+covering_note <- function(covering) {
+  if (any(diff(covering) > 0)) {
+    graphics::mtext(paste("greedy cover: the count can rise with the radius (a larger ball",
+                          "can lead the greedy choice to a worse cover)"),
+                    side = 3, line = 0.2, cex = 0.75, col = "grey30")
+  }
 }
 
 # ---- synthetic data with several exact NMFs ---------------------------------

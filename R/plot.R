@@ -13,12 +13,23 @@
 #' posterior intervals (from the kept draws when `keep = "draws"`, else mean
 #' +/- 1.96 posterior sd; VB: from q; ICM and NP: the point estimates only).
 #' `type = "heatmap"`: with `what = "coef"` the coefficients, each sample's
-#' column as the shares of the factors' contributions `sum(W[, k]) * H[k, j]`,
-#' samples ordered by their dominant factor (as in [membership()]) and
-#' annotated by `groups`; with `what = "basis"` the `n_top` features
-#' dominated by each factor, rows scaled to a maximum of 1.
+#' column as the shares of the factors' contributions `sum(W[, k]) * H[k, j]`;
+#' with `what = "basis"` the `n_top` features dominated by each factor,
+#' scaled to a maximum of 1, with their dominant factor as a track and,
+#' where the fit has posterior intervals (Gibbs and VB fits of the Gaussian
+#' model), the width of the 95% interval of `W[i, k]` over `W[i, k]` (shown
+#' up to 2) as a second. Rows and
+#' columns are ordered by average-linkage clustering, the dendrograms drawn
+#' in the margins; the samples carry tracks: `groups`, the posterior cluster
+#' and its probability ([membership()]) and, when the recommended package
+#' cluster is installed, the silhouette width of the clusters. A colour key
+#' is drawn at the right; sample and feature names are drawn as large as
+#' the device allows, thinned (or left out, with a note) when there are too
+#' many to be legible.
 #' `type = "consensus"`: the posterior consensus map of the samples
-#' ([consensus_matrix()]), annotated by `groups`.
+#' ([consensus_matrix()]), annotated by `groups`, the posterior cluster of
+#' every sample and its probability, and the silhouette width (see
+#' [plot.bnmf_consensus()]).
 #' `type = "ard"` (fits with an [ard()] prior): each factor's mean
 #' contribution to an entry of `W %*% H` in units of the noise sd, on a log
 #' scale, with the line at 0.1 below which [summary.bnmf()] counts a factor
@@ -58,7 +69,7 @@ plot.bnmf <- function(x, type = c("trace", "basis", "ard", "heatmap", "consensus
                                        consensus = "groups", character()))
   switch(type, trace = plot_trace(x, ...), basis = plot_basis_top(x, factor, ...),
          ard = plot_ard(x, ...), heatmap = plot_heatmap(x, ...),
-         consensus = graphics::plot(consensus_matrix(x), ...),
+         consensus = graphics::plot(consensus_matrix(x), membership = membership(x), ...),
          biclusters = plot_biclusters(x, ...))
   invisible(x)
 }
@@ -92,7 +103,7 @@ graphics_args <- c(
   "mgp", "mkh", "new", "oma", "omd", "omi", "pch", "pin", "plt", "ps", "pty", "srt", "tck",
   "tcl", "usr", "xaxp", "xaxs", "xaxt", "xlog", "xpd", "yaxp", "yaxs", "yaxt", "ylbias", "ylog")
 
-plot_ard <- function(x, ...) {
+plot_ard <- function(x, main = "ARD: relevance of each factor", ...) {
   if (!identical(x$prior$type, "ard")) {
     abort_input("`type = \"ard\"` needs a fit with an `ard()` prior.")
   }
@@ -101,23 +112,41 @@ plot_ard <- function(x, ...) {
   cols <- ifelse(rel$active, "grey30", "grey80")
   graphics::barplot(sig, names.arg = rel$factor, log = "y", col = cols,
                     border = NA, ylab = "mean contribution / noise sd",
-                    ylim = c(min(sig, 1e-2) / 2, max(sig, 1) * 2), ...)
+                    ylim = c(min(sig, 1e-2) / 2, max(sig, 1) * 2), main = main, ...)
   graphics::abline(h = 0.1, lty = 2)
+  graphics::legend("topright", legend = c("active", "switched off (below 0.1)"),
+                   fill = c("grey30", "grey80"), border = NA, bty = "n", cex = 0.85)
 }
 
-plot_trace <- function(x, ...) {
+plot_trace <- function(x, main = NULL, ...) {
   lay <- trace_layout(x)
   panels <- lay$panels
-  op <- graphics::par(mfrow = c(length(panels), 1L), mar = c(4, 4.5, 1, 1))
+  op <- graphics::par(mfrow = c(length(panels), 1L), mar = c(4, 4.5, 1, 1), oma = c(0, 0, 2, 0))
   on.exit(graphics::par(op))
   for (p in names(panels)) {
-    trace_panel(x$trace, p, panels[[p]], "sweep", lay$burnin, ...)
+    trace_panel(x$trace, p, panels[[p]], "sweep", lay$burnin, legend = p == names(panels)[1L],
+                ...)
   }
+  graphics::mtext(main %||% trace_title(x), side = 3, outer = TRUE, line = 0.5, font = 2,
+                  cex = 1.1)
+}
+
+# "Trace of the Gibbs fit (3 chains)" and the like.
+trace_title <- function(x) {
+  nc <- length(unique(x$trace$chain))
+  what <- c(gibbs = "Gibbs", vb = "VB", icm = "ICM", np = "NP", hmc = "HMC",
+            ssvi = "SSVI", svgd = "SVGD", dsgd = "DSGD", particles = "particle")[x$method %||% ""]
+  if (is.na(what)) what <- x$method %||% ""
+  sprintf("Trace of the %s fit (%d %s)", what, nc,
+          if (inherits(x, "bnmf_gibbs") || inherits(x, "bnmf_hmc")) {
+            if (nc == 1L) "chain" else "chains"
+          } else if (nc == 1L) "run" else "runs")
 }
 
 # One trace panel: column `var` of the trace against the iteration, one line
 # per chain, the burn-in (up to `burnin`; NULL: none) shaded.
-trace_panel <- function(tr, var, ylab, xlab, burnin = NULL, ...) {
+# With `legend`, a legend of the chains (when there are several).
+trace_panel <- function(tr, var, ylab, xlab, burnin = NULL, legend = FALSE, ...) {
   chains <- sort(unique(tr$chain))
   cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
   graphics::plot(range(tr$iteration), range(tr[[var]], finite = TRUE), type = "n",
@@ -131,6 +160,19 @@ trace_panel <- function(tr, var, ylab, xlab, burnin = NULL, ...) {
     s <- tr[tr$chain == chains[c], ]
     graphics::lines(s$iteration, s[[var]], col = cols[c])
   }
+  if (legend) trace_legend(chains, cols, !is.null(burnin))
+}
+
+trace_legend <- function(chains, cols, burnin = FALSE) {
+  lab <- if (length(chains) > 1L) paste("chain", chains) else character()
+  if (!length(lab) && !burnin) return(invisible())
+  graphics::legend("bottomright", legend = c(lab, if (burnin) "burn-in"),
+                   col = c(cols[seq_along(lab)], if (burnin) "grey92"),
+                   lty = c(rep(1, length(lab)), if (burnin) 0),
+                   pch = c(rep(NA, length(lab)), if (burnin) 15),
+                   pt.cex = 2, bg = grDevices::adjustcolor("white", 0.8), box.col = "grey80",
+                   cex = 0.85, ncol = min(4L, length(lab) + burnin))
+  invisible()
 }
 
 # The panels of the trace plot (trace column = axis label) and where the
@@ -216,9 +258,12 @@ gibbs_draws_of <- function(x, which) {
 #' @rdname hmc
 #' @export
 plot.bnmf_hmc <- function(x, ...) {
-  check_dots_graphics(list(...))
-  trace_panel(x$trace, "logpost", "log posterior", "iteration",
-              if (x$settings$burnin > 0) x$settings$burnin, ...)
+  dots <- list(...)
+  check_dots_graphics(dots)
+  dots$main <- dots$main %||% trace_title(x)
+  do.call(trace_panel, c(list(x$trace, "logpost", "log posterior", "iteration",
+                              if (x$settings$burnin > 0) x$settings$burnin, legend = TRUE),
+                         dots))
   invisible(x)
 }
 
@@ -267,13 +312,23 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
       ord <- order(-w)
       D <- as.matrix(wad(x))[ord, ord, drop = FALSE]
       M <- nrow(D)
-      graphics::image(seq_len(M), seq_len(M), D, col = grDevices::hcl.colors(32, "viridis"),
-                      xlab = "particle (by weight)", ylab = "particle (by weight)",
-                      main = "Weighted angular distances (degrees)", axes = FALSE, ...)
+      pal <- grDevices::hcl.colors(32, "viridis")
+      br <- seq(0, max(D, 1e-6), length.out = length(pal) + 1L)
+      op <- graphics::par(no.readonly = TRUE)
+      on.exit(graphics::par(op))
+      graphics::layout(matrix(1:2, 1L), widths = c(1, graphics::lcm(3.6)))
+      graphics::par(mar = c(4.5, 4.5, 3, 1))
+      dots <- list(...)
+      dots$main <- dots$main %||% "Weighted angular distances between the particles"
+      do.call(graphics::image, c(list(seq_len(M), seq_len(M), D, col = pal, breaks = br,
+                                      xlab = "particle (by weight)", ylab = "particle (by weight)",
+                                      axes = FALSE), dots))
       at <- unique(round(seq(1, M, length.out = min(M, 10))))
       graphics::axis(1, at = at, labels = ord[at])
-      graphics::axis(2, at = at, labels = ord[at])
+      graphics::axis(2, at = at, labels = ord[at], las = 1)
       graphics::box()
+      graphics::par(mar = c(4.5, 0.8, 3, 0.5))
+      hm_legends(br, pal, "WAD\n(degrees)", FALSE, list())
     },
     basis = {
       P <- length(particles)
@@ -315,9 +370,11 @@ plot.bnmf_particles <- function(x, type = c("weights", "distance", "basis", "fea
 # probability), cluster boundaries drawn; right, S as the block pattern: block
 # (k, l) spans the rows of row cluster k and the columns of column cluster l
 # (the same layout as the left panel) and is coloured by sqrt(S[k, l]), its
-# value printed where the block is large enough. Missing entries of X are
+# value printed where the block is large enough. X is coloured on quantile
+# breaks (raw expression values have a few large entries that would wash out
+# a linear scale), with its colour key at the right. Missing entries of X are
 # left blank.
-plot_biclusters <- function(x, ...) {
+plot_biclusters <- function(x, main = "X by row and column cluster", ...) {
   if (!inherits(x, "bnmf_nmtf")) {
     abort_input("`type = \"biclusters\"` needs a tri-factorisation fit (`X ~ nmtf(K, L)`).")
   }
@@ -334,23 +391,27 @@ plot_biclusters <- function(x, ...) {
   pal <- grDevices::hcl.colors(64L, "YlGnBu", rev = TRUE)
   # Rows run from the top down; boundaries between consecutive clusters.
   cuts <- function(cl) which(diff(cl) != 0) + 0.5
-  draw <- function(Z, zlim, main, xlab, ylab) {
+  draw <- function(Z, br, col, main, xlab, ylab) {
     graphics::image(seq_len(J), seq_len(I), t(Z[rev(seq_len(I)), , drop = FALSE]),
-                    col = pal, zlim = zlim, axes = FALSE, xlab = xlab, ylab = ylab,
+                    col = col, breaks = br, axes = FALSE, xlab = xlab, ylab = ylab,
                     main = main, useRaster = I * J > 1e4, ...)
     graphics::abline(v = cuts(ccl), h = I + 1 - cuts(rcl), col = "grey20", lwd = 1)
     graphics::box()
   }
-  op <- graphics::par(mfrow = c(1L, 2L), mar = c(3, 3, 2.5, 1), mgp = c(1.5, 0.5, 0))
+  op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op))
-  zl <- range(X, finite = TRUE)
-  if (!all(is.finite(zl))) zl <- c(0, 1)
-  draw(X, zl, "X by row and column cluster", "columns (by cluster)", "rows (by cluster)")
+  graphics::layout(matrix(1:3, 1L), widths = c(1, 1, graphics::lcm(3.6)))
+  graphics::par(mar = c(3, 3, 2.5, 1), mgp = c(1.5, 0.5, 0))
+  # X on quantile breaks: each colour paints as many entries, so that a few
+  # large values do not wash out the rest
+  brX <- hm_breaks(X, "quantile", length(pal))
+  palX <- grDevices::colorRampPalette(pal)(length(brX) - 1L)
+  draw(X, brX, palX, main, "columns (by cluster)", "rows (by cluster)")
   # S on a square-root colour scale (a few large entries would wash out the
   # rest), each block large enough labelled with S[k, l] at its centre.
   B <- sqrt(S[rcl, ccl, drop = FALSE])
-  draw(B, c(0, max(sqrt(S), 1e-300)), "S: block pattern (colour: sqrt S)",
-       "column cluster", "row cluster")
+  draw(B, seq(0, max(sqrt(S), 1e-300), length.out = length(pal) + 1L), pal,
+       "S: block pattern (colour: sqrt S)", "column cluster", "row cluster")
   for (k in unique(rcl)) {
     for (l in unique(ccl)) {
       if (sum(rcl == k) < 0.05 * I || sum(ccl == l) < 0.05 * J) next
@@ -360,6 +421,8 @@ plot_biclusters <- function(x, ...) {
                      col = if (sqrt(S[k, l]) > 0.6 * sqrt(max(S))) "white" else "black")
     }
   }
+  graphics::par(mar = c(3, 0.8, 2.5, 0.5))
+  hm_legends(brX, palX, "X", TRUE, list())
 }
 
 # ---- the Poisson model (likelihood = "poisson") -----------------------------
@@ -369,9 +432,20 @@ plot_biclusters <- function(x, ...) {
 # factor's Poisson signal on a log scale with the line I + J - 1 above which
 # summary() counts it as active.
 #' @export
-plot.bnmf_poisson <- function(x, type = c("trace", "masks", "ard"), ...) {
-  check_dots_graphics(list(...))
-  type <- check_choice(type, c("trace", "masks", "ard"), "type")
+plot.bnmf_poisson <- function(x, type = c("trace", "masks", "ard", "heatmap", "consensus"),
+                              ...) {
+  dots <- list(...)
+  type <- check_choice(type, c("trace", "masks", "ard", "heatmap", "consensus"), "type")
+  check_dots_graphics(dots, switch(type, heatmap = c("what", "groups", "n_top"),
+                                   consensus = "groups", character()))
+  if (type == "heatmap") {
+    plot_heatmap(x, ...)
+    return(invisible(x))
+  }
+  if (type == "consensus") {
+    graphics::plot(consensus_matrix(x), membership = membership(x), ...)
+    return(invisible(x))
+  }
   if (type == "ard") {
     if (!identical(x$prior$type, "ard")) {
       abort_input("`type = \"ard\"` needs a fit with an `ard()` prior.")
@@ -379,30 +453,73 @@ plot.bnmf_poisson <- function(x, type = c("trace", "masks", "ard"), ...) {
     rel <- pois_ard_relevance(x)
     sig <- pmax(rel$signal, 1e-6)
     df <- sum(x$dims) - 1
-    graphics::barplot(sig, names.arg = rel$factor, log = "y",
+    dots$main <- dots$main %||% "ARD: Poisson signal of each factor"
+    do.call(graphics::barplot, c(list(sig, names.arg = rel$factor, log = "y",
                       col = ifelse(rel$active, "grey30", "grey80"), border = NA,
                       ylab = "Poisson signal (Pearson chi-square)",
-                      ylim = c(min(sig, 1e-2) / 2, max(sig, 2 * df) * 2), ...)
+                      ylim = c(min(sig, 1e-2) / 2, max(sig, 2 * df) * 2)), dots))
     graphics::abline(h = df, lty = 2)
+    graphics::legend("topright", legend = c("active", sprintf("off (below I + J - 1 = %g)", df)),
+                     fill = c("grey30", "grey80"), border = NA, bty = "n", cex = 0.85)
     return(invisible(x))
   }
   if (type == "masks") {
-    op <- graphics::par(mfrow = c(1, 2))
-    on.exit(graphics::par(op))
-    graphics::image(t(x$masks$W), main = "P(S^W = 1)", xlab = "factor", ylab = "feature",
-                    zlim = c(0, 1), ...)
-    graphics::image(x$masks$H, main = "P(S^H = 1)", xlab = "factor", ylab = "sample",
-                    zlim = c(0, 1), ...)
+    if (is.null(x$masks)) {
+      abort_input("`type = \"masks\"` needs a fit with masks (`method = \"ssvi\"` with `sparsity`).")
+    }
+    plot_masks(x, ...)
     return(invisible(x))
   }
   ylab <- c(vb = "ELBO", gibbs = "log joint density", ssvi = "local log joint density")[[x$method]]
   tr <- x$trace
-  graphics::plot(tr$iteration, tr$logpost, type = "n", xlab = "iteration", ylab = ylab, ...)
-  for (c in unique(tr$chain)) {
-    t <- tr[tr$chain == c, ]
-    graphics::lines(t$iteration, t$logpost, col = c)
+  chains <- sort(unique(tr$chain))
+  cols <- grDevices::hcl.colors(max(length(chains), 2L), "Dark 3")
+  dots$main <- dots$main %||% trace_title(x)
+  do.call(graphics::plot, c(list(tr$iteration, tr$logpost, type = "n", xlab = "iteration",
+                                 ylab = ylab), dots))
+  for (c in seq_along(chains)) {
+    t <- tr[tr$chain == chains[c], ]
+    graphics::lines(t$iteration, t$logpost, col = cols[c])
   }
+  if (length(chains) > 1L) trace_legend(chains, cols)
   invisible(x)
+}
+
+# The mask probabilities of a DS-NMF fit: P(S^W = 1) (features x factors)
+# and P(S^H = 1) (factors x samples) as images with the factor, feature and
+# sample names (thinned when too many to read), and a colour key.
+plot_masks <- function(x, ...) {
+  PW <- as.matrix(x$masks$W)
+  PH <- as.matrix(x$masks$H)
+  K <- ncol(PW)
+  kn <- factor_names(K)
+  fn <- x$dimnames[[1L]] %||% as.character(seq_len(nrow(PW)))
+  sn <- x$dimnames[[2L]] %||% as.character(seq_len(ncol(PH)))
+  pal <- grDevices::hcl.colors(32, "Purples 3", rev = TRUE)
+  br <- seq(0, 1, length.out = length(pal) + 1L)
+  op <- graphics::par(no.readonly = TRUE)
+  on.exit(graphics::par(op))
+  graphics::layout(matrix(1:3, 1L), widths = c(1, 1, graphics::lcm(3.6)))
+  graphics::par(oma = c(0, 0, 2, 0))
+  lw <- function(lab) min(10, 1.5 + 0.5 * max(nchar(lab)))
+  graphics::par(mar = c(4.2, lw(fn) + 1, 2.5, 0.5))
+  graphics::image(seq_len(K), seq_len(nrow(PW)), t(PW), col = pal, breaks = br, axes = FALSE,
+                  xlab = "factor", ylab = "", main = "P(S^W = 1): features", ...)
+  graphics::axis(1, at = seq_len(K), labels = kn, tick = FALSE, line = -0.6)
+  note1 <- hm_labels(2, fn, graphics::par("pin")[2L], "feature")
+  graphics::box()
+  if (length(note1)) graphics::mtext(note1, side = 1, line = 2.5, cex = 0.6, col = "grey30")
+  graphics::par(mar = c(4.2, lw(sn) + 1, 2.5, 0.5))
+  graphics::image(seq_len(K), seq_len(ncol(PH)), PH, col = pal, breaks = br, axes = FALSE,
+                  xlab = "factor", ylab = "", main = "P(S^H = 1): samples", ...)
+  graphics::axis(1, at = seq_len(K), labels = kn, tick = FALSE, line = -0.6)
+  note2 <- hm_labels(2, sn, graphics::par("pin")[2L], "sample")
+  graphics::box()
+  if (length(note2)) graphics::mtext(note2, side = 1, line = 2.5, cex = 0.6, col = "grey30")
+  graphics::par(mar = c(4.2, 0.8, 2.5, 0.5))
+  hm_legends(br, pal, "P(entry\nswitched on)", FALSE, list())
+  graphics::mtext("Mask probabilities of the DS-NMF fit", side = 3, outer = TRUE, line = 0.5,
+                  font = 2, cex = 1.1)
 }
 # ---- RRT + online NVI fits (method "rrt") ----------------------------------
 
@@ -447,6 +564,7 @@ plot.bnmf_rrt <- function(x, type = c("elbo", "persistence", "projection"),
                      main = sprintf("Persistence of %d %s factorisations", length(fs), set),
                      ylim = c(0, max(cv$covering, 1)), ...)
       graphics::abline(h = 1, lty = 3)
+      covering_note(cv$covering)
     },
     projection = {
       pr <- rrt_projection(x$X, fs)

@@ -1000,6 +1000,11 @@ print.summary.bnmf_rank <- function(x, digits = 4, ...) {
 #' @export
 plot.bnmf_rank <- function(x, ...) {
   check_dots_graphics(list(...))
+  if (x$criterion != "ard" && is.null(list(...)$main)) {
+    crit <- c(chib = "Chib's marginal likelihood", bic = "BIC", cv = "cross-validation",
+              evidence = "evidence")[[x$criterion]]
+    return(plot.bnmf_rank(x, main = sprintf("Rank selection by %s", crit), ...))
+  }
   if (x$criterion == "ard") {
     tab <- x$table
     sig <- pmax(tab$signal, 1e-6)
