@@ -13,10 +13,10 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(
   r-cran-cli r-cran-clue r-cran-future r-cran-future.apply r-cran-generics r-cran-matrix
   r-cran-testthat r-cran-withr r-cran-coda r-cran-posterior
-  r-cran-knitr r-cran-rmarkdown r-cran-quadprog pandoc qpdf
+  r-cran-knitr r-cran-rmarkdown r-cran-quadprog r-cran-cluster pandoc qpdf
   valgrind
   r-cran-nmf r-bioc-biobase r-bioc-summarizedexperiment
-  r-bioc-singlecellexperiment r-bioc-delayedarray
+  r-bioc-singlecellexperiment r-bioc-delayedarray r-bioc-s4vectors
 )
 missing=()
 for p in "${pkgs[@]}"; do
