@@ -479,7 +479,7 @@ rank_tasks <- function(tasks, fun) {
 rank_ard <- function(X, K, method, args) {
   fit <- fit_one(X, K, method, args)
   tab <- if (inherits(fit, "bnmf_nmtf")) nmtf_ard_relevance(fit) else summary(fit)$factors
-  keep <- intersect(c("matrix", "factor", "share", "lambda", "signal", "active"), names(tab))
+  keep <- intersect(c("matrix", "factor", "share", "lambda", "signal", "gain", "active"), names(tab))
   tab <- tab[, keep, drop = FALSE]
   rownames(tab) <- NULL
   list(best = sum(tab$active), table = tab, fit = fit)
@@ -1105,21 +1105,27 @@ pair_result <- function(out, pairs, criterion) {
 }
 
 # Relevance of the factors of an NMTF fit under ARD, as ard_relevance() for
-# NMF: the mean contribution of column k of F to an entry of F S G' (the
-# terms F[, k] S[k, ] G'), and of column l of G (the terms F S[, l] G[, l]'),
-# in units of the noise sd; active when at least 0.1.
+# NMF: signal, the mean contribution of column k of F to an entry of F S G'
+# (the terms F[, k] S[k, ] G'), and of column l of G (the terms F S[, l]
+# G[, l]'), in units of the noise sd; gain, what the column adds to the fit
+# beyond the larger columns of its matrix (ard_gain() of the NMF F (S G')
+# for F, (F S) G' for G), in noise variances; active when the gain exceeds
+# ard_gain_cut(I, J).
 nmtf_ard_relevance <- function(fit) {
   fa <- factors(fit)
   cF <- colSums(fa$F)
   cG <- colSums(fa$G)
   mass <- c(cF * as.vector(fa$S %*% cG), cG * as.vector(crossprod(fa$S, cF)))
-  signal <- mass / prod(fit$dims) / sigma(fit)
+  sigma2 <- sigma(fit)^2
+  signal <- mass / prod(fit$dims) / sqrt(sigma2)
+  gain <- c(ard_gain(fit$X, fa$F, fa$S %*% t(fa$G)),
+            ard_gain(fit$X, fa$F %*% fa$S, t(fa$G))) / sigma2
   side <- rep(c("F", "G"), c(length(cF), length(cG)))
   lam <- fit$lambda
   data.frame(matrix = side, factor = c(paste0("k", seq_along(cF)), paste0("l", seq_along(cG))),
              lambda = if (is.list(lam)) c(lam$F, lam$G) else NA_real_,
-             share = mass / stats::ave(mass, side, FUN = sum), signal = signal,
-             active = signal >= 0.1)
+             share = mass / stats::ave(mass, side, FUN = sum), signal = signal, gain = gain,
+             active = gain > ard_gain_cut(fit$dims[1L], fit$dims[2L]))
 }
 
 # The ranks of a selection as text ("3" or "3x2"): all of them, the largest

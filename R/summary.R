@@ -32,11 +32,26 @@
 #' With an [ard()] prior the table also has `lambda`, the posterior mean of
 #' the factor's ARD rate; `signal`, the factor's mean contribution to an
 #' entry of `W %*% H`, `sum(W[, k]) * sum(H[k, ]) / (I * J)`, in units of the
-#' noise standard deviation [sigma()]; and `active`, `signal >= 0.1`. ARD
-#' shrinks the factors the data do not support towards zero: their
-#' contribution falls far below the noise level (exactly to zero at the ICM
-#' mode; to a small multiple of the prior scale under Gibbs and VB), while a
-#' supported factor contributes on the order of the signal. See
+#' noise standard deviation [sigma()]; `gain`, what the factor adds to the
+#' fit beyond the factors larger than it, in noise variances; and `active`,
+#' `gain > (sqrt(I) + sqrt(J))^2`. The gain takes the factors in decreasing
+#' order of their mass `sum(W[, k]) * sum(H[k, ])`: with `A` the larger
+#' ones, it is the residual sum of squares of a non-negative least-squares
+#' refit of the factors `A` (both `W` and `H`, from their values in the fit)
+#' minus that of the same refit with the term `W[, k] H[k, ]` added (its
+#' shape as fitted, its scale free), divided by `sigma(fit)^2`. The cut
+#' `(sqrt(I) + sqrt(J))^2` is the square of the largest singular value of an
+#' `I x J` matrix of unit-variance noise: what a rank-one term fitted to
+#' pure noise takes off the residual sum of squares. ARD shrinks the factors
+#' the data do not support towards zero (exactly to zero at the ICM mode).
+#' The rule also sees through splits: a structure the data support once (a
+#' constant mean, say) may be shared by several factors, each contributing
+#' far above the noise level (the Gibbs posterior of exponential factors
+#' does keep such shares alive, and VB and ICM can stop at a split); a share
+#' adds nothing the refit of the larger factors cannot, so only one of them
+#' counts. (Before version 0.1.0, `active` was `signal >= 0.1`, which
+#' counted every share and every factor fitting noise above a tenth of the
+#' noise sd.) Missing entries take the fitted values in the refits. See
 #' `plot(fit, type = "ard")`.
 #'
 #' For Gibbs fits the summary also has factor-level diagnostics and a count
@@ -109,6 +124,7 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
     rel <- ard_relevance(object)
     fac$lambda <- rel$lambda
     fac$signal <- rel$signal
+    fac$gain <- rel$gain
     fac$active <- rel$active
   }
   q <- fit_stats(object)
@@ -268,15 +284,89 @@ optimiser_summary <- function(out, object, ...) {
                 iterations = object$iterations[object$best])
 }
 
-# Relevance of each factor under ARD: its mean contribution to an entry of
-# WH in units of the noise sd, and whether that is at least 0.1.
+# Relevance of each factor under ARD: signal, its mean contribution to an
+# entry of W H in units of the noise sd; gain, what it adds to the fit
+# beyond the factors larger than it (ard_gain(), in noise variances); active
+# when the gain exceeds ard_gain_cut(I, J).
 ard_relevance <- function(object) {
   W <- object$W
   H <- object$H
   mass <- colSums(W) * rowSums(H)
-  signal <- mass / prod(object$dims) / sigma(object)
+  sigma2 <- sigma(object)^2
+  signal <- mass / prod(object$dims) / sqrt(sigma2)
+  gain <- ard_gain(object$X, W, H) / sigma2
   data.frame(factor = factor_names(object$rank), lambda = unname(object$lambda),
-             share = mass / sum(mass), signal = signal, active = signal >= 0.1)
+             share = mass / sum(mass), signal = signal, gain = gain,
+             active = gain > ard_gain_cut(object$dims[1L], object$dims[2L]))
+}
+
+# The activity cut of ard_relevance(), in noise variances: (sqrt(I) +
+# sqrt(J))^2, the square of the largest singular value of an I x J matrix of
+# unit-variance noise (Marchenko-Pastur edge): what a rank-one term fitted to
+# pure noise takes off the residual sum of squares.
+ard_gain_cut <- function(I, J) (sqrt(I) + sqrt(J))^2
+
+# What each rank-one term W[, k] H[k, ] adds to the fit of X beyond the
+# terms larger than it: the factors in decreasing order of their mass
+# sum(W[, k]) sum(H[k, ]); with A the larger ones, gain_k = RSS(A) -
+# RSS(A, c T_k), where RSS(A) is the residual sum of squares of a
+# non-negative refit of the factors A (both sides, by HALS from their
+# values in the fit) and RSS(A, c T_k) that of the same refit with the term
+# T_k = W[, k] H[k, ] (its shape as fitted, its scale c >= 0 free) added.
+# A factor that is a piece of a larger one (a constant split over several
+# factors, say) adds nothing the refit of the larger ones cannot; a factor
+# that fits noise adds at most what a rank-one term fitted to noise does.
+# Missing entries of X take the fitted W H. Returns the gains (units of X^2).
+ard_gain <- function(X, W, H, iter = 50L) {
+  W <- unname(as.matrix(W))
+  H <- unname(as.matrix(H))
+  X <- unname(as.matrix(X))
+  storage.mode(X) <- "double"
+  miss <- is.na(X)
+  if (any(miss)) X[miss] <- (W %*% H)[miss]
+  K <- ncol(W)
+  ord <- order(colSums(W) * rowSums(H), decreasing = TRUE)
+  gain <- numeric(K)
+  cur <- list(W = W[, 0L, drop = FALSE], H = H[0L, , drop = FALSE], rss = sum(X^2))
+  for (k in ord) {
+    Tk <- W[, k] %o% H[k, ]
+    r <- if (sum(Tk^2) > 0) hals_refit(X, cur$W, cur$H, iter, Tk)$rss else cur$rss
+    gain[k] <- cur$rss - r
+    cur <- hals_refit(X, cbind(cur$W, W[, k]), rbind(cur$H, H[k, ]), iter)
+  }
+  gain
+}
+
+# Non-negative least squares refit of X ~ W H (+ c Tk, c >= 0, when Tk is
+# given) by `iter` sweeps of HALS (exact coordinate updates of the rows of H,
+# the columns of W and c), from the W and H given; stops early when the
+# residual sum of squares changes by less than 1e-8 of it.
+hals_refit <- function(X, W, H, iter, Tk = NULL) {
+  K <- ncol(W)
+  cc <- 1
+  tt <- if (!is.null(Tk)) sum(Tk^2)
+  rss_old <- Inf
+  for (it in seq_len(iter)) {
+    Y <- if (is.null(Tk)) X else X - cc * Tk
+    if (K > 0L) {
+      G <- crossprod(W)
+      B <- crossprod(W, Y)
+      for (k in seq_len(K)) if (G[k, k] > 0) {
+        H[k, ] <- pmax(0, H[k, ] + (B[k, ] - G[k, , drop = FALSE] %*% H) / G[k, k])
+      }
+      G <- tcrossprod(H)
+      B <- tcrossprod(Y, H)
+      for (k in seq_len(K)) if (G[k, k] > 0) {
+        W[, k] <- pmax(0, W[, k] + (B[, k] - W %*% G[, k]) / G[k, k])
+      }
+    }
+    if (!is.null(Tk)) cc <- max(0, sum((X - W %*% H) * Tk) / tt)
+    if (K == 0L && is.null(Tk)) break
+    r <- sum(((if (is.null(Tk)) X else X - cc * Tk) - W %*% H)^2)
+    if (abs(rss_old - r) <= 1e-8 * r) break
+    rss_old <- r
+  }
+  list(W = W, H = H, rss = sum(((if (is.null(Tk)) X else X - cc * Tk) - W %*% H)^2))
 }
 
 # Relevance of each factor of a Poisson ARD fit: lambda (the posterior mean
@@ -326,8 +416,9 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
   f[num] <- lapply(f[num], signif, digits = digits)
   print(f, row.names = FALSE)
   if (!is.null(x$factors$active)) {
-    cat(sprintf("ARD: %d of %d factors active (mean contribution >= 0.1 noise sd)\n",
-                sum(x$factors$active, na.rm = TRUE), nrow(x$factors)))
+    cat(sprintf("ARD: %d of %d factors active (gain in fit > (sqrt(I) + sqrt(J))^2 = %s noise variances)\n",
+                sum(x$factors$active, na.rm = TRUE), nrow(x$factors),
+                format(signif(ard_gain_cut(x$dims[1L], x$dims[2L]), 3))))
   }
   cat(sprintf("\nFit: RMSE %s, R^2 %s%s\n", format(signif(x$rmse, digits)),
               format_r_squared(x$r_squared, digits),

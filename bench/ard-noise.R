@@ -1,0 +1,40 @@
+# Active factors of Gaussian ARD fits (default settings, prior = ard()):
+# noise around a positive mean, X = mu + N(0, 1), 40 x 30, mu = 0.5, 5, 50,
+# from 8 factors (NMF) and 6 x 6 (NMTF); and rank-3 data (W, H exponential,
+# noise sd 0.1 of the signal's sd), 40 x 30, where the answer is 3. Three
+# seeds each. The noise data support one factor (the constant mu).
+# Run: R_LIBS=<lib> Rscript bench/ard-noise.R   (about 1-2 min)
+library(bnmf)
+act <- function(f) {
+  tab <- if (inherits(f, "bnmf_nmtf")) bnmf:::nmtf_ard_relevance(f) else summary(f)$factors
+  if (!is.null(tab$matrix)) {
+    a <- tapply(tab$active, tab$matrix, sum)
+    return(sprintf("%d/%d", a[["F"]], a[["G"]]))
+  }
+  as.character(sum(tab$active))
+}
+fits <- function(X, K, L, seed) {
+  one <- function(expr) { set.seed(seed); act(suppressWarnings(expr)) }
+  c(gibbs = one(bnmf(X, K, method = "gibbs", prior = ard(), progress = FALSE)),
+    vb = one(bnmf(X, K, method = "vb", prior = ard())),
+    icm = one(bnmf(X, K, method = "icm", prior = ard())),
+    nmtf_vb = one(bnmf(X ~ nmtf(L, L, prior = ard()), method = "vb")),
+    nmtf_gibbs = one(bnmf(X ~ nmtf(L, L, prior = ard()), method = "gibbs", progress = FALSE)))
+}
+res <- list()
+for (seed in 1:3) {
+  for (mu in c(0.5, 5, 50)) {
+    set.seed(100 + seed)
+    X <- matrix(mu + rnorm(40 * 30), 40, 30)
+    res[[length(res) + 1]] <- data.frame(data = sprintf("mu %g + N(0,1)", mu), seed = seed,
+                                         t(fits(X, 8, 6, seed)))
+  }
+  set.seed(200 + seed)
+  S <- matrix(rexp(40 * 3), 40, 3) %*% matrix(rexp(3 * 30), 3, 30)
+  X <- S + matrix(rnorm(40 * 30, sd = 0.1 * sd(S)), 40, 30)
+  res[[length(res) + 1]] <- data.frame(data = "rank 3", seed = seed, t(fits(X, 8, 6, seed)))
+}
+tab <- do.call(rbind, res)
+tab <- tab[order(tab$data, tab$seed), ]
+print(tab, row.names = FALSE)
+cat("(NMTF: active columns of F / of G, from 6 / 6)\n")
