@@ -1116,10 +1116,10 @@ nmtf_ard_relevance <- function(fit) {
   cF <- colSums(fa$F)
   cG <- colSums(fa$G)
   mass <- c(cF * as.vector(fa$S %*% cG), cG * as.vector(crossprod(fa$S, cF)))
-  sigma2 <- sigma(fit)^2
-  signal <- mass / prod(fit$dims) / sqrt(sigma2)
-  gain <- c(ard_gain(fit$X, fa$F, fa$S %*% t(fa$G)),
-            ard_gain(fit$X, fa$F %*% fa$S, t(fa$G))) / sigma2
+  sd <- sigma(fit)
+  signal <- mass / prod(fit$dims) / sd
+  gain <- c(ard_gain(fit$X, fa$F, fa$S %*% t(fa$G), sd),
+            ard_gain(fit$X, fa$F %*% fa$S, t(fa$G), sd))
   side <- rep(c("F", "G"), c(length(cF), length(cG)))
   lam <- fit$lambda
   data.frame(matrix = side, factor = c(paste0("k", seq_along(cF)), paste0("l", seq_along(cG))),

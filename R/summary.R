@@ -292,9 +292,9 @@ ard_relevance <- function(object) {
   W <- object$W
   H <- object$H
   mass <- colSums(W) * rowSums(H)
-  sigma2 <- sigma(object)^2
-  signal <- mass / prod(object$dims) / sqrt(sigma2)
-  gain <- ard_gain(object$X, W, H) / sigma2
+  sd <- sigma(object)
+  signal <- mass / prod(object$dims) / sd
+  gain <- ard_gain(object$X, W, H, sd)
   data.frame(factor = factor_names(object$rank), lambda = unname(object$lambda),
              share = mass / sum(mass), signal = signal, gain = gain,
              active = gain > ard_gain_cut(object$dims[1L], object$dims[2L]))
@@ -316,12 +316,19 @@ ard_gain_cut <- function(I, J) (sqrt(I) + sqrt(J))^2
 # A factor that is a piece of a larger one (a constant split over several
 # factors, say) adds nothing the refit of the larger ones cannot; a factor
 # that fits noise adds at most what a rank-one term fitted to noise does.
-# Missing entries of X take the fitted W H. Returns the gains (units of X^2).
-ard_gain <- function(X, W, H, iter = 50L) {
+# Missing entries of X take the fitted W H. Returns the gains in units of
+# sigma^2 (computed on X / s, W / sqrt(s), H / sqrt(s) with s the largest
+# |X|, so that they neither overflow nor underflow at any scale).
+ard_gain <- function(X, W, H, sigma, iter = 50L) {
   W <- unname(as.matrix(W))
   H <- unname(as.matrix(H))
   X <- unname(as.matrix(X))
   storage.mode(X) <- "double"
+  s <- max(abs(X), na.rm = TRUE)
+  if (!(s > 0) || !is.finite(s)) s <- 1
+  X <- X / s
+  W <- W / sqrt(s)
+  H <- H / sqrt(s)
   miss <- is.na(X)
   if (any(miss)) X[miss] <- (W %*% H)[miss]
   K <- ncol(W)
@@ -334,7 +341,7 @@ ard_gain <- function(X, W, H, iter = 50L) {
     gain[k] <- cur$rss - r
     cur <- hals_refit(X, cbind(cur$W, W[, k]), rbind(cur$H, H[k, ]), iter)
   }
-  gain
+  gain / (sigma / s)^2
 }
 
 # Non-negative least squares refit of X ~ W H (+ c Tk, c >= 0, when Tk is
