@@ -318,8 +318,10 @@ ard_gain_cut <- function(I, J) (sqrt(I) + sqrt(J))^2
 # that fits noise adds at most what a rank-one term fitted to noise does.
 # Missing entries of X take the fitted W H. Returns the gains in units of
 # sigma^2 (computed on X / s, W / sqrt(s), H / sqrt(s) with s the largest
-# |X|, so that they neither overflow nor underflow at any scale).
-ard_gain <- function(X, W, H, sigma, iter = 50L) {
+# |X|, so that they neither overflow nor underflow at any scale). The refits
+# stop when the residual sum of squares moves by less than 1e-3 sigma^2
+# or after `iter` sweeps (2 K refits of O(I J K) flops per sweep).
+ard_gain <- function(X, W, H, sigma, iter = 25L) {
   W <- unname(as.matrix(W))
   H <- unname(as.matrix(H))
   X <- unname(as.matrix(X))
@@ -331,49 +333,75 @@ ard_gain <- function(X, W, H, sigma, iter = 50L) {
   H <- H / sqrt(s)
   miss <- is.na(X)
   if (any(miss)) X[miss] <- (W %*% H)[miss]
+  tol <- 1e-3 * (sigma / s)^2
+  if (!(tol > 0) || !is.finite(tol)) tol <- 0
   K <- ncol(W)
   ord <- order(colSums(W) * rowSums(H), decreasing = TRUE)
   gain <- numeric(K)
-  cur <- list(W = W[, 0L, drop = FALSE], H = H[0L, , drop = FALSE], rss = sum(X^2))
+  xx <- sum(X^2)
+  cur <- list(W = W[, 0L, drop = FALSE], H = H[0L, , drop = FALSE], rss = xx)
   for (k in ord) {
-    Tk <- W[, k] %o% H[k, ]
-    r <- if (sum(Tk^2) > 0) hals_refit(X, cur$W, cur$H, iter, Tk)$rss else cur$rss
+    w <- W[, k]
+    h <- H[k, ]
+    tt <- sum(w^2) * sum(h^2)
+    r <- if (tt > 0) hals_refit(X, xx, cur$W, cur$H, iter, tol, w, h)$rss else cur$rss
     gain[k] <- cur$rss - r
-    cur <- hals_refit(X, cbind(cur$W, W[, k]), rbind(cur$H, H[k, ]), iter)
+    cur <- hals_refit(X, xx, cbind(cur$W, w), rbind(cur$H, h), iter, tol)
   }
   gain / (sigma / s)^2
 }
 
-# Non-negative least squares refit of X ~ W H (+ c Tk, c >= 0, when Tk is
-# given) by `iter` sweeps of HALS (exact coordinate updates of the rows of H,
-# the columns of W and c), from the W and H given; stops early when the
-# residual sum of squares changes by less than 1e-8 of it.
-hals_refit <- function(X, W, H, iter, Tk = NULL) {
+# Non-negative least squares refit of X ~ W H (+ c w h', c >= 0, when w and
+# h are given) by sweeps of HALS (exact coordinate updates of the rows of H,
+# the columns of W, then c), from the W and H given, at most `iter` sweeps,
+# until the residual sum of squares moves by less than `tol`. The data enter
+# only through X' W and X H' (the term c w h' through its inner products);
+# xx = sum(X^2). Returns W, H and the residual sum of squares.
+hals_refit <- function(X, xx, W, H, iter, tol, w = NULL, h = NULL) {
   K <- ncol(W)
-  cc <- 1
-  tt <- if (!is.null(Tk)) sum(Tk^2)
+  fixed <- !is.null(w)
+  cc <- if (fixed) 1 else 0
+  if (fixed) {
+    ww <- sum(w^2)
+    hh <- sum(h^2)
+    xt <- sum(w * (X %*% h)) # <X, w h'>
+  }
+  rss_at <- function(BW, GW) {
+    # sum((X - c w h' - W H)^2), from Y H' = BW (I x K) and H H' = GW
+    yy <- xx - (if (fixed) 2 * cc * xt - cc^2 * ww * hh else 0)
+    yy - 2 * sum(W * BW) + sum(W * (W %*% GW))
+  }
   rss_old <- Inf
+  rss <- xx
   for (it in seq_len(iter)) {
-    Y <- if (is.null(Tk)) X else X - cc * Tk
     if (K > 0L) {
       G <- crossprod(W)
-      B <- crossprod(W, Y)
+      B <- crossprod(W, X)
+      if (fixed) B <- B - cc * (as.vector(crossprod(W, w)) %o% h)
       for (k in seq_len(K)) if (G[k, k] > 0) {
         H[k, ] <- pmax(0, H[k, ] + (B[k, ] - G[k, , drop = FALSE] %*% H) / G[k, k])
       }
       G <- tcrossprod(H)
-      B <- tcrossprod(Y, H)
+      XH <- tcrossprod(X, H)
+      B <- if (fixed) XH - cc * (w %o% as.vector(H %*% h)) else XH
       for (k in seq_len(K)) if (G[k, k] > 0) {
         W[, k] <- pmax(0, W[, k] + (B[, k] - W %*% G[, k]) / G[k, k])
       }
     }
-    if (!is.null(Tk)) cc <- max(0, sum((X - W %*% H) * Tk) / tt)
-    if (K == 0L && is.null(Tk)) break
-    r <- sum(((if (is.null(Tk)) X else X - cc * Tk) - W %*% H)^2)
-    if (abs(rss_old - r) <= 1e-8 * r) break
-    rss_old <- r
+    if (fixed) {
+      # c = <X - W H, w h'> / |w h'|^2, at least 0
+      cc <- max(0, (xt - sum((crossprod(W, w)) * (H %*% h))) / (ww * hh))
+    }
+    if (K == 0L) {
+      rss <- xx - (if (fixed) 2 * cc * xt - cc^2 * ww * hh else 0)
+      break
+    }
+    # X H' is that of the W step: H has not moved since
+    rss <- rss_at(if (fixed) XH - cc * (w %o% as.vector(H %*% h)) else XH, G)
+    if (abs(rss_old - rss) <= tol) break
+    rss_old <- rss
   }
-  list(W = W, H = H, rss = sum(((if (is.null(Tk)) X else X - cc * Tk) - W %*% H)^2))
+  list(W = W, H = H, rss = rss)
 }
 
 # Relevance of each factor of a Poisson ARD fit: lambda (the posterior mean
