@@ -42,7 +42,10 @@
 #' * `"ard"`: one fit with an automatic relevance determination prior
 #'   ([ard()]) at the largest rank `max(ranks)`; the chosen rank is the number
 #'   of factors that remain active (`summary(fit)$factors$active`, see
-#'   [summary.bnmf()]). For counts (`likelihood = "poisson"`) the fit is by
+#'   [summary.bnmf()]: for the Gaussian models a factor is active when it
+#'   adds to the fit, beyond the larger factors, more than a rank-one term
+#'   fitted to pure noise would, so a factor split over several counts
+#'   once). For counts (`likelihood = "poisson"`) the fit is by
 #'   VB (the only method taken) and a factor is active when its Poisson
 #'   signal exceeds `I + J - 1` (see [bnmf()], section Counts); `prior` may be
 #'   `ard()` or `list(W = gamma_prior(a), H = gamma_prior(c), lambda =
@@ -58,7 +61,11 @@
 #' pair `c(K = , L = )`, the table has columns `K` and `L` instead of `rank`,
 #' and the rows of `$fold_mse` are named `"KxL"`. With `"ard"` one fit with
 #' ARD priors on the columns of F and of G is made at the largest K and the
-#' largest L, and `$best` counts the active factors of F and of G.
+#' largest L, and `$best` counts the active factors of F and of G: a column
+#' of F is active when its terms `F[, k] S[k, ] G'` add to the fit beyond
+#' the larger columns of F more than a rank-one term fitted to pure noise
+#' would, `(sqrt(I) + sqrt(J))^2` noise variances (the `gain` of the table;
+#' [summary.bnmf()] describes the refit), and likewise for G.
 #'
 #' @section Folds:
 #' The folds partition the observed entries. To keep every row and column of
@@ -165,7 +172,8 @@
 #'   `se`; for `"evidence"` `elbo` (VB) or `logml` and `se` (Gibbs); for `"bic"` `loglik`, `df`, `bic` and `value = -bic / 2`; for
 #'   `"cv"` the mean held-out `mse` over the folds, its `sd` and `se =
 #'   sd / sqrt(folds)`; for `"ard"` one row per factor of the ARD fit with its
-#'   `signal` and whether it is `active`), and criterion-specific elements:
+#'   `signal`, for the Gaussian models its `gain` (see [summary.bnmf()]), and
+#'   whether it is `active`), and criterion-specific elements:
 #'   `fold_mse` (ranks x folds), `folds` (the fold of each observed entry, in
 #'   the order of `obs`, their linear indices in `X`) and for `nested = TRUE`
 #'   `nested` (per outer fold: the inner mean errors of every rank, the chosen
@@ -1002,6 +1010,19 @@ plot.bnmf_rank <- function(x, ...) {
   check_dots_graphics(list(...))
   if (x$criterion == "ard") {
     tab <- x$table
+    if (!is.null(tab$gain)) {
+      # Gaussian models: the gain in fit, with the cut of summary()
+      cut <- ard_gain_cut(x$dims[1L], x$dims[2L])
+      gain <- pmax(tab$gain, 1e-3)
+      graphics::barplot(gain, names.arg = tab$factor, log = "y",
+                        col = ifelse(tab$active, "grey30", "grey80"), border = NA,
+                        ylab = "gain in fit / noise variance",
+                        ylim = c(min(gain, 1) / 2, max(gain, 10 * cut) * 2),
+                        main = sprintf("ARD: %s of %d factors active",
+                                       paste(x$best, collapse = " + "), nrow(tab)), ...)
+      graphics::abline(h = cut, lty = 2)
+      return(invisible(x))
+    }
     sig <- pmax(tab$signal, 1e-6)
     graphics::barplot(sig, names.arg = tab$factor, log = "y",
                       col = ifelse(tab$active, "grey30", "grey80"), border = NA,
