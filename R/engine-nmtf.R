@@ -163,8 +163,14 @@ nmtf_prior <- function(prior, K, L, mean_x, method) {
   if (method %in% c("gibbs", "vb") && !(rate > 0)) {
     abort_input(sprintf("`prior`: method \"%s\" needs an exponential rate > 0 (a rate of 0 is an improper prior, allowed for method \"icm\" only).", method))
   }
-  list(type = if (ard) "ard" else "exponential", rate = c(F = rate, S = rate, G = rate),
-       auto = auto, ard = if (ard) c(prior$alpha0, prior$beta0) else numeric())
+  # ARD without beta0: alpha0 / rate, the prior mean of the rates of F and G
+  # is the automatic rate (see ?ard, The default beta0)
+  b0_auto <- ard && isTRUE(prior$beta0_auto)
+  beta0 <- if (b0_auto) gaussian_ard_beta0(prior$alpha0, rate) else prior$beta0
+  out <- list(type = if (ard) "ard" else "exponential", rate = c(F = rate, S = rate, G = rate),
+              auto = auto, ard = if (ard) c(prior$alpha0, beta0) else numeric())
+  if (ard) out$beta0_auto <- b0_auto
+  out
 }
 
 # The C view of the prior.

@@ -25,9 +25,18 @@
 #' Counts of [bnmf()].
 #'
 #' @section The default beta0:
-#' `ard()` without `beta0` takes the model's default. For the Gaussian
-#' models it is `beta0 = 1` (the factors' scale is then learned from the
-#' data through the `I + J` entries each rate governs). For counts
+#' `ard()` without `beta0` takes the model's default, which follows the
+#' scale of the data. For Gaussian NMF it is `beta0 = alpha0 * sqrt(mean(X)
+#' / K)` over the observed entries, so that the prior mean of every rate,
+#' `alpha0 / beta0 = sqrt(K / mean(X))`, is the automatic rate of
+#' `exponential()` (see The automatic rate); for the tri-factorisation
+#' (`nmtf()`) `beta0 = alpha0 / (K L / mean(X))^(1/3)`, the automatic rate of
+#' `F`, `S` and `G`. The fit of `c * X` is then that of `X` with the factors
+#' multiplied by `sqrt(c)` (NMTF: `c^(1/3)`), whatever `c`. (Before version
+#' 0.1.0 the Gaussian default was `beta0 = 1`, which is not scale-free: for
+#' data whose factors are far below 1, say `X` around `1e-6`, the prior mean
+#' rate 1 is far too small to shrink them and ARD switched no factor off.) A
+#' mean of `X` that is not positive needs `beta0` given. For counts
 #' (`likelihood = "poisson"`) it follows the scale of the counts:
 #' `beta0 = alpha0 * sqrt(mean(X) / (a c K))` over the observed entries, so
 #' that the prior mean of every rate, `alpha0 / beta0 = sqrt(a c K /
@@ -84,7 +93,8 @@
 #' @param rank The number of factors `K`.
 #' @param alpha0,beta0 Shape and rate of the Gamma prior of each ARD rate
 #'   \eqn{\lambda_k}. `beta0 = NULL` (the default) is the model's default:
-#'   1 for the Gaussian models, `alpha0 * sqrt(mean(X) / (a c K))` for counts
+#'   `alpha0 * sqrt(mean(X) / K)` for Gaussian NMF, `alpha0 / (K L /
+#'   mean(X))^(1/3)` for NMTF, `alpha0 * sqrt(mean(X) / (a c K))` for counts
 #'   (see The default beta0).
 #' @return An object of class `bnmf_prior` (`exponential()`, `ard()`), `bnmf_noise`
 #'   (`gamma_prior()`) or `bnmf_model` (`nmf()`).
@@ -129,8 +139,8 @@ exponential <- function(rate = "auto") {
 #' @export
 ard <- function(alpha0 = 1, beta0 = NULL) {
   alpha0 <- check_number(alpha0, "alpha0", 0, min_open = TRUE)
-  # beta0 not given: 1 for the Gaussian models, set from the counts for
-  # likelihood = "poisson" (beta0_auto)
+  # beta0 not given: set from the data when the model is resolved
+  # (beta0_auto; resolve_rates(), nmtf_prior(), resolve_pois_ard())
   auto <- is.null(beta0)
   beta0 <- if (auto) 1 else check_number(beta0, "beta0", 0, min_open = TRUE)
   structure(list(type = "ard", alpha0 = alpha0, beta0 = beta0, beta0_auto = auto),
@@ -183,7 +193,7 @@ nmtf <- function(K, L, prior = NULL) {
 print.bnmf_prior <- function(x, ...) {
   check_dots_empty(list(...), names(formals()), "print")
   if (identical(x$type, "ard")) {
-    b0 <- if (isTRUE(x$beta0_auto)) "default: 1; counts: alpha0 sqrt(mean(X) / K)" else format(x$beta0)
+    b0 <- if (isTRUE(x$beta0_auto)) "default: from the data, alpha0 sqrt(mean(X) / K) for NMF" else format(x$beta0)
     cat("<bnmf prior> ard(alpha0 = ", format(x$alpha0), ", beta0 = ", b0,
         "): W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(alpha0, beta0)\n", sep = "")
     return(invisible(x))
@@ -277,12 +287,28 @@ gaussian_prior <- function(prior, I, J, K, mean_x, method) {
   c(list(type = prior$type), resolve_rates(prior, I, J, K, mean_x, method))
 }
 
+# The default beta0 of ard() for the Gaussian models: alpha0 / rate, so that
+# the prior mean alpha0 / beta0 of every ARD rate is the automatic
+# exponential rate `rate` of the model (sqrt(K / mean(X)) for NMF,
+# (K L / mean(X))^(1/3) for NMTF).
+gaussian_ard_beta0 <- function(alpha0, rate) {
+  beta0 <- alpha0 / rate
+  if (!(beta0 > 0) || !is.finite(beta0)) {
+    abort_input("`prior`: the default `beta0` of `ard()` needs a positive, finite mean of the observed entries of `X`; give `ard(beta0 = )`.")
+  }
+  beta0
+}
+
 # Resolve the prior into entry-wise rate matrices for the C code.
 resolve_rates <- function(prior, I, J, K, mean_x, method) {
   if (identical(prior$type, "ard")) {
     # The rates live in the chain's state (lambda); the matrices are scratch.
+    # beta0 not given: alpha0 * sqrt(mean_x / K), so that the prior mean of
+    # lambda_k is the automatic rate sqrt(K / mean_x) (see The default beta0).
+    b0_auto <- isTRUE(prior$beta0_auto)
+    beta0 <- if (b0_auto) gaussian_ard_beta0(prior$alpha0, sqrt(K / mean_x)) else prior$beta0
     return(list(lamW = matrix(1, I, K), lamH = matrix(1, K, J), rate = NA_real_,
-                auto = FALSE, ard = c(prior$alpha0, prior$beta0)))
+                auto = FALSE, ard = c(prior$alpha0, beta0), beta0_auto = b0_auto))
   }
   rate <- prior$rate
   auto <- identical(rate, "auto")

@@ -30,10 +30,10 @@
 #' ([consensus_matrix()]), annotated by `groups`, the posterior cluster of
 #' every sample and its probability, and the silhouette width (see
 #' [plot.bnmf_consensus()]).
-#' `type = "ard"` (fits with an [ard()] prior): each factor's mean
-#' contribution to an entry of `W %*% H` in units of the noise sd, on a log
-#' scale, with the line at 0.1 below which [summary.bnmf()] counts a factor
-#' as switched off.
+#' `type = "ard"` (fits with an [ard()] prior): each factor's gain in fit
+#' (`summary(x)$factors$gain`, in noise variances) on a log scale, with the
+#' line at `(sqrt(I) + sqrt(J))^2` below which [summary.bnmf()] counts a
+#' factor as switched off.
 #' `type = "biclusters"` (tri-factorisation fits, `X ~ nmtf(K, L)`): `X` with
 #' its rows and columns ordered by their clusters (`summary(x)$row_clusters`,
 #' `$col_clusters`), next to `S` drawn as the block pattern (block `(k, l)`
@@ -108,13 +108,14 @@ plot_ard <- function(x, main = "ARD: relevance of each factor", ...) {
     abort_input("`type = \"ard\"` needs a fit with an `ard()` prior.")
   }
   rel <- ard_relevance(x)
-  sig <- pmax(rel$signal, 1e-6)
+  cut <- ard_gain_cut(x$dims[1L], x$dims[2L])
+  gain <- pmax(rel$gain, 1e-3)
   cols <- ifelse(rel$active, "grey30", "grey80")
-  graphics::barplot(sig, names.arg = rel$factor, log = "y", col = cols,
-                    border = NA, ylab = "mean contribution / noise sd",
-                    ylim = c(min(sig, 1e-2) / 2, max(sig, 1) * 2), main = main, ...)
-  graphics::abline(h = 0.1, lty = 2)
-  graphics::legend("topright", legend = c("active", "switched off (below 0.1)"),
+  graphics::barplot(gain, names.arg = rel$factor, log = "y", col = cols,
+                    border = NA, ylab = "gain in fit / noise variance",
+                    ylim = c(min(gain, 1) / 2, max(gain, 10 * cut) * 2), main = main, ...)
+  graphics::abline(h = cut, lty = 2)
+  graphics::legend("topright", legend = c("active", "switched off (below the line)"),
                    fill = c("grey30", "grey80"), border = NA, bty = "n", cex = 0.85)
 }
 

@@ -11,8 +11,10 @@ print.bnmf <- function(x, ...) {
   cat(sprintf("  rank: %d\n", x$rank))
   if (identical(x$prior$type, "ard")) {
     act <- ard_relevance(x)
-    cat(sprintf("  prior: ARD, W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(%s, %s)\n  ARD: %d of %d factors active\n",
-                format(x$prior$ard[1L]), format(x$prior$ard[2L]), sum(act$active), x$rank))
+    cat(sprintf("  prior: ARD, W[, k], H[k, ] ~ Exp(lambda_k), lambda_k ~ Gamma(%s, %s)%s\n  ARD: %d of %d factors active\n",
+                format(x$prior$ard[1L]), format(signif(x$prior$ard[2L], 4)),
+                if (isTRUE(x$prior$beta0_auto)) "  [beta0 auto: alpha0 sqrt(mean(X) / K)]" else "",
+                sum(act$active), x$rank))
   } else if (!identical(x$prior$type, "none")) {
     cat(sprintf("  prior: W, H ~ Exp(rate = %s)%s\n", format_rate(x$prior$rate),
                 if (isTRUE(x$prior$auto)) "  [auto: sqrt(K / mean(X))]" else ""))

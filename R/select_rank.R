@@ -42,7 +42,10 @@
 #' * `"ard"`: one fit with an automatic relevance determination prior
 #'   ([ard()]) at the largest rank `max(ranks)`; the chosen rank is the number
 #'   of factors that remain active (`summary(fit)$factors$active`, see
-#'   [summary.bnmf()]). For counts (`likelihood = "poisson"`) the fit is by
+#'   [summary.bnmf()]: for the Gaussian models a factor is active when it
+#'   adds to the fit, beyond the larger factors, more than a rank-one term
+#'   fitted to pure noise would, so a factor split over several counts
+#'   once). For counts (`likelihood = "poisson"`) the fit is by
 #'   VB (the only method taken) and a factor is active when its Poisson
 #'   signal exceeds `I + J - 1` (see [bnmf()], section Counts); `prior` may be
 #'   `ard()` or `list(W = gamma_prior(a), H = gamma_prior(c), lambda =
@@ -58,7 +61,11 @@
 #' pair `c(K = , L = )`, the table has columns `K` and `L` instead of `rank`,
 #' and the rows of `$fold_mse` are named `"KxL"`. With `"ard"` one fit with
 #' ARD priors on the columns of F and of G is made at the largest K and the
-#' largest L, and `$best` counts the active factors of F and of G.
+#' largest L, and `$best` counts the active factors of F and of G: a column
+#' of F is active when its terms `F[, k] S[k, ] G'` add to the fit beyond
+#' the larger columns of F more than a rank-one term fitted to pure noise
+#' would, `(sqrt(I) + sqrt(J))^2` noise variances (the `gain` of the table;
+#' [summary.bnmf()] describes the refit), and likewise for G.
 #'
 #' @section Folds:
 #' The folds partition the observed entries. To keep every row and column of
@@ -165,7 +172,8 @@
 #'   `se`; for `"evidence"` `elbo` (VB) or `logml` and `se` (Gibbs); for `"bic"` `loglik`, `df`, `bic` and `value = -bic / 2`; for
 #'   `"cv"` the mean held-out `mse` over the folds, its `sd` and `se =
 #'   sd / sqrt(folds)`; for `"ard"` one row per factor of the ARD fit with its
-#'   `signal` and whether it is `active`), and criterion-specific elements:
+#'   `signal`, for the Gaussian models its `gain` (see [summary.bnmf()]), and
+#'   whether it is `active`), and criterion-specific elements:
 #'   `fold_mse` (ranks x folds), `folds` (the fold of each observed entry, in
 #'   the order of `obs`, their linear indices in `X`) and for `nested = TRUE`
 #'   `nested` (per outer fold: the inner mean errors of every rank, the chosen
@@ -479,7 +487,7 @@ rank_tasks <- function(tasks, fun) {
 rank_ard <- function(X, K, method, args) {
   fit <- fit_one(X, K, method, args)
   tab <- if (inherits(fit, "bnmf_nmtf")) nmtf_ard_relevance(fit) else summary(fit)$factors
-  keep <- intersect(c("matrix", "factor", "share", "lambda", "signal", "active"), names(tab))
+  keep <- intersect(c("matrix", "factor", "share", "lambda", "signal", "gain", "active"), names(tab))
   tab <- tab[, keep, drop = FALSE]
   rownames(tab) <- NULL
   list(best = sum(tab$active), table = tab, fit = fit)
@@ -1007,6 +1015,19 @@ plot.bnmf_rank <- function(x, ...) {
   }
   if (x$criterion == "ard") {
     tab <- x$table
+    if (!is.null(tab$gain)) {
+      # Gaussian models: the gain in fit, with the cut of summary()
+      cut <- ard_gain_cut(x$dims[1L], x$dims[2L])
+      gain <- pmax(tab$gain, 1e-3)
+      graphics::barplot(gain, names.arg = tab$factor, log = "y",
+                        col = ifelse(tab$active, "grey30", "grey80"), border = NA,
+                        ylab = "gain in fit / noise variance",
+                        ylim = c(min(gain, 1) / 2, max(gain, 10 * cut) * 2),
+                        main = sprintf("ARD: %s of %d factors active",
+                                       paste(x$best, collapse = " + "), nrow(tab)), ...)
+      graphics::abline(h = cut, lty = 2)
+      return(invisible(x))
+    }
     sig <- pmax(tab$signal, 1e-6)
     graphics::barplot(sig, names.arg = tab$factor, log = "y",
                       col = ifelse(tab$active, "grey30", "grey80"), border = NA,
@@ -1110,21 +1131,27 @@ pair_result <- function(out, pairs, criterion) {
 }
 
 # Relevance of the factors of an NMTF fit under ARD, as ard_relevance() for
-# NMF: the mean contribution of column k of F to an entry of F S G' (the
-# terms F[, k] S[k, ] G'), and of column l of G (the terms F S[, l] G[, l]'),
-# in units of the noise sd; active when at least 0.1.
+# NMF: signal, the mean contribution of column k of F to an entry of F S G'
+# (the terms F[, k] S[k, ] G'), and of column l of G (the terms F S[, l]
+# G[, l]'), in units of the noise sd; gain, what the column adds to the fit
+# beyond the larger columns of its matrix (ard_gain() of the NMF F (S G')
+# for F, (F S) G' for G), in noise variances; active when the gain exceeds
+# ard_gain_cut(I, J).
 nmtf_ard_relevance <- function(fit) {
   fa <- factors(fit)
   cF <- colSums(fa$F)
   cG <- colSums(fa$G)
   mass <- c(cF * as.vector(fa$S %*% cG), cG * as.vector(crossprod(fa$S, cF)))
-  signal <- mass / prod(fit$dims) / sigma(fit)
+  sd <- sigma(fit)
+  signal <- mass / prod(fit$dims) / sd
+  gain <- c(ard_gain(fit$X, fa$F, fa$S %*% t(fa$G), sd),
+            ard_gain(fit$X, fa$F %*% fa$S, t(fa$G), sd))
   side <- rep(c("F", "G"), c(length(cF), length(cG)))
   lam <- fit$lambda
   data.frame(matrix = side, factor = c(paste0("k", seq_along(cF)), paste0("l", seq_along(cG))),
              lambda = if (is.list(lam)) c(lam$F, lam$G) else NA_real_,
-             share = mass / stats::ave(mass, side, FUN = sum), signal = signal,
-             active = signal >= 0.1)
+             share = mass / stats::ave(mass, side, FUN = sum), signal = signal, gain = gain,
+             active = gain > ard_gain_cut(fit$dims[1L], fit$dims[2L]))
 }
 
 # The ranks of a selection as text ("3" or "3x2"): all of them, the largest

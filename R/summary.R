@@ -32,11 +32,26 @@
 #' With an [ard()] prior the table also has `lambda`, the posterior mean of
 #' the factor's ARD rate; `signal`, the factor's mean contribution to an
 #' entry of `W %*% H`, `sum(W[, k]) * sum(H[k, ]) / (I * J)`, in units of the
-#' noise standard deviation [sigma()]; and `active`, `signal >= 0.1`. ARD
-#' shrinks the factors the data do not support towards zero: their
-#' contribution falls far below the noise level (exactly to zero at the ICM
-#' mode; to a small multiple of the prior scale under Gibbs and VB), while a
-#' supported factor contributes on the order of the signal. See
+#' noise standard deviation [sigma()]; `gain`, what the factor adds to the
+#' fit beyond the factors larger than it, in noise variances; and `active`,
+#' `gain > (sqrt(I) + sqrt(J))^2`. The gain takes the factors in decreasing
+#' order of their mass `sum(W[, k]) * sum(H[k, ])`: with `A` the larger
+#' ones, it is the residual sum of squares of a non-negative least-squares
+#' refit of the factors `A` (both `W` and `H`, from their values in the fit)
+#' minus that of the same refit with the term `W[, k] H[k, ]` added (its
+#' shape as fitted, its scale free), divided by `sigma(fit)^2`. The cut
+#' `(sqrt(I) + sqrt(J))^2` is the square of the largest singular value of an
+#' `I x J` matrix of unit-variance noise: what a rank-one term fitted to
+#' pure noise takes off the residual sum of squares. ARD shrinks the factors
+#' the data do not support towards zero (exactly to zero at the ICM mode).
+#' The rule also sees through splits: a structure the data support once (a
+#' constant mean, say) may be shared by several factors, each contributing
+#' far above the noise level (the Gibbs posterior of exponential factors
+#' does keep such shares alive, and VB and ICM can stop at a split); a share
+#' adds nothing the refit of the larger factors cannot, so only one of them
+#' counts. (Before version 0.1.0, `active` was `signal >= 0.1`, which
+#' counted every share and every factor fitting noise above a tenth of the
+#' noise sd.) Missing entries take the fitted values in the refits. See
 #' `plot(fit, type = "ard")`.
 #'
 #' For Gibbs fits the summary also has factor-level diagnostics and a count
@@ -109,6 +124,7 @@ summary.bnmf <- function(object, wad_threshold = 10, ...) {
     rel <- ard_relevance(object)
     fac$lambda <- rel$lambda
     fac$signal <- rel$signal
+    fac$gain <- rel$gain
     fac$active <- rel$active
   }
   q <- fit_stats(object)
@@ -268,15 +284,124 @@ optimiser_summary <- function(out, object, ...) {
                 iterations = object$iterations[object$best])
 }
 
-# Relevance of each factor under ARD: its mean contribution to an entry of
-# WH in units of the noise sd, and whether that is at least 0.1.
+# Relevance of each factor under ARD: signal, its mean contribution to an
+# entry of W H in units of the noise sd; gain, what it adds to the fit
+# beyond the factors larger than it (ard_gain(), in noise variances); active
+# when the gain exceeds ard_gain_cut(I, J).
 ard_relevance <- function(object) {
   W <- object$W
   H <- object$H
   mass <- colSums(W) * rowSums(H)
-  signal <- mass / prod(object$dims) / sigma(object)
+  sd <- sigma(object)
+  signal <- mass / prod(object$dims) / sd
+  gain <- ard_gain(object$X, W, H, sd)
   data.frame(factor = factor_names(object$rank), lambda = unname(object$lambda),
-             share = mass / sum(mass), signal = signal, active = signal >= 0.1)
+             share = mass / sum(mass), signal = signal, gain = gain,
+             active = gain > ard_gain_cut(object$dims[1L], object$dims[2L]))
+}
+
+# The activity cut of ard_relevance(), in noise variances: (sqrt(I) +
+# sqrt(J))^2, the square of the largest singular value of an I x J matrix of
+# unit-variance noise (Marchenko-Pastur edge): what a rank-one term fitted to
+# pure noise takes off the residual sum of squares.
+ard_gain_cut <- function(I, J) (sqrt(I) + sqrt(J))^2
+
+# What each rank-one term W[, k] H[k, ] adds to the fit of X beyond the
+# terms larger than it: the factors in decreasing order of their mass
+# sum(W[, k]) sum(H[k, ]); with A the larger ones, gain_k = RSS(A) -
+# RSS(A, c T_k), where RSS(A) is the residual sum of squares of a
+# non-negative refit of the factors A (both sides, by HALS from their
+# values in the fit) and RSS(A, c T_k) that of the same refit with the term
+# T_k = W[, k] H[k, ] (its shape as fitted, its scale c >= 0 free) added.
+# A factor that is a piece of a larger one (a constant split over several
+# factors, say) adds nothing the refit of the larger ones cannot; a factor
+# that fits noise adds at most what a rank-one term fitted to noise does.
+# Missing entries of X take the fitted W H. Returns the gains in units of
+# sigma^2 (computed on X / s, W / sqrt(s), H / sqrt(s) with s the largest
+# |X|, so that they neither overflow nor underflow at any scale). The refits
+# stop when the residual sum of squares moves by less than 1e-3 sigma^2
+# or after `iter` sweeps (2 K refits of O(I J K) flops per sweep).
+ard_gain <- function(X, W, H, sigma, iter = 25L) {
+  W <- unname(as.matrix(W))
+  H <- unname(as.matrix(H))
+  X <- unname(as.matrix(X))
+  storage.mode(X) <- "double"
+  s <- max(abs(X), na.rm = TRUE)
+  if (!(s > 0) || !is.finite(s)) s <- 1
+  X <- X / s
+  W <- W / sqrt(s)
+  H <- H / sqrt(s)
+  miss <- is.na(X)
+  if (any(miss)) X[miss] <- (W %*% H)[miss]
+  tol <- 1e-3 * (sigma / s)^2
+  if (!(tol > 0) || !is.finite(tol)) tol <- 0
+  K <- ncol(W)
+  ord <- order(colSums(W) * rowSums(H), decreasing = TRUE)
+  gain <- numeric(K)
+  xx <- sum(X^2)
+  cur <- list(W = W[, 0L, drop = FALSE], H = H[0L, , drop = FALSE], rss = xx)
+  for (k in ord) {
+    w <- W[, k]
+    h <- H[k, ]
+    tt <- sum(w^2) * sum(h^2)
+    r <- if (tt > 0) hals_refit(X, xx, cur$W, cur$H, iter, tol, w, h)$rss else cur$rss
+    gain[k] <- cur$rss - r
+    cur <- hals_refit(X, xx, cbind(cur$W, w), rbind(cur$H, h), iter, tol)
+  }
+  gain / (sigma / s)^2
+}
+
+# Non-negative least squares refit of X ~ W H (+ c w h', c >= 0, when w and
+# h are given) by sweeps of HALS (exact coordinate updates of the rows of H,
+# the columns of W, then c), from the W and H given, at most `iter` sweeps,
+# until the residual sum of squares moves by less than `tol`. The data enter
+# only through X' W and X H' (the term c w h' through its inner products);
+# xx = sum(X^2). Returns W, H and the residual sum of squares.
+hals_refit <- function(X, xx, W, H, iter, tol, w = NULL, h = NULL) {
+  K <- ncol(W)
+  fixed <- !is.null(w)
+  cc <- if (fixed) 1 else 0
+  if (fixed) {
+    ww <- sum(w^2)
+    hh <- sum(h^2)
+    xt <- sum(w * (X %*% h)) # <X, w h'>
+  }
+  rss_at <- function(BW, GW) {
+    # sum((X - c w h' - W H)^2), from Y H' = BW (I x K) and H H' = GW
+    yy <- xx - (if (fixed) 2 * cc * xt - cc^2 * ww * hh else 0)
+    yy - 2 * sum(W * BW) + sum(W * (W %*% GW))
+  }
+  rss_old <- Inf
+  rss <- xx
+  for (it in seq_len(iter)) {
+    if (K > 0L) {
+      G <- crossprod(W)
+      B <- crossprod(W, X)
+      if (fixed) B <- B - cc * (as.vector(crossprod(W, w)) %o% h)
+      for (k in seq_len(K)) if (G[k, k] > 0) {
+        H[k, ] <- pmax(0, H[k, ] + (B[k, ] - G[k, , drop = FALSE] %*% H) / G[k, k])
+      }
+      G <- tcrossprod(H)
+      XH <- tcrossprod(X, H)
+      B <- if (fixed) XH - cc * (w %o% as.vector(H %*% h)) else XH
+      for (k in seq_len(K)) if (G[k, k] > 0) {
+        W[, k] <- pmax(0, W[, k] + (B[, k] - W %*% G[, k]) / G[k, k])
+      }
+    }
+    if (fixed) {
+      # c = <X - W H, w h'> / |w h'|^2, at least 0
+      cc <- max(0, (xt - sum((crossprod(W, w)) * (H %*% h))) / (ww * hh))
+    }
+    if (K == 0L) {
+      rss <- xx - (if (fixed) 2 * cc * xt - cc^2 * ww * hh else 0)
+      break
+    }
+    # X H' is that of the W step: H has not moved since
+    rss <- rss_at(if (fixed) XH - cc * (w %o% as.vector(H %*% h)) else XH, G)
+    if (abs(rss_old - rss) <= tol) break
+    rss_old <- rss
+  }
+  list(W = W, H = H, rss = rss)
 }
 
 # Relevance of each factor of a Poisson ARD fit: lambda (the posterior mean
@@ -326,8 +451,9 @@ print.summary.bnmf <- function(x, digits = 3, ...) {
   f[num] <- lapply(f[num], signif, digits = digits)
   print(f, row.names = FALSE)
   if (!is.null(x$factors$active)) {
-    cat(sprintf("ARD: %d of %d factors active (mean contribution >= 0.1 noise sd)\n",
-                sum(x$factors$active, na.rm = TRUE), nrow(x$factors)))
+    cat(sprintf("ARD: %d of %d factors active (gain in fit > (sqrt(I) + sqrt(J))^2 = %s noise variances)\n",
+                sum(x$factors$active, na.rm = TRUE), nrow(x$factors),
+                format(signif(ard_gain_cut(x$dims[1L], x$dims[2L]), 3))))
   }
   cat(sprintf("\nFit: RMSE %s, R^2 %s%s\n", format(signif(x$rmse, digits)),
               format_r_squared(x$r_squared, digits),

@@ -80,3 +80,107 @@ test_that("ARD keeps about the true number of factors and predicts like the true
   dev.off()
   expect_output(print(summary(big_ard)), "5 of 15 factors active")
 })
+
+# Noise around a positive mean, X = mu + N(0, 1), supports one factor: the
+# constant mu (bench/ard-noise.R).
+ard_noise <- function(mu, seed = 101) {
+  set.seed(seed)
+  matrix(mu + rnorm(40 * 30), 40, 30)
+}
+n_active <- function(fit) {
+  if (inherits(fit, "bnmf_nmtf")) {
+    tab <- bnmf:::nmtf_ard_relevance(fit)
+    return(c(F = sum(tab$active[tab$matrix == "F"]), G = sum(tab$active[tab$matrix == "G"])))
+  }
+  sum(summary(fit)$factors$active)
+}
+
+test_that("the gain sees through a constant split over several factors", {
+  X <- ard_noise(5)
+  # eight equal shares of the constant: each contributes 5 / 8 to every
+  # entry, far above a tenth of the noise sd, but only one adds to the fit
+  W <- matrix(sqrt(5 / 8), 40, 8)
+  H <- matrix(sqrt(5 / 8), 8, 30)
+  gain <- bnmf:::ard_gain(X, W, H, sigma = 1)
+  cut <- bnmf:::ard_gain_cut(40, 30)
+  expect_equal(sum(gain > cut), 1)
+  expect_gt(max(gain), 100 * cut)
+  # the same shares at other units give the same gains (in noise variances)
+  expect_equal(bnmf:::ard_gain(X * 1e-6, W * 1e-3, H * 1e-3, sigma = 1e-6), gain,
+               tolerance = 1e-6)
+})
+
+test_that("ARD keeps one factor of noise around a mean, for every method", {
+  skip_on_cran()
+  for (mu in c(5, 50)) {
+    X <- ard_noise(mu)
+    for (m in c("gibbs", "vb", "icm")) {
+      set.seed(1)
+      fit <- suppressWarnings(bnmf(X, 8, method = m, prior = ard(), progress = FALSE))
+      if (m == "icm" && mu == 50) {
+        # ICM stops at a split of the constant over four factors whose shapes
+        # differ by the noise's leading singular vectors: at mu = 50 a
+        # rank-one term can fit them with either sign, and the MAP fit does,
+        # so one share adds about what the largest singular value of the
+        # noise takes off (its gain is near the cut), and two count.
+        expect_true(n_active(fit) %in% 1:2, info = paste(m, mu))
+      } else {
+        expect_equal(n_active(fit), 1, info = paste(m, mu))
+      }
+      # the rule before (mean contribution >= 0.1 noise sd) counted the shares
+      # and the factors fitting noise: 8 of 8 for Gibbs
+      if (m == "gibbs") expect_gt(sum(summary(fit)$factors$signal >= 0.1), 1)
+    }
+    for (m in c("vb", "gibbs")) {
+      set.seed(1)
+      fit <- suppressWarnings(bnmf(X ~ nmtf(6, 6, prior = ard()), method = m, progress = FALSE))
+      expect_equal(n_active(fit), c(F = 1, G = 1), info = paste("nmtf", m, mu))
+    }
+  }
+  set.seed(1)
+  sel <- suppressWarnings(select_rank(ard_noise(5), ranks = 8, criterion = "ard", method = "vb"))
+  expect_equal(sel$best, 1)
+})
+
+test_that("ARD keeps the three factors of rank-3 data", {
+  skip_on_cran()
+  set.seed(201)
+  S <- matrix(rexp(40 * 3), 40, 3) %*% matrix(rexp(3 * 30), 3, 30)
+  X <- S + matrix(rnorm(40 * 30, sd = 0.1 * sd(S)), 40, 30)
+  for (m in c("gibbs", "vb", "icm")) {
+    set.seed(1)
+    fit <- suppressWarnings(bnmf(X, 8, method = m, prior = ard(), progress = FALSE))
+    expect_equal(n_active(fit), 3, info = m)
+  }
+  for (m in c("vb", "gibbs")) {
+    set.seed(1)
+    fit <- suppressWarnings(bnmf(X ~ nmtf(6, 6, prior = ard()), method = m, progress = FALSE))
+    expect_equal(n_active(fit), c(F = 3, G = 3), info = paste("nmtf", m))
+  }
+})
+
+test_that("the default ARD prior follows the units of X", {
+  skip_on_cran()
+  X <- ard_noise(5)
+  for (m in c("gibbs", "vb", "icm")) {
+    act <- vapply(c(1e-3, 1, 1e3), function(s) {
+      set.seed(1)
+      fit <- suppressWarnings(bnmf(X * s, 8, method = m, prior = ard(), progress = FALSE))
+      expect_equal(fit$prior$ard[2L], sqrt(mean(X * s) / 8), info = m)
+      n_active(fit)
+    }, numeric(1))
+    expect_equal(act, c(1, 1, 1), info = m)
+  }
+  # VB is deterministic from its start: the fit of s X is that of X with the
+  # factors multiplied by sqrt(s) (to 1e-4 here: both runs stop at the
+  # iteration limit, short of convergence, and round differently)
+  set.seed(1)
+  a <- suppressWarnings(bnmf(X, 8, method = "vb", prior = ard()))
+  set.seed(1)
+  b <- suppressWarnings(bnmf(X * 1e3, 8, method = "vb", prior = ard()))
+  expect_equal(fitted(b) / 1e3, fitted(a), tolerance = 1e-4)
+  # an explicit beta0 is kept
+  set.seed(1)
+  f <- suppressWarnings(bnmf(X, 8, method = "icm", prior = ard(2, 3), iter = 10))
+  expect_identical(f$prior$ard, c(2, 3))
+})
