@@ -891,12 +891,13 @@ print.bnmf_rank <- function(x, digits = 4, ...) {
   invisible(x)
 }
 
-# The table of a rank selection for print() and summary(): for "chib" with
-# `min_ess`, the smallest effective sample size of a block's average at
-# each rank (see marginal_likelihood()).
+# The table of a rank selection for print() and summary(): for Chib's
+# estimates ("chib", or "evidence" of Gibbs fits) with `min_ess`, the
+# smallest effective sample size of a block's average at each rank (see
+# marginal_likelihood()).
 rank_table <- function(x) {
   tab <- x$table
-  if (identical(x$criterion, "chib") && length(x$marglik) == nrow(tab)) {
+  if (!is.null(x$marglik) && length(x$marglik) == nrow(tab)) {
     tab$min_ess <- vapply(x$marglik, function(m) {
       e <- m$blocks$ess
       if (length(e)) min(e) else NA_real_

@@ -459,6 +459,10 @@ test_that("counts: Chib's evidence of Gibbs fits chooses the rank of the counts"
   # one factor short is far worse, by many standard errors
   expect_gt(r$table$logml[2] - r$table$logml[1], 4 * sqrt(sum(r$table$se[1:2]^2)))
   expect_s3_class(r$marglik[["2"]], "bnmf_marglik")
+  # print() and summary() show each rank's weakest block, as for "chib"
+  expect_equal(summary(r)$table$min_ess,
+               vapply(r$marglik, function(m) min(m$blocks$ess), numeric(1), USE.NAMES = FALSE))
+  expect_output(print(r), "min_ess")
   expect_error(select_rank(X, ranks = 1:3, criterion = "evidence", method = "gibbs",
                            likelihood = "poisson", marglik_args = list(point = "map")),
                class = "bnmf_error_input", regexp = "point")
