@@ -675,10 +675,10 @@ pois_gibbs_sweeps <- function(X, state, prior, n) {
   if (ard) list(W = st$W, H = st$H, lambda = st$lambda) else list(W = st$W, H = st$H)
 }
 
-# n VB sweeps from q = list(shape_W, rate_W, shape_H, rate_H[, shape_lambda,
-# rate_lambda]) on a dense X (NA missing), with tol = 0. Returns the new q
-# (with W, H, the means) and the ELBO after each sweep.
-pois_vb_sweeps <- function(X, q, prior, n) {
+# The C arguments of VB parameters q = list(shape_W, rate_W, shape_H,
+# rate_H[, shape_lambda, rate_lambda]) on a dense X (NA missing): the state
+# (fresh copies, with the means W, H), the data and the prior.
+pois_vb_args <- function(X, q, prior) {
   K <- ncol(as.matrix(q$shape_W))
   h <- pois_hook_data(X, K)
   ard <- !is.null(prior$ard)
@@ -688,10 +688,16 @@ pois_vb_sweeps <- function(X, q, prior, n) {
   st$H <- st$shape_H / st$rate_H
   st$elbo <- -Inf + 0
   if (ard) prior$b <- prior$d <- 1
-  pr <- lapply(prior[c("a", "b", "c", "d", if (ard) "ard")], as.double)
-  out <- .Call(C_pois_vb, st, h$data, h$X, pr,
+  list(st = st, h = h, pr = lapply(prior[c("a", "b", "c", "d", if (ard) "ard")], as.double))
+}
+
+# n VB sweeps from q (as pois_vb_args()) with tol = 0. Returns the new q
+# (with W, H, the means) and the ELBO after each sweep.
+pois_vb_sweeps <- function(X, q, prior, n) {
+  a <- pois_vb_args(X, q, prior)
+  out <- .Call(C_pois_vb, a$st, a$h$data, a$h$X, a$pr,
                list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_)))
-  c(st, list(trace = out$trace))
+  c(a$st, list(trace = out$trace))
 }
 
 # n sweeps of the collapsed Gibbs sampler of both masks (Z summed out), W,
@@ -707,18 +713,9 @@ pois_mask_sweeps <- function(X, W, H, SW, SH, piW, piH, n) {
   list(SW = st$SW, SH = st$SH)
 }
 
-# The ELBO of VB parameters q = list(shape_W, rate_W, shape_H, rate_H) on a
-# dense X (NA missing), exactly as the VB sweeps compute it.
+# The ELBO of VB parameters q (as pois_vb_args()), exactly as the VB sweeps
+# compute it.
 pois_vb_elbo <- function(X, q, prior) {
-  K <- ncol(as.matrix(q$shape_W))
-  h <- pois_hook_data(X, K)
-  ard <- !is.null(prior$ard)
-  nm <- c("shape_W", "rate_W", "shape_H", "rate_H", if (ard) c("shape_lambda", "rate_lambda"))
-  st <- lapply(q[nm], function(z) as.double(z) + 0)
-  st$W <- st$shape_W / st$rate_W
-  st$H <- st$shape_H / st$rate_H
-  st$elbo <- -Inf + 0
-  if (ard) prior$b <- prior$d <- 1
-  pr <- lapply(prior[c("a", "b", "c", "d", if (ard) "ard")], as.double)
-  .Call(C_pois_elbo, st, h$data, h$X, pr)
+  a <- pois_vb_args(X, q, prior)
+  .Call(C_pois_elbo, a$st, a$h$data, a$h$X, a$pr)
 }
