@@ -302,14 +302,7 @@ pois_orbit_logdens <- function(w0, lw0, al, R, b, p, beta, delta) {
   lwt <- p * u - beta * exp(u) - delta * exp(-u)
   rate <- b + outer(R, exp(-u))
   lf <- colSums(al * log(rate) - rate * w0) + sum((al - 1) * lw0 - lgamma(al))
-  log_sum_exp(lwt + lf) - log_sum_exp(lwt)
-}
-
-# log(sum(exp(v))), without overflow.
-log_sum_exp <- function(v) {
-  m <- max(v)
-  if (!is.finite(m)) return(m)
-  m + log(sum(exp(v - m)))
+  logsumexp(lwt + lf) - logsumexp(lwt)
 }
 
 #' @rdname marginal_likelihood
