@@ -74,7 +74,11 @@
 #' add. Where a block's effective sample size (`blocks$ess`) is small, say
 #' below 100, even this can understate the variation over repeated runs:
 #' use more samples, and `plot()` shows whether the estimate has settled as
-#' the number of samples grows.
+#' the number of samples grows. Below 10 the estimate cannot be trusted: its
+#' log average is biased low (log p(X) high) and repeated estimates spread
+#' by more than the se says (above the true rank, where the weak factors'
+#' blocks rest on a few draws; `bench/README.md`); a warning (class
+#' `bnmf_warning_chib_ess`) names the block.
 #'
 #' The estimate is conditional on the prior's hyperparameters: with the
 #' default `exponential(rate = "auto")` the rate is set from the data and
@@ -238,11 +242,7 @@ marginal_likelihood.bnmf_poisson <- function(fit, samples = 5000, burnin = NULL,
   blk <- data.frame(block = names(logdens), log_density = est[1L, ], se = est[2L, ],
                     ess = est[3L, ], row.names = NULL)
   logpost <- sum(blk$log_density)
-  if (min(blk$ess) < 10) {
-    bnmf_signal(warning, "bnmf_warning_chib_ess", sprintf(
-      "Chib's estimate cannot be trusted here: the average of block %s is decided by few draws (effective sample size %.1f), so its log is biased low and log p(X) high, by more than its se says. Use more `samples`, or compare ranks by `select_rank(criterion = \"cv\", likelihood = \"poisson\")`.",
-      blk$block[which.min(blk$ess)], min(blk$ess)))
-  }
+  warn_chib_ess(blk, "likelihood = \"poisson\"")
   validate_marglik(new_marglik(list(
     logml = loglik + logprior - logpost, se = sqrt(sum(blk$se^2)),
     loglik = loglik, logprior = logprior, logpost = logpost, blocks = blk,
@@ -389,6 +389,7 @@ marginal_likelihood.bnmf <- function(fit, samples = 20000, burnin = NULL,
   blk <- data.frame(block = blocks, log_density = est[1L, ], se = est[2L, ],
                     ess = est[3L, ], row.names = NULL)
   logpost <- sum(blk$log_density)
+  warn_chib_ess(blk, NULL)
   validate_marglik(new_marglik(list(
     logml = num$loglik + num$logprior - logpost,
     se = sqrt(sum(blk$se^2)),
@@ -548,6 +549,18 @@ print.bnmf_marglik <- function(x, digits = 4, ...) {
               format(round(x$blocks$ess[low])), x$blocks$block[low]))
   if (x$blocks$ess[low] < 100) cat_low_ess_hint()
   invisible(x)
+}
+
+# Below an effective sample size of 10 a block's average rests on a few
+# draws: its log is biased low (so log p(X) high) and the spread of repeated
+# estimates exceeds the reported se (bench/README.md, chib-se.R: at ranks
+# above the true one). `likelihood`: the select_rank() argument to suggest.
+warn_chib_ess <- function(blk, likelihood) {
+  low <- which.min(blk$ess)
+  if (blk$ess[low] >= 10) return(invisible())
+  bnmf_signal(warning, "bnmf_warning_chib_ess", sprintf(
+    "Chib's estimate cannot be trusted here: the average of block %s is decided by few draws (effective sample size %.1f), so its log is biased low and log p(X) high, by more than its se says. Use more `samples`, or compare ranks by `select_rank(criterion = \"cv\"%s)`.",
+    blk$block[low], blk$ess[low], if (is.null(likelihood)) "" else paste0(", ", likelihood)))
 }
 
 # The hint printed when a block's effective sample size is below 100.

@@ -40,6 +40,7 @@ for (K in ranks) {
   fit <- suppressWarnings(bnmf(X, rank = K, prior = exponential(1), iter = 2000,
                                progress = FALSE))
   est <- se <- se_batch <- ess <- numeric(reps)
+  warned <- logical(reps)
   t0 <- proc.time()[["elapsed"]]
   for (r in seq_len(reps)) {
     if (mode == "refit" && r > 1) {
@@ -48,7 +49,11 @@ for (K in ranks) {
                                    progress = FALSE))
     }
     set.seed(100 * K + r)
-    ml <- marginal_likelihood(fit, samples = samples, progress = FALSE)
+    ml <- withCallingHandlers(marginal_likelihood(fit, samples = samples, progress = FALSE),
+                              bnmf_warning_chib_ess = function(w) {
+                                warned[r] <<- TRUE
+                                invokeRestart("muffleWarning")
+                              })
     est[r] <- ml$logml
     se[r] <- ml$se
     se_batch[r] <- batch_se(ml)
@@ -62,6 +67,8 @@ for (K in ranks) {
     median_se_batch = median(se_batch), median_se_reported = median(se),
     ratio_batch = sd(est) / median(se_batch), ratio_reported = sd(est) / median(se),
     cover2_reported = mean(abs(est - mean(est)) <= 2 * se),
+    warned = sum(warned),
+    cover2_unwarned = sum(abs(est - mean(est))[!warned] <= 2 * se[!warned]),
     median_min_ess = median(ess), seconds = round(secs))
   cat(sprintf("rank %d: estimates %s\n         se %s\n   batch se %s\n", K,
               paste(sprintf("%.1f", est), collapse = " "),
@@ -70,9 +77,10 @@ for (K in ranks) {
 }
 tab <- do.call(rbind, rows)
 if (!is.null(out)) saveRDS(list(table = tab, runs = keep), out)
-cat("\n| data | runs of | rank | runs | samples/block | sd of estimates | range | median se (batch means) | median se (reported) | sd / se (batch) | sd / se (reported) | runs within 2 se of the mean | median smallest block ESS |\n")
-cat("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+cat("\n| data | runs of | rank | runs | samples/block | sd of estimates | range | median se (batch means) | median se (reported) | sd / se (batch) | sd / se (reported) | runs within 2 se of the mean | median smallest block ESS | runs warned (ESS < 10) | unwarned runs within 2 se |\n")
+cat("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 for (i in seq_len(nrow(tab))) with(tab[i, ], cat(sprintf(
-  "| %d | %s | %d | %d | %d | %.2f | %.1f | %.2f | %.2f | %.1f | %.1f | %d/%d | %.0f |\n", data, mode, rank, runs, samples,
+  "| %d | %s | %d | %d | %d | %.2f | %.1f | %.2f | %.2f | %.1f | %.1f | %d/%d | %.0f | %d/%d | %d/%d |\n", data, mode, rank, runs, samples,
   sd_estimates, range_estimates, median_se_batch, median_se_reported, ratio_batch,
-  ratio_reported, round(cover2_reported * runs), runs, median_min_ess)))
+  ratio_reported, round(cover2_reported * runs), runs, median_min_ess, warned, runs,
+  cover2_unwarned, runs - warned)))

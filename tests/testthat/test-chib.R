@@ -264,3 +264,23 @@ test_that("Poisson Chib warns when a block's ESS is small", {
   expect_warning(marginal_likelihood(fit, samples = 300, progress = FALSE),
                  class = "bnmf_warning_chib_ess")
 })
+
+test_that("Gaussian Chib warns when a block's ESS is small, not at the true rank", {
+  skip_on_cran()
+  set.seed(3)
+  X <- abs(matrix(rexp(30), 30) %*% matrix(rexp(10), 1) + matrix(rnorm(300, sd = 0.3), 30))
+  # three factors above the rank of the data, few samples: the blocks of the
+  # weak factors' rows of H rest on a few draws
+  fit <- bnmf(X, rank = 4, prior = exponential(1), iter = 500, progress = FALSE)
+  set.seed(1)
+  w <- expect_warning(ml <- marginal_likelihood(fit, samples = 300, progress = FALSE),
+                      class = "bnmf_warning_chib_ess")
+  low <- which.min(ml$blocks$ess)
+  expect_lt(ml$blocks$ess[low], 10)
+  # the warning names the weakest block
+  expect_match(conditionMessage(w), ml$blocks$block[low], fixed = TRUE)
+  # at the true rank every block is well sampled: no warning
+  fit1 <- bnmf(X, rank = 1, prior = exponential(1), iter = 500, progress = FALSE)
+  expect_no_warning(ml1 <- marginal_likelihood(fit1, samples = 300, progress = FALSE))
+  expect_gt(min(ml1$blocks$ess), 100)
+})
