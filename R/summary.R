@@ -973,6 +973,9 @@ summary.bnmf_nmtf <- function(object, ...) {
     n_obs = n, n_missing = object$n_missing,
     row_clusters = cluster_table(object$F, object$row_prob, object$dimnames[[1L]]),
     col_clusters = cluster_table(object$G, object$col_prob, object$dimnames[[2L]]),
+    # posterior cluster probabilities come from a Gibbs fit's sweeps only;
+    # elsewhere the clusters are those of one estimate (probability 1)
+    posterior_prob = !is.null(object$row_prob),
     S = object$S,
     rmse = q$rmse, r_squared = q$r_squared,
     sigma = if (object$method == "np") NA_real_ else sigma(object),
@@ -1002,9 +1005,11 @@ print.summary.bnmf_nmtf <- function(x, digits = 3, ...) {
     size <- tabulate(tab$cluster, R)
     pm <- vapply(seq_len(R), function(r) if (size[r]) mean(tab$prob[tab$cluster == r]) else NA_real_,
                  numeric(1))
-    cat(sprintf("%s clusters (argmax of each row of %s): sizes %s; mean probability %s\n",
+    cat(sprintf("%s clusters (argmax of each row of %s): sizes %s; %s\n",
                 if (side == "row") "Row" else "Column", if (side == "row") "F" else "G",
-                paste(size, collapse = ", "), paste(format(signif(pm, digits)), collapse = ", ")))
+                paste(size, collapse = ", "),
+                if (isFALSE(x$posterior_prob)) "one estimate (for posterior cluster probabilities fit method \"gibbs\")"
+                else paste("mean probability", paste(format(signif(pm, digits)), collapse = ", "))))
   }
   cat("\nS (block strengths):\n")
   print(signif(x$S, digits))

@@ -323,6 +323,10 @@ test_that("every S3 method of an NMTF fit runs", {
     }
     expect_identical(sizes("Row"), tabulate(s$row_clusters$cluster, 3L))
     expect_identical(sizes("Column"), tabulate(s$col_clusters$cluster, 2L))
+    # a probability is printed only where it is a posterior probability
+    # (Gibbs sweeps); one estimate says so instead
+    expect_identical(any(grepl("mean probability", out)), m == "gibbs")
+    expect_identical(any(grepl("one estimate", out)), m != "gibbs")
     if (m == "np") {
       expect_error(sigma(fit), class = "bnmf_error_unsupported")
       expect_error(logLik(fit), class = "bnmf_error_unsupported")
