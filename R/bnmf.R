@@ -130,10 +130,11 @@
 #' acts on the objective of `X / s` (`s` the root mean square of `X`, see the
 #' section Particles): the posterior puts that objective some K(I + J) / (2C)
 #' or more above its minimum (the volume of the parameter space grows with
-#' it), which is negligible when `epsilon / s^2` is large against it but not
-#' for data with little noise; raise `C` for a sharper posterior (`C = 2 *
-#' mean(X^2)` is the posterior of `C = 2` on the objective of `X` itself,
-#' the model before version 0.1.0). See [hmc_control()],
+#' it). The default `silf(C = "auto")` sets `C` from the warm starts'
+#' objective `f` and the number of observed entries `n`, `C = n / (2 f)`
+#' (the Gaussian likelihood whose noise would give `f`), so the draws stay
+#' a fraction K(I + J) / n of `f` above the minimum at any scale of `X`; a
+#' smaller `C` widens the posterior. See [hmc_control()],
 #' [factors.bnmf_hmc()], [summary.bnmf_hmc()] and [stein_discrepancy()].
 #'
 #' @section Chains and reproducibility:

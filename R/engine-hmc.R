@@ -298,6 +298,7 @@ hmc_tasks <- function(job) {
     }
     job$model$silf$epsilon <- 1.2 * max(job$f0)
   }
+  job$model$silf <- silf_resolve_C(job$model$silf, silf_n_obs(sd))
   job$target <- hmc_model(X, job$rank, job$model$silf, job$model$prior$rate)
   job$tasks <- lapply(seq_along(starts), function(c) list(chain = c, start = starts[[c]]))
   job$chain_progress <- s$progress && tasks_in_process()

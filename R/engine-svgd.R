@@ -107,6 +107,7 @@ svgd_tasks <- function(job) {
     }
     job$model$silf$epsilon <- 1.2 * f0
   }
+  job$model$silf <- silf_resolve_C(job$model$silf, silf_n_obs(job$sd))
   job$start_time <- proc.time()[[3L]] - t0
   job$tasks <- list(lapply(starts, function(s) to_simplex(pmax(s$W, 0), pmax(s$H, 0))))
   job

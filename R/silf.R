@@ -25,7 +25,16 @@
 #'   observed entries of `X`): [bnmf()] and [stein_discrepancy()] fit the
 #'   data scaled to root mean square 1, so the same `C` gives the same
 #'   posterior (with `H` times `c`) for `c X` at any scale. `C = 2 *
-#'   mean(X^2)` is `C = 2` on the objective of `X` itself.
+#'   mean(X^2)` is `C = 2` on the objective of `X` itself. `"auto"` (the
+#'   default): `C = n / (2 f)` with `n` the number of observed entries and
+#'   `f = epsilon / 1.2` (with the default `epsilon`, the largest objective
+#'   among the candidates): the slope of the exponential-family likelihood
+#'   whose noise would give objective `f`, the Gaussian of variance `f / n`
+#'   for the Frobenius objective, the Poisson for KL (about 1 on counts) and
+#'   the Gamma for Itakura-Saito. The draws then stay some `K (I + J) / n`
+#'   of `f` above the smallest objective, as a Gaussian posterior would, at
+#'   any scale and size of `X` (a fixed `C` lets them wander `K (I + J) /
+#'   (2 C)` above it, which is much for data with little noise).
 #' @param objective `"frobenius"` (\eqn{\|X - WH\|_F^2}), `"kl"` (the
 #'   generalised Kullback-Leibler divergence \eqn{\sum X \log(X / WH) - X +
 #'   WH}) or `"is"` (Itakura-Saito, \eqn{\sum X / WH - \log(X / WH) - 1}; needs
@@ -44,12 +53,12 @@
 #' silf()
 #' silf(epsilon = 5e4, objective = "kl")
 #' @export
-silf <- function(epsilon = NULL, beta = 0.1, C = 2,
+silf <- function(epsilon = NULL, beta = 0.1, C = "auto",
                  objective = c("frobenius", "kl", "is")) {
   if (!is.null(epsilon)) epsilon <- check_number(epsilon, "epsilon", 0, min_open = TRUE)
   beta <- check_number(beta, "beta", 0, min_open = TRUE)
   if (beta >= 1) abort_input("`beta` must be between 0 and 1 (exclusive).")
-  C <- check_number(C, "C", 0, min_open = TRUE)
+  if (!identical(C, "auto")) C <- check_number(C, "C", 0, min_open = TRUE)
   objective <- check_choice(objective, c("frobenius", "kl", "is"), "objective")
   structure(list(epsilon = epsilon, beta = beta, C = C, objective = objective),
             class = "bnmf_likelihood")
@@ -61,9 +70,20 @@ print.bnmf_likelihood <- function(x, ...) {
   cat(sprintf("SILF likelihood on the %s objective: epsilon = %s, beta = %s, C = %s\n",
               objective_label(x$objective),
               if (is.null(x$epsilon)) "1.2 x the largest candidate objective" else format(signif(x$epsilon, 6)),
-              format(x$beta), format(x$C)))
+              format(x$beta),
+              if (identical(x$C, "auto")) "auto (n / (2 epsilon / 1.2), n the observed entries)" else format(signif(x$C, 6))))
   invisible(x)
 }
+
+# The likelihood with its automatic slope resolved, once epsilon is known:
+# C = n / (2 f), f = epsilon / 1.2 (see silf()); `n` the observed entries.
+silf_resolve_C <- function(likelihood, n) {
+  if (identical(likelihood$C, "auto")) likelihood$C <- n / (2 * likelihood$epsilon / 1.2)
+  likelihood
+}
+
+# The number of observed entries of silf_data().
+silf_n_obs <- function(sd) prod(as.double(sd$dims)) - length(sd$miss)
 
 objective_label <- function(objective) {
   c(frobenius = "squared Frobenius", kl = "Kullback-Leibler", is = "Itakura-Saito")[[objective]]

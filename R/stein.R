@@ -267,6 +267,7 @@ particle_stein <- function(X, parts, likelihood, rate, kernel, weights = "optima
   grads <- lapply(parts, function(p) objective_grad(X, p$W, p$H, likelihood$objective))
   obj <- vapply(grads, function(g) g$f, numeric(1))
   if (is.null(likelihood$epsilon)) likelihood$epsilon <- 1.2 * max(obj)
+  likelihood <- silf_resolve_C(likelihood, silf_n_obs(X))
   scores <- lapply(grads, particle_score, likelihood = likelihood, rate = rate)
   t_score <- proc.time()[[3L]] - t0
   t0 <- proc.time()[[3L]]
