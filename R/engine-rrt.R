@@ -28,8 +28,10 @@
 #' Settings of RRT + online nonparametric variational inference
 #'
 #' Tuning of `bnmf(method = "rrt")` (see the section RRT of [bnmf()]). The
-#' defaults are those of Masood and Doshi-Velez (section 4.3); `NULL` means
-#' the default of the likelihood.
+#' defaults are those of Masood and Doshi-Velez (section 4.3), except
+#' `adapt_step` and `slack`, which let a tree grown from one start leave it
+#' (`adapt_step = FALSE, slack = 0`: the paper's tree); `NULL` means the
+#' default of the likelihood.
 #'
 #' @param search Where the candidate components offered to the online NVI
 #'   come from: `"rrt"` (the tree on the oblique manifold); or the baselines
@@ -69,6 +71,7 @@
 #'   the number of entries of `W` and `H` (a Gaussian posterior's typical
 #'   draws lie about `D / 2` nats below its mode). Once the tree holds
 #'   `temporary` nodes the threshold rises to the best node's (the paper).
+#'   `0`: the paper's threshold from the start.
 #' @param min_angle,angle_increment A new node must be at least `min_angle`
 #'   degrees (mean angle of the columns of Q) from every node; under the
 #'   Uniform likelihood it grows by `angle_increment` at every restart of
@@ -770,8 +773,8 @@ validate_rrt_fit <- function(fit) {
 #' @section RRT:
 #' `method = "rrt"` approximates the posterior of the Bayesian NMF of
 #' Masood and Doshi-Velez (exponential priors of rate `rate` on `W` and `H`
-#' from `prior = exponential(rate)`, `"auto"` meaning 1 on the scaled data
-#' below; a Gaussian
+#' from `prior = exponential(rate)`, `"auto"` a weak rate set from the
+#' data, below; a Gaussian
 #' likelihood with noise variance `sigma2`, `likelihood = "gaussian"`, or a
 #' Uniform(-epsilon, epsilon) distribution of every residual,
 #' `likelihood = "uniform"`) by a mixture of isotropic Gaussians
@@ -787,7 +790,12 @@ validate_rrt_fit <- function(fit) {
 #' 10 base nodes under the Uniform one) or given factors (`list(W =, H =)` or
 #' a list of them); under the Gaussian likelihood the start of smallest
 #' squared error is first optimised under the one-component ELBO
-#' (`optimise_iter` of [rrt_control()]). `iter` is the number of candidate components processed
+#' (`optimise_iter` of [rrt_control()]). Under the Gaussian likelihood a node
+#' is feasible when its log joint is above the poorest start's but never
+#' required above the best node's minus `D / 2` (`slack` of
+#' [rrt_control()]), and the first step of an extension adapts to the
+#' posterior's width (`adapt_step`), so that a tree grown from one given
+#' (exact or nearly exact) solution leaves it. `iter` is the number of candidate components processed
 #' (default 5000); the search also stops after `max_failures` extensions in a
 #' row without a feasible node or after `time_limit` seconds
 #' ([rrt_control()]). `sigma2` and `epsilon` default to the empirical noise
@@ -807,26 +815,37 @@ validate_rrt_fit <- function(fit) {
 #' (`fit$data_scale`), and the fit is scaled back: `W`, `H` of every
 #' component times `sqrt(s)`, the variances times `s`, `sigma2` times
 #' `s^2`, `epsilon` times `s`, the ELBO (and its trace) minus `n log(s)`.
-#' The automatic rate 1, the tree's first step and the ONVI's variances thus
+#' The automatic rate, the tree's first step and the ONVI's variances thus
 #' apply to data of root mean square 1, and the fit of `c X` is that of `X`
-#' with `W H` times `c` at any scale (the automatic rate is `1 / sqrt(s)` on
-#' the `W` and `H` of `X`: `fit$prior$rate`). An explicit rate, `sigma2`
-#' and `epsilon` are in the units of `X`. (Before, the rate 1 was absolute:
-#' at `X * 1e100` the prior outweighed the data.)
+#' with `W H` times `c` at any scale (the automatic rate on the `W` and `H`
+#' of `X` is the one on `X / s` over `sqrt(s)`: `fit$prior$rate`). An
+#' explicit rate, `sigma2` and `epsilon` are in the units of `X`.
 #'
 #' The prior's rate matters more here than elsewhere. A component's weight
 #' is proportional to the exponential of its expected log joint, and under
 #' the Uniform likelihood the log joint of a factorisation inside the box is
 #' the prior's alone, `-rate * sum(W, H)` plus a constant. Between
-#' factorisations that all explain the data, `sum(W, H)` (over `(I + J) R`
-#' entries, on the scaled data) can differ by tens of units, so at the
-#' automatic rate the mixture keeps
-#' only the candidates of smallest `sum(W, H)`, often a single component,
-#' however many distinct modes the tree reaches. A weak prior (for example
-#' `prior = exponential(0.01)`) lets the mixture keep every mode the data
-#' allow: on the 500 x 500 Laurberg toy of the paper, started at one exact
-#' solution, the tree reaches the other at either rate, but only the weak
-#' prior keeps components near both (`vignette("exploration")`).
+#' factorisations that all explain the data, `sum(W, H)` (over
+#' `D = (I + J) R` entries) can differ by tens of units, so at a rate near
+#' 1 (on the scaled data) the mixture keeps only the candidates of smallest
+#' `sum(W, H)`, often a single component, however many distinct modes the
+#' tree reaches. The automatic rate is therefore weak: on `X / s` it is
+#' `1 / sqrt((I + J) mean(X / s))`, the rate whose prior mean of `W H` is
+#' the data's mean, `sqrt(R / mean(X / s))`, divided by `sqrt(D)`. At a
+#' factorisation of the data's size the prior's log density is then about
+#' `sqrt(D)` nats over all `D` entries (its own spread under the prior)
+#' instead of about `D`, and factorisations that explain the data equally
+#' well differ in it by a fraction of a nat: on the 500 x 500 Laurberg toy of
+#' the paper, started at one exact solution, the mixture keeps components
+#' near both solutions (rate 0.032 on `X / s`; at rate 1 it kept the first
+#' only; `vignette("exploration")`). The trade: the prior hardly shrinks
+#' `W` and `H` (its mean entry is `sqrt(D)` times the data's), so the
+#' mixture weighs factorisations by the likelihood and the entropy alone,
+#' keeps more components (each offer then costs more) and may keep some of
+#' larger `sum(W, H)` that a stronger prior would rule out; ELBOs at
+#' different rates are not comparable (the prior's normalising constant,
+#' `D log(rate)`, differs). The former default, rate 1 on `X / s`, is
+#' `prior = exponential(1 / sqrt(s))` with `s = sqrt(mean(X^2))`.
 #' @rdname bnmf
 #' @name bnmf
 NULL

@@ -204,11 +204,11 @@ test_that("Gaussian schedule: the start of smallest squared error is optimised u
   rss <- vapply(starts, function(s) sum((X - s$W %*% s$H)^2), 0)
   expect_identical(which.min(rss), 2L)
   # bnmf() searches on X / s (s the root mean square of X), W and H over
-  # sqrt(s), sigma2 over s^2, with the automatic rate 1 there; its ELBO is
-  # that of X / s minus n log(s).
+  # sqrt(s), sigma2 over s^2, with the automatic rate 1 / sqrt((I + J)
+  # mean(X / s)) there; its ELBO is that of X / s minus n log(s).
   s <- bnmf:::data_scale(X)
   r <- sqrt(s)
-  tg <- bnmf:::nvi_target(X / s, R, sigma2 = 0.01 / s^2, rate = 1)
+  tg <- bnmf:::nvi_target(X / s, R, sigma2 = 0.01 / s^2, rate = 1 / sqrt((I + J) * mean(X / s)))
   starts_s <- lapply(starts, function(st) list(W = st$W / r, H = st$H / r))
   D <- tg$D
   # The one-component ELBO of equation 3 at its optimal variance s = -D / t:
