@@ -835,11 +835,12 @@ validate_rrt_fit <- function(fit) {
 #' factorisation of the data's size the prior's log density is then about
 #' `sqrt(D)` nats over all `D` entries (its own spread under the prior)
 #' instead of about `D`, and factorisations that explain the data equally
-#' well differ in it by a fraction of a nat: on the 500 x 500 Laurberg toy of
+#' well differ in it by about a nat: on the 500 x 500 Laurberg toy of
 #' the paper, started at one exact solution, the mixture keeps components
 #' near both solutions (rate 0.032 on `X / s`; at rate 1 it kept the first
 #' only; `vignette("exploration")`). The trade: the prior hardly shrinks
-#' `W` and `H` (its mean entry is `sqrt(D)` times the data's), so the
+#' `W` and `H` (its mean entry is `sqrt(D)` times that of a prior matched
+#' to the data's mean) nor pins their scale (`W D`, `D^-1 H`), so the
 #' mixture weighs factorisations by the likelihood and the entropy alone,
 #' keeps more components (each offer then costs more) and may keep some of
 #' larger `sum(W, H)` that a stronger prior would rule out; ELBOs at
