@@ -28,8 +28,10 @@
 #' Settings of RRT + online nonparametric variational inference
 #'
 #' Tuning of `bnmf(method = "rrt")` (see the section RRT of [bnmf()]). The
-#' defaults are those of Masood and Doshi-Velez (section 4.3); `NULL` means
-#' the default of the likelihood.
+#' defaults are those of Masood and Doshi-Velez (section 4.3), except
+#' `adapt_step` and `slack`, which let a tree grown from one start leave it
+#' (`adapt_step = FALSE, slack = 0`: the paper's tree); `NULL` means the
+#' default of the likelihood.
 #'
 #' @param search Where the candidate components offered to the online NVI
 #'   come from: `"rrt"` (the tree on the oblique manifold); or the baselines
@@ -54,6 +56,22 @@
 #'   these settings and the ONVI's variances, work on `X / s`, `s` the root
 #'   mean square of `X`; `sigma2` and `epsilon` are converted: see the
 #'   section RRT of [bnmf()].)
+#' @param adapt_step Whether the first step adapts to the posterior's width:
+#'   after 10 extensions in a row whose first step is infeasible it is
+#'   halved (down to `step * 2^-20`), and after an extension whose first
+#'   step is feasible it is doubled (up to `step`). Near an exact or almost
+#'   exact NMF the log joint can fall by thousands of nats within `step`
+#'   (0.01) of a node, and a fixed first step would never leave it. `FALSE`:
+#'   the paper's fixed first step.
+#' @param slack Gaussian likelihood: a node is feasible when its log joint is
+#'   at least the tree's feasibility threshold, which starts at the poorest
+#'   node's log joint (the paper) but never higher than `slack` nats below
+#'   the best node's, so that a tree grown from a single start (or from
+#'   starts of equal quality) can leave it. `NULL`: `D / 2`, `D = (I + J) R`
+#'   the number of entries of `W` and `H` (a Gaussian posterior's typical
+#'   draws lie about `D / 2` nats below its mode). Once the tree holds
+#'   `temporary` nodes the threshold rises to the best node's (the paper).
+#'   `0`: the paper's threshold from the start.
 #' @param min_angle,angle_increment A new node must be at least `min_angle`
 #'   degrees (mean angle of the columns of Q) from every node; under the
 #'   Uniform likelihood it grows by `angle_increment` at every restart of
@@ -81,7 +99,8 @@
 #' @export
 rrt_control <- function(search = c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), sigma2 = NULL,
                         epsilon = NULL, starts = NULL, temporary = NULL, step = 0.01,
-                        growth = 0.1, max_steps = 50, min_angle = 0.01, angle_increment = 0.5,
+                        growth = 0.1, max_steps = 50, adapt_step = TRUE, slack = NULL,
+                        min_angle = 0.01, angle_increment = 0.5,
                         max_failures = 10000, time_limit = Inf, solver_iter = 500,
                         tol = 1e-6, leapfrog = 10, warmup = 0.1, optimise_iter = 100) {
   search <- check_choice(search, c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), "search")
@@ -92,6 +111,8 @@ rrt_control <- function(search = c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), sigm
   step <- check_number(step, "step", 0, min_open = TRUE)
   growth <- check_number(growth, "growth", 0)
   max_steps <- check_count(max_steps, "max_steps", min = 1)
+  adapt_step <- check_flag(adapt_step, "adapt_step")
+  if (!is.null(slack)) slack <- check_number(slack, "slack", 0)
   min_angle <- check_number(min_angle, "min_angle", 0)
   angle_increment <- check_number(angle_increment, "angle_increment", 0)
   max_failures <- check_count(max_failures, "max_failures", min = 1)
@@ -107,7 +128,7 @@ rrt_control <- function(search = c("rrt", "nvi4", "nvi10", "gibbs", "hmc"), sigm
   optimise_iter <- check_count(optimise_iter, "optimise_iter", min = 0)
   structure(list(search = search, sigma2 = sigma2, epsilon = epsilon, starts = starts,
                  temporary = temporary, step = step, growth = growth, max_steps = max_steps,
-                 min_angle = min_angle, angle_increment = angle_increment,
+                 adapt_step = adapt_step, slack = slack, min_angle = min_angle, angle_increment = angle_increment,
                  max_failures = max_failures, time_limit = as.numeric(time_limit),
                  solver_iter = solver_iter, tol = tol, leapfrog = leapfrog, warmup = warmup,
                  optimise_iter = optimise_iter),
@@ -312,7 +333,16 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
   n_base <- if (gauss) 0L else ncol(nodes)
   cap <- ncol(nodes) + sched$temporary
   min_angle <- control$min_angle
-  threshold <- if (gauss) min(lp[is.finite(lp)], Inf) else -Inf
+  # Gaussian: the poorest node's log joint, but at least `slack` (D / 2)
+  # below the best node's, so that a single start is not its own bound.
+  slack <- control$slack %||% (target$D / 2)
+  threshold <- if (gauss) min(lp[is.finite(lp)], max(lp) - slack, Inf) else -Inf
+  # The first step of an extension (adapt_step: halved after 10 extensions
+  # in a row with an infeasible first step, doubled back towards `step`
+  # after a feasible one).
+  s_first <- control$step
+  s_min <- control$step * 2^-20
+  first_fails <- 0L
   full <- FALSE
   expansions <- failures <- restarts <- 0L
   time_eval <- 0
@@ -324,8 +354,9 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
     Qs <- oblique_sample(R)
     nd <- node_distances(Qs, nodes)
     Q <- matrix(nodes[, which.min(nd$dist)], R, R)
-    s <- control$step
+    s <- s_first
     grew <- FALSE
+    first_ok <- TRUE
     for (k in seq_len(control$max_steps)) {
       Qn <- oblique_step(Q, Qs, s)
       t0 <- proc.time()[[3L]]
@@ -341,6 +372,7 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
       }
       far <- ok && min(node_distances(Qn, nodes)$angle) >= min_angle
       time_eval <- time_eval + proc.time()[[3L]] - t0
+      if (k == 1L) first_ok <- ok
       if (!ok) break
       Q <- Qn
       s <- s * (1 + control$growth)
@@ -386,6 +418,15 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
       if (run$processed >= iter || identical(Qn, Qs)) break
     }
     failures <- if (grew) 0L else failures + 1L
+    if (control$adapt_step) {
+      if (first_ok) {
+        first_fails <- 0L
+        s_first <- min(2 * s_first, control$step)
+      } else if ((first_fails <- first_fails + 1L) >= 10L) {
+        first_fails <- 0L
+        s_first <- max(s_first / 2, s_min)
+      }
+    }
   }
   time <- proc.time()[[3L]] - t_start
   stop <- if (run$processed >= iter) "iter" else if (failures >= control$max_failures)
@@ -394,7 +435,7 @@ rrt_search <- function(target, sp, starts, control, iter, pb) {
        search = list(processed = run$processed, accepted = run$accepted,
                      expansions = expansions, failures = failures, restarts = restarts,
                      nodes = ncol(nodes), base_nodes = n_base, threshold = threshold,
-                     min_angle = min_angle, stop = stop, time = time,
+                     min_angle = min_angle, first_step = s_first, stop = stop, time = time,
                      time_offer = run$time_offer, time_eval = time_eval,
                      optimised = opt$index, optimised_elbo = opt$elbo,
                      time_optimise = time_optimise),
@@ -499,9 +540,9 @@ rrt_check <- function(job) {
   rate <- job$prior$rate
   if (!inherits(job$prior, "bnmf_prior") || !(identical(rate, "auto") ||
       is.numeric(rate) && length(rate) == 1L && is.finite(rate) && rate > 0)) {
-    abort_input("`prior`: method \"rrt\" takes `exponential(rate)` with a single rate > 0 for W and H (\"auto\": 1 on X / s, s the root mean square of X).")
+    abort_input("`prior`: method \"rrt\" takes `exponential(rate)` with a single rate > 0 for W and H (\"auto\": set from the data, see ?bnmf, section RRT).")
   }
-  job$rate <- if (identical(rate, "auto")) 1 else as.numeric(rate)
+  job$rate <- if (identical(rate, "auto")) NA_real_ else as.numeric(rate) # "auto": rrt_scale_job()
   search <- job$control$search
   job$iter <- check_count(job$iter %||% switch(search, rrt = 5000L, gibbs = , hmc = 10000L, 100L),
                           "iter", min = 1)
@@ -511,15 +552,31 @@ rrt_check <- function(job) {
   rrt_scale_job(job)
 }
 
+# The automatic rate of the exponential prior on W and H, for the scaled
+# data X (root mean square 1): the rate whose prior mean of W H is the mean
+# of X (each of the R terms W_ik H_kj has mean 1 / rate^2), sqrt(R / mean(X)),
+# divided by sqrt(D), D = (I + J) R the entries of W and H:
+# 1 / sqrt((I + J) mean(X)). At a factorisation of the data's size its log
+# density, -rate sum(W, H), is then about sqrt(D) nats over all D entries
+# (the spread of the prior's own log density), not about D: the prior
+# hardly weighs between factorisations that explain the data equally.
+rrt_auto_rate <- function(X) {
+  m <- mean(X)
+  if (!(is.finite(m) && m > 0)) return(1)
+  1 / sqrt((nrow(X) + ncol(X)) * m)
+}
+
 # The search runs on X / s, s the root mean square of X (data_scale()), where
-# the defaults hold (rate 1, the first step, the variances of the ONVI):
+# the defaults hold (the first step, the variances of the ONVI):
 # W, H and every start are divided by sqrt(s), an explicit rate multiplied by
-# it, an explicit sigma2 divided by s^2 and epsilon by s. rrt_unscale_fit()
+# it (the automatic rate, rrt_auto_rate(), is set on X / s), an explicit
+# sigma2 divided by s^2 and epsilon by s. rrt_unscale_fit()
 # scales the fit back.
 rrt_scale_job <- function(job) {
   s <- data_scale(job$X)
   job$data_scale <- s
   job$X_data <- job$X
+  if (identical(job$prior$rate, "auto")) job$rate <- rrt_auto_rate(job$X / s)
   if (s == 1) return(job)
   r <- sqrt(s)
   job$X <- job$X / s
@@ -716,8 +773,8 @@ validate_rrt_fit <- function(fit) {
 #' @section RRT:
 #' `method = "rrt"` approximates the posterior of the Bayesian NMF of
 #' Masood and Doshi-Velez (exponential priors of rate `rate` on `W` and `H`
-#' from `prior = exponential(rate)`, `"auto"` meaning 1 on the scaled data
-#' below; a Gaussian
+#' from `prior = exponential(rate)`, `"auto"` a weak rate set from the
+#' data, below; a Gaussian
 #' likelihood with noise variance `sigma2`, `likelihood = "gaussian"`, or a
 #' Uniform(-epsilon, epsilon) distribution of every residual,
 #' `likelihood = "uniform"`) by a mixture of isotropic Gaussians
@@ -733,7 +790,12 @@ validate_rrt_fit <- function(fit) {
 #' 10 base nodes under the Uniform one) or given factors (`list(W =, H =)` or
 #' a list of them); under the Gaussian likelihood the start of smallest
 #' squared error is first optimised under the one-component ELBO
-#' (`optimise_iter` of [rrt_control()]). `iter` is the number of candidate components processed
+#' (`optimise_iter` of [rrt_control()]). Under the Gaussian likelihood a node
+#' is feasible when its log joint is above the poorest start's but never
+#' required above the best node's minus `D / 2` (`slack` of
+#' [rrt_control()]), and the first step of an extension adapts to the
+#' posterior's width (`adapt_step`), so that a tree grown from one given
+#' (exact or nearly exact) solution leaves it. `iter` is the number of candidate components processed
 #' (default 5000); the search also stops after `max_failures` extensions in a
 #' row without a feasible node or after `time_limit` seconds
 #' ([rrt_control()]). `sigma2` and `epsilon` default to the empirical noise
@@ -753,26 +815,38 @@ validate_rrt_fit <- function(fit) {
 #' (`fit$data_scale`), and the fit is scaled back: `W`, `H` of every
 #' component times `sqrt(s)`, the variances times `s`, `sigma2` times
 #' `s^2`, `epsilon` times `s`, the ELBO (and its trace) minus `n log(s)`.
-#' The automatic rate 1, the tree's first step and the ONVI's variances thus
+#' The automatic rate, the tree's first step and the ONVI's variances thus
 #' apply to data of root mean square 1, and the fit of `c X` is that of `X`
-#' with `W H` times `c` at any scale (the automatic rate is `1 / sqrt(s)` on
-#' the `W` and `H` of `X`: `fit$prior$rate`). An explicit rate, `sigma2`
-#' and `epsilon` are in the units of `X`. (Before, the rate 1 was absolute:
-#' at `X * 1e100` the prior outweighed the data.)
+#' with `W H` times `c` at any scale (the automatic rate on the `W` and `H`
+#' of `X` is the one on `X / s` over `sqrt(s)`: `fit$prior$rate`). An
+#' explicit rate, `sigma2` and `epsilon` are in the units of `X`.
 #'
 #' The prior's rate matters more here than elsewhere. A component's weight
 #' is proportional to the exponential of its expected log joint, and under
 #' the Uniform likelihood the log joint of a factorisation inside the box is
 #' the prior's alone, `-rate * sum(W, H)` plus a constant. Between
-#' factorisations that all explain the data, `sum(W, H)` (over `(I + J) R`
-#' entries, on the scaled data) can differ by tens of units, so at the
-#' automatic rate the mixture keeps
-#' only the candidates of smallest `sum(W, H)`, often a single component,
-#' however many distinct modes the tree reaches. A weak prior (for example
-#' `prior = exponential(0.01)`) lets the mixture keep every mode the data
-#' allow: on the 500 x 500 Laurberg toy of the paper, started at one exact
-#' solution, the tree reaches the other at either rate, but only the weak
-#' prior keeps components near both (`vignette("exploration")`).
+#' factorisations that all explain the data, `sum(W, H)` (over
+#' `D = (I + J) R` entries) can differ by tens of units, so at a rate near
+#' 1 (on the scaled data) the mixture keeps only the candidates of smallest
+#' `sum(W, H)`, often a single component, however many distinct modes the
+#' tree reaches. The automatic rate is therefore weak: on `X / s` it is
+#' `1 / sqrt((I + J) mean(X / s))`, the rate whose prior mean of `W H` is
+#' the data's mean, `sqrt(R / mean(X / s))`, divided by `sqrt(D)`. At a
+#' factorisation of the data's size the prior's log density is then about
+#' `sqrt(D)` nats over all `D` entries (its own spread under the prior)
+#' instead of about `D`, and factorisations that explain the data equally
+#' well differ in it by about a nat: on the 500 x 500 Laurberg toy of
+#' the paper, started at one exact solution, the mixture keeps components
+#' near both solutions (rate 0.032 on `X / s`; at rate 1 it kept the first
+#' only; `vignette("exploration")`). The trade: the prior hardly shrinks
+#' `W` and `H` (its mean entry is `sqrt(D)` times that of a prior matched
+#' to the data's mean) nor pins their scale (`W D`, `D^-1 H`), so the
+#' mixture weighs factorisations by the likelihood and the entropy alone,
+#' keeps more components (each offer then costs more) and may keep some of
+#' larger `sum(W, H)` that a stronger prior would rule out; ELBOs at
+#' different rates are not comparable (the prior's normalising constant,
+#' `D log(rate)`, differs). The former default, rate 1 on `X / s`, is
+#' `prior = exponential(1 / sqrt(s))` with `s = sqrt(mean(X^2))`.
 #' @rdname bnmf
 #' @name bnmf
 NULL

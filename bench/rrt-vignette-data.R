@@ -14,8 +14,10 @@ pick <- function(pattern, likelihood) {
     e
   })
 }
-# The toy at the default prior rate (1) and at a weak one (0.01).
-toys <- list(rate1 = rd("bench/rrt-results/toy.rds"),
+# The toy at the default (automatic) prior rate, at rate 1 (the default
+# before the automatic rate was weak) and at a weak rate 0.01.
+toys <- list(auto = rd("bench/rrt-results/toy-default.rds"),
+             rate1 = rd("bench/rrt-results/toy.rds"),
              rate0.01 = rd("bench/rrt-results/toy-rate0.01.rds"))
 toys <- toys[!vapply(toys, is.null, logical(1))]
 elbo_runs <- c(pick("^elbo-(leukemia|aml)-10[.]rds$", "gaussian"),
@@ -37,6 +39,8 @@ out <- list(
   toy = unlist(lapply(names(toys), function(nm) {
     lapply(toys[[nm]][c("rrt", "nvi10", "hmc")], function(r) {
       r$rate <- r$rate %||% 1
+      r$auto <- isTRUE(r$auto)
+      r$prior <- if (r$auto) sprintf("auto (%.3g)", r$rate) else format(r$rate)
       r[setdiff(names(r), "projection")]
     })
   }), recursive = FALSE),

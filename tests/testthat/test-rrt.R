@@ -204,11 +204,11 @@ test_that("Gaussian schedule: the start of smallest squared error is optimised u
   rss <- vapply(starts, function(s) sum((X - s$W %*% s$H)^2), 0)
   expect_identical(which.min(rss), 2L)
   # bnmf() searches on X / s (s the root mean square of X), W and H over
-  # sqrt(s), sigma2 over s^2, with the automatic rate 1 there; its ELBO is
-  # that of X / s minus n log(s).
+  # sqrt(s), sigma2 over s^2, with the automatic rate 1 / sqrt((I + J)
+  # mean(X / s)) there; its ELBO is that of X / s minus n log(s).
   s <- bnmf:::data_scale(X)
   r <- sqrt(s)
-  tg <- bnmf:::nvi_target(X / s, R, sigma2 = 0.01 / s^2, rate = 1)
+  tg <- bnmf:::nvi_target(X / s, R, sigma2 = 0.01 / s^2, rate = 1 / sqrt((I + J) * mean(X / s)))
   starts_s <- lapply(starts, function(st) list(W = st$W / r, H = st$H / r))
   D <- tg$D
   # The one-component ELBO of equation 3 at its optimal variance s = -D / t:
@@ -248,6 +248,63 @@ test_that("Gaussian schedule: the start of smallest squared error is optimised u
   first <- bnmf:::nvi_rescale(p1, tg)
   expect_equal(unname(c(fit0$accepted[[1]]$W, fit0$accepted[[1]]$H)), first, tolerance = 1e-12)
   expect_error(rrt_control(optimise_iter = -1), class = "bnmf_error_input", regexp = "optimise_iter")
+})
+
+test_that("Gaussian: a tree grown from one given exact solution leaves it", {
+  skip_on_cran()
+  withr::local_seed(2)
+  toy <- laurberg_toy(60, noise = 0.01)
+  s1 <- toy$solutions[[1]]
+  D <- (60 + 60) * 3
+  # Near the exact solution the log joint falls by thousands of nats within
+  # the paper's first step 0.01: with a fixed first step and the poorest
+  # node (the start itself) as the bound, no extension is ever feasible.
+  fixed <- function(...) {
+    withr::local_seed(3)
+    bnmf(toy$X, rank = 3, method = "rrt", init = s1, iter = 100,
+         control = rrt_control(max_failures = 100, ...))
+  }
+  f0 <- fixed(adapt_step = FALSE, slack = 0)
+  expect_identical(f0$stats$processed, 1L)
+  expect_identical(f0$stats$nodes, 1L)
+  # The threshold D / 2 below the start and the adapted first step: the
+  # tree grows, every node within the band, none of them the start.
+  withr::local_seed(3)
+  fit <- bnmf(toy$X, rank = 3, method = "rrt", init = s1, iter = 100,
+              control = rrt_control(max_failures = 100))
+  st <- fit$stats
+  expect_gt(st$nodes, 10)
+  expect_gt(st$processed, 10)
+  expect_lt(st$nodes, 1 + 100) # the tree never filled: the threshold is the first one
+  expect_equal(st$threshold, fit$node_logp[1] - D / 2, tolerance = 1e-12)
+  expect_true(all(fit$node_logp >= st$threshold))
+  expect_lt(st$first_step, 0.01)
+  angle <- bnmf:::node_distances(matrix(fit$nodes[, 1], 3, 3), fit$nodes[, -1, drop = FALSE])$angle
+  expect_true(all(angle >= 0.01)) # min_angle: every node a distinct change of basis
+  expect_gt(max(angle), 0.05)
+  # slack = 0 keeps the paper's threshold (the start's own log joint) and
+  # the adapted step alone still moves the tree, to nodes at least as good.
+  f1 <- fixed(slack = 0)
+  expect_equal(f1$stats$threshold, f1$node_logp[1], tolerance = 1e-12)
+  expect_true(all(f1$node_logp >= f1$node_logp[1]))
+})
+
+test_that("the automatic prior rate is 1 / sqrt((I + J) mean(X / s)) on X / s", {
+  withr::local_seed(5)
+  X <- matrix(rexp(30 * 12, 1 / 50), 30)
+  s <- sqrt(mean(X^2))
+  fit <- bnmf(X, rank = 2, method = "rrt", iter = 3,
+              control = rrt_control(starts = 2, max_failures = 2))
+  # on X / s, then in the units of X: over sqrt(s)
+  expect_equal(fit$prior$rate * sqrt(s), 1 / sqrt((30 + 12) * mean(X / s)), tolerance = 1e-12)
+  nvi <- bnmf(X, rank = 2, method = "rrt", iter = 2, control = rrt_control(search = "nvi4"))
+  expect_equal(nvi$prior$rate, fit$prior$rate, tolerance = 1e-12)
+  # an explicit rate is in the units of X
+  f2 <- bnmf(X, rank = 2, method = "rrt", iter = 3, prior = exponential(0.3),
+             control = rrt_control(starts = 2, max_failures = 2))
+  expect_equal(f2$prior$rate, 0.3, tolerance = 1e-12)
+  expect_error(rrt_control(slack = -1), class = "bnmf_error_input", regexp = "slack")
+  expect_error(rrt_control(adapt_step = NA), class = "bnmf_error_input", regexp = "adapt_step")
 })
 
 test_that("method rrt: input errors are classed and name the argument", {
