@@ -13,7 +13,7 @@
 # its entries hidden (the same hidden entries for every method). Rank 3.
 # Model: SILF on the Frobenius objective with one epsilon per data set (1.2
 # times the largest objective of 50 Q-Transform candidates, the paper's
-# rule), beta = 0.1, C = 2, Exp(1) on H, the kernel of equation 7 with the
+# rule), beta = 0.1, C automatic (silf()), Exp(1) on H, the kernel of equation 7 with the
 # paper's parameters.
 #
 # Methods (three repetitions, set.seed(rep)):
