@@ -35,21 +35,37 @@
 #' column of `G` its own \eqn{\lambda^G_l}, all Gamma(alpha0, beta0); `S`
 #' keeps the automatic rate.
 #'
-#' `init = "kmeans"` (the default for NMTF, as in the paper's section 3.6):
-#' `F` is the indicator matrix of a k-means clustering of the rows of `X`
-#' into `K` clusters and `G` that of its columns into `L` clusters (plus 0.2
-#' for methods `"gibbs"`, `"icm"` and `"np"`), both times the scale of a
-#' factor under the automatic prior, `s = (mean(X) / (K L))^(1/3)`; k-means runs on the observed
-#' entries, a missing entry taking the mean of the observed entries of its
-#' column (for the rows) or of its row (for the columns); a sparse `X` stays
-#' sparse. `S` starts from random exponential draws with mean `s / (K L)`, improved by a few
-#' sweeps of non-negative least squares in `S` alone, and `tau` at its
-#' conditional mode. Every block of the start of `c X` is thus `c^(1/3)`
-#' times that of `X`, and with the automatic prior and noise rates the fit
-#' of `c X` is that of `X` with `F S t(G)` times `c`, at any scale. `init = "random"`: every entry of `F`, `S`, `G`
-#' exponential with mean `(mean(X) / (K L))^(1/3)`. Or a list `F`, `S`, `G`
-#' (and optionally `tau`, and `lambda = list(F =, G =)` under ARD), or a
-#' list of such lists, one per chain.
+#' `init = "nmf"` (the default): `F` and `G` from Gaussian NMF ICM fits of
+#' `X` (automatic prior and noise, missing entries masked, from a random
+#' start; at most 200 sweeps, until 10 sweeps lower the squared error by at
+#' most `1e-5` of itself): `F` is the `W` of the fit at rank `K` and `G` the
+#' `t(H)` of the fit at rank `L` (one fit when `K = L`), every column
+#' rescaled to mean `s = (mean(X) / (K L))^(1/3)`, the scale of a factor
+#' under the automatic prior; `S` is the diagonal that keeps `F S t(G) = W H`
+#' when `K = L`, otherwise exponential draws with mean `s / (K L)`. Since
+#' `F S t(G)` with a `K x K` `S` represents every rank-`K` `W H`, the
+#' tri-factorisation starts where NMF got, and NMF's coordinate updates from
+#' a random start reach the best fit far more often than the
+#' tri-factorisation's from k-means indicators (on the toy data of Brouwer,
+#' Frellsen and Lio, a training error at the noise level in every one of 20
+#' runs instead of a third to a half of them; bench/README.md).
+#' `init = "kmeans"` (the paper's section 3.6): `F` is the indicator matrix of
+#' a k-means clustering of the rows of `X` into `K` clusters and `G` that of
+#' its columns into `L` clusters (plus 0.2 for methods `"gibbs"`, `"icm"` and
+#' `"np"`), both times `s`; k-means runs on the observed entries, a missing
+#' entry taking the mean of the observed entries of its column (for the rows)
+#' or of its row (for the columns); a sparse `X` stays sparse. `S` starts
+#' from random exponential draws with mean `s / (K L)`. `init = "random"`:
+#' every entry of `F`, `S`, `G` exponential with mean `s`. With each scheme
+#' `S` is then improved by a few sweeps of non-negative least squares in `S`
+#' alone, and `tau` starts at its conditional mode. Every block of the start
+#' of `c X` is thus `c^(1/3)` times that of `X`, and with the automatic prior
+#' and noise rates the fit of `c X` is that of `X` with `F S t(G)` times `c`,
+#' at any scale. Or a list `F`, `S`, `G` (and optionally `tau`, and `lambda =
+#' list(F =, G =)` under ARD), or a list of such lists, one per chain.
+#' Several `chains` are restarts for methods `"icm"`, `"vb"` and `"np"` (the
+#' one with the highest log posterior, ELBO or lowest loss is kept) and
+#' independent chains for `"gibbs"` (pooled, their factors matched).
 #'
 #' The fit has class `c("bnmf_<method>", "bnmf_nmtf", "bnmf")`: [factors()] gives `F`, `S`,
 #' `G`; `basis()` is `F` and `coef()` is `S %*% t(G)`; `summary()` gives the
@@ -285,8 +301,9 @@ indicators <- function(cl, k) {
   Z
 }
 
-# A start of a chain from its scheme: F and G (k-means indicators, plus 0.2
-# except for VB, or random exponentials) and S (random exponentials), all on
+# A start of a chain from its scheme: F and G (NMF fits, nmtf_nmf_start();
+# k-means indicators, plus 0.2 except for VB; or random exponentials) and S
+# (the NMF fit's scales when K = L, else random exponentials), all on
 # the scale of the data: F, G at s = (mean(X) / (K L))^(1/3), the scale of
 # each factor under the automatic prior, and S such that F S G' is of the
 # order of X. A start of c X is then c^(1/3) times that of X in every block
@@ -348,9 +365,12 @@ nmtf_nmf_start <- function(X, K, L, s) {
 
 # W and H of a Gaussian NMF ICM fit of X at rank R (automatic prior and
 # noise, missing entries masked) from a random start: 10 sweeps of
-# non-negative least squares, tau at its mode, then at most `iter` ICM
-# sweeps, stopped at a relative change of the log posterior <= `tol`.
-nmf_icm_factors <- function(X, R, iter = 200L, tol = 1e-6) {
+# non-negative least squares, then ICM sweeps in chunks of 10, at most
+# `iter`, until a chunk lowers the SSE by at most `tol` of itself. (The
+# SSE's relative change is the same for X and c X; the log posterior's is
+# not, as log p moves by constants with the scale, so a stop on it would
+# make the start of c X differ from that of X.)
+nmf_icm_factors <- function(X, R, iter = 200L, tol = 1e-5) {
   I <- nrow(X)
   J <- ncol(X)
   data <- prepare_data(X, R)
@@ -365,7 +385,13 @@ nmf_icm_factors <- function(X, R, iter = 200L, tol = 1e-6) {
   flat$lamW <- 0 * prior$lamW
   flat$lamH <- 0 * prior$lamH
   engine_sweeps(st, data, flat, 10L, rule = "icm", masked = TRUE)
-  engine_sweeps(st, data, prior, iter, rule = "icm", masked = TRUE, tol = tol)
+  sse <- Inf
+  for (chunk in seq_len(ceiling(iter / 10))) {
+    tr <- engine_sweeps(st, data, prior, 10L, rule = "icm", masked = TRUE)$trace
+    now <- tr[nrow(tr), 4L]
+    if (!(sse - now > tol * now)) break
+    sse <- now
+  }
   list(W = matrix(st$W, I, R), H = matrix(st$H, R, J))
 }
 
