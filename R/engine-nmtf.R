@@ -451,17 +451,21 @@ nmtf_new_state <- function(X, data, F, S, G, tau, acc = FALSE, keep_fitted = FAL
 }
 
 # Advance an NMTF state by n sweeps (in place): the R face of the C routine
-# nmtf_sweeps. `update`: the blocks among F, S, G, tau.
+# nmtf_sweeps. `update`: the blocks among F, S, G, tau. `scale`: with F, S
+# and G updated, each sweep of Gibbs, ICM and VB ends with moves along the
+# scale paths (F[, k] c, S[k, ] / c and G[, l] c, S[, l] / c): an exact
+# draw (Gibbs) or maximisation (ICM, VB).
 engine_nmtf_sweeps <- function(state, data, prior, n, rule = c("gibbs", "icm", "vb", "np"),
                                loss = "euclidean", accumulate = FALSE, thin = 1L,
                                keep_draws = FALSE, update = c("F", "S", "G", "tau"),
-                               tol = 0) {
+                               tol = 0, scale = TRUE) {
   rule <- match.arg(rule)
   ctrl <- list(n = as.integer(n), rule = rule, loss = loss,
                accumulate = as.logical(accumulate), thin = as.integer(thin),
                keep_draws = as.logical(keep_draws), update_F = "F" %in% update,
                update_S = "S" %in% update, update_G = "G" %in% update,
-               update_tau = "tau" %in% update, tol = as.double(tol))
+               update_tau = "tau" %in% update, scale = as.logical(scale),
+               tol = as.double(tol))
   .Call(C_nmtf_sweeps, state, data, prior, ctrl, as.integer(ncol(state$G)))
 }
 
@@ -473,9 +477,10 @@ engine_nmtf_sweeps <- function(state, data, prior, n, rule = c("gibbs", "icm", "
 #'   beta0 =, rate_S =), alpha =, beta =).
 #' @param n the number of sweeps.
 #' @param rule "gibbs", "icm", "vb" or "np".
+#' @param scale make the moves along the scale paths (see engine_nmtf_sweeps()).
 #' @return the new state, in the layout of `state`.
 #' @noRd
-nmtf_sweeps <- function(X, state, prior, n, rule = "gibbs") {
+nmtf_sweeps <- function(X, state, prior, n, rule = "gibbs", scale = TRUE) {
   storage.mode(X) <- "double"
   K <- ncol(state$F)
   L <- ncol(state$G)
@@ -493,7 +498,7 @@ nmtf_sweeps <- function(X, state, prior, n, rule = "gibbs") {
                                      G = (prior$rate$alpha0 + ncol(X)) / lambda$G))
   }
   st <- nmtf_new_state(X, data, state$F, state$S, state$G, state$tau, lambda = lambda, vb = vb)
-  engine_nmtf_sweeps(st, data, cp, n, rule = rule)
+  engine_nmtf_sweeps(st, data, cp, n, rule = rule, scale = scale)
   list(F = st$F, S = st$S, G = st$G, tau = st$tau,
        lambda = if (ard) list(F = st$lambda_F, G = st$lambda_G))
 }
