@@ -23,7 +23,10 @@
 #' stops at a KKT point of the MAP problem. Both also rescale each column of
 #' `F` and of `G` against the matching row or column of `S` (`F S t(G)` is
 #' unchanged) to the scale that maximises the log posterior (ICM) or the
-#' ELBO (VB), a direction coordinate updates cross slowly; `"np"` uses the multiplicative
+#' ELBO (VB), a direction coordinate updates cross slowly; Gibbs draws
+#' that scale from its conditional (a Metropolis-Hastings step of the
+#' generalised Gibbs sampler of Liu and Sabatti, which leaves the posterior
+#' invariant); `"np"` uses the multiplicative
 #' updates of the Euclidean loss (`loss = "euclidean"`) or the
 #' I-divergence updates of Yoo and Choi (2009) (`loss = "kl"`, the paper's
 #' baseline), on the observed entries.
