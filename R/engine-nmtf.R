@@ -40,7 +40,7 @@
 #'
 #' `init = "nmf"` (the default): `F` and `G` from Gaussian NMF ICM fits of
 #' `X` (automatic prior and noise, missing entries masked, from a random
-#' start; at most 200 sweeps, until 10 sweeps lower the squared error by at
+#' start; at most 100 sweeps, until 10 sweeps lower the squared error by at
 #' most `1e-5` of itself): `F` is the `W` of the fit at rank `K` and `G` the
 #' `t(H)` of the fit at rank `L` (one fit when `K = L`), every column
 #' rescaled to mean `s = (mean(X) / (K L))^(1/3)`, the scale of a factor
@@ -373,7 +373,7 @@ nmtf_nmf_start <- function(X, K, L, s) {
 # SSE's relative change is the same for X and c X; the log posterior's is
 # not, as log p moves by constants with the scale, so a stop on it would
 # make the start of c X differ from that of X.)
-nmf_icm_factors <- function(X, R, iter = 200L, tol = 1e-5) {
+nmf_icm_factors <- function(X, R, iter = 100L, tol = 1e-5) {
   I <- nrow(X)
   J <- ncol(X)
   data <- prepare_data(X, R)
