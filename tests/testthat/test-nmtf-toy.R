@@ -35,7 +35,7 @@ test_that("every NMTF method fits the paper's toy down to the noise level", {
     # The noise variance is 1 and the signal variance about 300. At the best
     # fit the training MSE is a little below 1: (I + J) 5 + 25 = 925 free
     # values for 8000 entries take about 925 / 8000 of the noise (least
-    # squares), so about 0.885 (measured 0.874-0.880 here); it cannot go much
+    # squares), so about 0.885 (measured 0.874-0.885 here); it cannot go much
     # lower. The NMTF objective also has local optima on this problem where
     # two clusters are not told apart, at a training MSE of about 1.35 (a
     # share 0.001 of the signal variance left): from the k-means start of
@@ -62,7 +62,7 @@ test_that("every NMTF method predicts 20% held-out toy entries far better than r
     fit <- nmtf_toy_fit(Xtr, method)
     mse <- mean((predict(fit)[test] - X[test])^2)
     # The best possible is the noise variance 1 plus the estimation error of
-    # 925 values from 6400 entries (measured 1.24-1.29 here); a local
+    # 925 values from 6400 entries (measured 1.25-1.30 here); a local
     # optimum adds about 0.35 (the k-means start: 1.59 for Gibbs and VB on
     # this data set); row means leave the column structure unexplained (MSE
     # in the hundreds).
