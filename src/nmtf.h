@@ -40,6 +40,7 @@ typedef struct {
     int kl;            /* RULE_MULT: the I-divergence updates of Yoo & Choi */
     int accumulate, thin, keep_draws;
     int update_F, update_S, update_G, update_tau;
+    int scale;         /* the moves along the scale paths (scale_steps in nmtf_run.c) */
     double tol;
 } nmtf_ctrl;
 

@@ -1,8 +1,9 @@
 /*
  * nmtf_run.c -- a run of the tri-factorisation's sweeps (bnmf_nmtf_sweeps):
  * rows of F, rows of G, entries of S, then tau and the ARD rates; the
- * balance of the scales (ICM, VB), the objective (log joint, ELBO), the
- * running moments and kept draws, and the .Call entry.
+ * moves along the scales (Gibbs: drawn; ICM, VB: maximised), the objective
+ * (log joint, ELBO), the running moments and kept draws, and the .Call
+ * entry.
  */
 #include <limits.h>
 #include "bnmf_call.h"
@@ -54,25 +55,39 @@ static void acc_run(size_t p0, const double *y, int n, void *ctx)
 }
 
 /*
- * Maximise along the scale paths F[, k] c, S[k, ] / c and G[, l] c,
+ * Moves along the scale paths F[, k] c, S[k, ] / c and G[, l] c,
  * S[, l] / c, which leave F S G' (so the likelihood) unchanged; F's side
  * first, then G's (with S as F's steps left it). Coordinate updates cross
- * these nearly flat paths only slowly; an exact maximisation along them
- * keeps the objective from decreasing and leaves the fixed points alone.
- *  - ICM (vb = 0): the log prior -c a - b / c, with a = lF_k sum_i F_ik and
- *    b = lS sum_l S_kl (or lG_l sum_j G_jl and lS sum_k S_kl), is largest
- *    at c = sqrt(b / a); every MAP is balanced.
- *  - VB (vb = 1): a truncated normal scaled by c is one again (mean times
- *    c, variance times c^2, entropy plus log c) and every expectation in the
- *    expected SSE keeps its value, so the ELBO moves by -a (c - 1) -
- *    b (1 / c - 1) + p log c, a and b as above with the means (E[lambda]
- *    with ARD) and p = I - L (F's side) or J - K (G's side), the entries
- *    gaining and losing log c of entropy: largest at bnmf_scale_mode's c.
+ * these nearly flat paths only slowly. On F's side, with a = lF_k sum_i F_ik
+ * and b = lS sum_l S_kl (G's side: lG_l sum_j G_jl and lS sum_k S_kl), and
+ * p = I - L (G's side: J - K), the entries scaled by c less those scaled by
+ * 1 / c:
+ *  - ICM (rule RULE_MODE): the log prior -c a - b / c is largest at c =
+ *    sqrt(b / a); every MAP is balanced. An exact maximisation along a
+ *    direction: the log posterior never decreases, the fixed points stay.
+ *  - VB (RULE_MOMENT): a truncated normal scaled by c is one again (mean
+ *    times c, variance times c^2, entropy plus log c) and every expectation
+ *    in the expected SSE keeps its value, so the ELBO moves by -a (c - 1) -
+ *    b (1 / c - 1) + p log c (a and b with the means, E[lambda] with ARD):
+ *    largest at bnmf_scale_mode's c.
+ *  - Gibbs (RULE_DRAW): the generalised Gibbs step of Liu & Sabatti (2000)
+ *    for the group of scalings: u = log c drawn from
+ *      p(u) propto pi(F[, k] e^u, S[k, ] e^-u, ...) |Jacobian|
+ *           propto exp(-a e^u - b e^-u + p u)
+ *    (Lebesgue measure in u is the group's Haar measure; the likelihood and
+ *    the other blocks do not move), or any Metropolis-Hastings step from u
+ *    = 0 that leaves p(u) invariant, preserves the posterior. log p(u) is
+ *    concave with tails lighter than Gaussian, so an independence proposal
+ *    from its Laplace approximation N(u*, 1 / (a e^u* + b e^-u*)) (u* from
+ *    bnmf_scale_mode) is uniformly ergodic and accepts nearly always. The
+ *    same step as NMF's bnmf_scale_move, with I - J replaced by p.
+ * The caches A = (E)F'F, B = (E)G'G and F' X G are rescaled, not recomputed.
  */
-static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
-                           nmtf_work *w, int vb)
+static void scale_steps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
+                        nmtf_work *w, nmf_rule rule)
 {
     const int I = d->I, J = d->J, K = st->K, L = st->L;
+    const int vb = rule == RULE_MOMENT, draw = rule == RULE_DRAW;
     if (!(pr->rate_S > 0.0)) return;
     double *cs[2] = {w->vrow, w->erow};
     for (int side = 0; side < 2; side++) {
@@ -80,6 +95,7 @@ static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *
         double *Z = side ? st->G : st->F;
         double *Zv = side ? st->G_var : st->F_var, *Ze = side ? st->G_ent : st->F_ent;
         const double *lam = side ? w->lamG : w->lamF;
+        const double p = (double) n - (double) m;
         for (int r = 0; r < R; r++) {
             double a = 0.0, b = 0.0;
             cs[side][r] = 1.0;
@@ -90,9 +106,23 @@ static void balance_scales(const nmf_data *d, const nmtf_prior *pr, nmtf_state *
             b *= pr->rate_S;
             if (!(a > 0.0) || !(b > 0.0)) continue;
             double c, u = 0.0;
-            if (vb) {
+            if (draw) {
+                double mode, ay, by;
+                const int logs = bnmf_scale_mode(a, b, p, &mode, &ay, &by);
+                const double sd = 1.0 / sqrt(ay + by);
+                u = mode + sd * bnmf_norm_std();
+                /* log target minus log proposal at u and at 0 (from logs:
+                 * a e^u = ay e^(u - mode), b e^-u = by e^(mode - u)) */
+                const double z1 = (u - mode) / sd, z0 = mode / sd;
+                const double ta = logs ? ay * exp(u - mode) : a * exp(u);
+                const double tb = logs ? by * exp(mode - u) : b * exp(-u);
+                const double log_ratio = (-ta - tb + p * u + 0.5 * z1 * z1) -
+                    (-a - b + 0.5 * z0 * z0);
+                if (!(log(bnmf_unif()) < log_ratio)) continue;
+                c = exp(u);
+            } else if (vb) {
                 double ay, by;
-                bnmf_scale_mode(a, b, (double) n - (double) m, &u, &ay, &by);
+                bnmf_scale_mode(a, b, p, &u, &ay, &by);
                 if (!R_FINITE(u) || u == 0.0) continue;
                 c = exp(u);
             } else {
@@ -317,8 +347,8 @@ void bnmf_nmtf_sweeps(const nmf_data *d, const nmtf_prior *pr, nmtf_state *st,
             if (c->update_G) nmtf_update_G(d, st, rule, vb, &w);
             nmtf_g_side(d, st, vb, &w);
             if (c->update_S) nmtf_update_S(d, st, rule, vb, pr->rate_S, &w);
-            if ((rule == RULE_MODE || vb) && c->update_F && c->update_S && c->update_G)
-                balance_scales(d, pr, st, &w, vb);
+            if (c->scale && rule != RULE_MULT && c->update_F && c->update_S && c->update_G)
+                scale_steps(d, pr, st, &w, rule);
             sse = nmtf_sse(d, st, vb, &w);
             if (sse < 0.0) sse = 0.0;
             if (upd_tau) bnmf_update_tau(&taup, rule, tau_shape, sse, st->tau, st->tau_rate);

@@ -441,25 +441,25 @@ void bnmf_read_kmeans_x(SEXP X, nmf_data *d, const double **x)
 /**
  * The controls of nmtf_sweeps: list(n, rule = "gibbs" | "icm" | "vb" | "np",
  * loss = "euclidean" | "kl", accumulate, thin, keep_draws, update_F,
- * update_S, update_G, update_tau, tol).
+ * update_S, update_G, update_tau, scale, tol).
  */
 void bnmf_read_nmtf_ctrl(SEXP ctrl, nmtf_ctrl *c)
 {
     static const char *const known[] = {"n", "rule", "loss", "accumulate", "thin",
-        "keep_draws", "update_F", "update_S", "update_G", "update_tau", "tol"};
+        "keep_draws", "update_F", "update_S", "update_G", "update_tau", "scale", "tol"};
     static const char *const rules[] = {"gibbs", "icm", "vb", "np"}; /* as nmf_rule */
     static const char *const losses[] = {"euclidean", "kl"};
-    ctrl_check_names(ctrl, known, 11);
+    ctrl_check_names(ctrl, known, 12);
     c->n = ctrl_count(ctrl, "n", 0);
     c->rule = (nmf_rule) ctrl_choice(ctrl, "rule", rules, 4,
                                      "\"gibbs\", \"icm\", \"vb\" or \"np\"");
     c->kl = ctrl_choice(ctrl, "loss", losses, 2, "\"euclidean\" or \"kl\"") == 1 &&
         c->rule == RULE_MULT;
     static const char *const flags[] = {"accumulate", "keep_draws", "update_F",
-        "update_S", "update_G", "update_tau"};
+        "update_S", "update_G", "update_tau", "scale"};
     int *const dest[] = {&c->accumulate, &c->keep_draws, &c->update_F, &c->update_S,
-        &c->update_G, &c->update_tau};
-    for (int t = 0; t < 6; t++) *dest[t] = ctrl_flag(ctrl, flags[t]);
+        &c->update_G, &c->update_tau, &c->scale};
+    for (int t = 0; t < 7; t++) *dest[t] = ctrl_flag(ctrl, flags[t]);
     c->accumulate = c->accumulate && c->rule == RULE_DRAW;
     c->thin = ctrl_count(ctrl, "thin", 1);
     c->tol = ctrl_number(ctrl, "tol");

@@ -453,6 +453,44 @@ test_that("each NMTF VB sweep ends at the ELBO's maximum along the scales of G's
   }
 })
 
+test_that("NMTF Gibbs's scale moves keep the cached products and mix the columns' scales", {
+  # Each Gibbs sweep ends with a draw of log c along F[, k] c, S[k, ] / c and
+  # G[, l] c, S[, l] / c (scale_steps in src/nmtf_run.c); its stationarity
+  # is the joint-distribution test's (test-nmtf-geweke.R). Here: (1) the
+  # SSE the sweep reports, from the rescaled caches F'F, G'G, F'XG, is that
+  # of its end state (with NA); (2) the moves are made: the log column sums
+  # of F, which coordinate updates move only slowly along the nearly flat
+  # paths (lag-1 autocorrelations 0.84-0.99 without the moves on this
+  # problem), decorrelate (measured 0.02-0.10 with them over 400 sweeps; the
+  # standard error of a lag-1 autocorrelation of 400 independent draws is
+  # 0.05, so 0.5 is far from either).
+  d <- nmtf_toy(I = 30, J = 20, K = 3, L = 2, na = 20, seed = 41)
+  X <- d$X
+  data <- bnmf:::prepare_data(X, 3)
+  prior <- list(rate = rep(1, 3), alpha = 1, beta = 1, ard = numeric())
+  obs <- !is.na(X)
+  for (n in c(1L, 3L)) {
+    withr::local_seed(42)
+    st <- bnmf:::nmtf_new_state(X, data, d$F, d$S, d$G, 2)
+    out <- bnmf:::engine_nmtf_sweeps(st, data, prior, n, rule = "gibbs")
+    fit <- matrix(st$F, 30, 3) %*% matrix(st$S, 3, 2) %*% t(matrix(st$G, 20, 2))
+    expect_equal(out$trace[n, 4], sum((X - fit)[obs]^2), tolerance = 1e-10)
+  }
+  lag1 <- function(scale) {
+    withr::local_seed(43)
+    st <- list(F = d$F, S = d$S, G = d$G, tau = 2)
+    v <- matrix(0, 400, 3)
+    for (t in 1:400) {
+      st <- bnmf:::nmtf_sweeps(X, st, list(rate = c(1, 1, 1), alpha = 1, beta = 1), 1,
+                               scale = scale)
+      v[t, ] <- log(colSums(st$F))
+    }
+    apply(v, 2, function(x) stats::acf(x, lag.max = 1, plot = FALSE)$acf[2])
+  }
+  expect_gt(min(lag1(FALSE)), 0.5)
+  expect_lt(max(lag1(TRUE)), 0.5)
+})
+
 test_that("a sparse Gibbs fit's moments of F S G' on the stored entries are those of its draws", {
   # They go through bnmf_sparse_visit() with the rows in blocks of about
   # 128 KB of (F S)': 20,000 x 25 at L = 2 makes 3 blocks. Reference:

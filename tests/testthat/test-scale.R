@@ -249,6 +249,18 @@ test_that("NMTF fits of X * 1e-100 and X * 1e100 are those of X (every method)",
   b <- bnmf:::nmtf_init("kmeans", X * 1e99, 3, 3, mean(X * 1e99), "icm")
   expect_equal(b$F, a$F * 1e33)
   expect_equal(b$S, a$S * 1e33)
+  # so does the NMF start (its NMF ICM fits stop on the relative change of
+  # the squared error, the same at every scale; measured 1e-14), for K = L
+  # (S diagonal) and K != L (S drawn)
+  for (KL in list(c(3, 3), c(3, 2))) {
+    withr::local_seed(4)
+    a <- bnmf:::nmtf_init("nmf", X, KL[1], KL[2], mean(X), "icm")
+    withr::local_seed(4)
+    b <- bnmf:::nmtf_init("nmf", X * 1e-99, KL[1], KL[2], mean(X * 1e-99), "icm")
+    expect_equal(b$F, a$F * 1e-33, tolerance = 1e-10)
+    expect_equal(b$S, a$S * 1e-33, tolerance = 1e-10)
+    expect_equal(b$G, a$G * 1e-33, tolerance = 1e-10)
+  }
 })
 
 test_that("particle fits follow the units of X: weights, discrepancy, epsilon and rate", {
