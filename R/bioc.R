@@ -24,14 +24,16 @@ NULL
 
 # The data matrix of `X`: the assay `assay` of a SummarizedExperiment, else
 # `X` itself (and then `assay` must be NULL).
-assay_matrix <- function(X, assay = NULL, arg = "X") {
+# A DelayedArray stays one with keep_delayed = TRUE (Poisson VB reads it by
+# blocks).
+assay_matrix <- function(X, assay = NULL, arg = "X", keep_delayed = FALSE) {
   if (methods::is(X, "ExpressionSet")) return(eset_matrix(X, assay, arg))
   if (!methods::is(X, "SummarizedExperiment")) {
     if (!is.null(assay)) {
       abort_input(sprintf("`assay` applies only when `%s` is a SummarizedExperiment or an ExpressionSet, not an object of class %s.",
                           arg, class(X)[1L]))
     }
-    if (methods::is(X, "DelayedArray")) return(realize_delayed(X))
+    if (methods::is(X, "DelayedArray") && !keep_delayed) return(realize_delayed(X))
     return(X)
   }
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
@@ -49,7 +51,7 @@ assay_matrix <- function(X, assay = NULL, arg = "X") {
                         arg, if (length(nms)) paste0('"', nms, '"', collapse = ", ") else "(none)", n))
   }
   M <- SummarizedExperiment::assay(X, assay, withDimnames = TRUE)
-  if (methods::is(M, "DelayedArray")) M <- realize_delayed(M)
+  if (methods::is(M, "DelayedArray") && !keep_delayed) M <- realize_delayed(M)
   M
 }
 
