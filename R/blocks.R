@@ -303,10 +303,10 @@ block_runner <- function(src, K, cluster = NULL) {
 # died, or its connection broke) ends the fit with an error naming it; an
 # error on a worker is passed on with the worker's message.
 cluster_call <- function(cl, fun, key, args, per_worker = NULL) {
-  worker_fun <- function(w_args, fun, key, args) do.call(fun, c(list(key), args, w_args))
+  worker_fun <- function(w_args, .fun, .key, .args) do.call(.fun, c(list(.key), .args, w_args))
   w_args <- per_worker %||% rep(list(list()), length(cl))
   out <- tryCatch(
-    parallel::clusterApply(cl, w_args, worker_fun, fun = fun, key = key, args = args),
+    parallel::clusterApply(cl, w_args, worker_fun, .fun = fun, .key = key, .args = args),
     error = function(e) e)
   if (!inherits(out, "error")) return(out)
   dead <- which(vapply(seq_along(cl), function(w) {

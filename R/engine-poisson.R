@@ -409,6 +409,7 @@ pois_blocks_setup <- function(job) {
                    n_missing = nmiss)
   job$dims <- c(I, J)
   job$runner <- runner
+  job$settings$blocks <- length(runner$cols) # the partition, for update()
   ok <- TRUE
   job
 }
