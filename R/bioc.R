@@ -13,8 +13,10 @@
 #' `"exprs"`, [Biobase::exprs()]). A sparse assay (a `Matrix::dgCMatrix`, or
 #' a `DelayedArray` whose seed is sparse) stays sparse (its zeros are
 #' observed zeros); another `DelayedArray` (inside a container or bare, such
-#' as an `HDF5Matrix`) is read into memory as a dense matrix (the model's
-#' sweeps need the data in memory). `assay` is an error for any other `X`.
+#' as an `HDF5Matrix`) is read into memory as a dense matrix, except by
+#' Poisson VB, which reads a `DelayedArray` by blocks of samples in every
+#' sweep (see the section Data in blocks). `assay` is an error for any other
+#' `X`.
 #' [as_reduced_dim()] turns the fit back into a samples x factors matrix for
 #' `SingleCellExperiment::reducedDim()`, and [run_bnmf()] fits a container
 #' and returns it with the fit attached.

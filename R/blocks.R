@@ -154,16 +154,19 @@ read_tenx_block <- function(spec) {
 }
 
 # A block ready for the sweeps: its data (prepare_data()) and values, and
-# what the checks of the counts need (sum, missing, positive, bad values).
-load_block <- function(spec, K) {
+# (check = TRUE, when it is first read) what the checks of the counts need:
+# sum, missing, positive, bad values.
+load_block <- function(spec, K, check = TRUE) {
   Xb <- read_block(spec)
   if (!inherits(Xb, "dgCMatrix")) storage.mode(Xb) <- "double"
   vals <- if (inherits(Xb, "dgCMatrix")) Xb@x else Xb
-  list(data = prepare_data(Xb, K), x = if (inherits(Xb, "dgCMatrix")) Xb@x else Xb,
-       summary = c(sum = sum(vals, na.rm = TRUE), nmiss = sum(is.na(vals)),
-                   pos = isTRUE(any(vals > 0, na.rm = TRUE)),
-                   bad = isTRUE(any(vals < 0, na.rm = TRUE)) ||
-                     isTRUE(any(vals %% 1 != 0, na.rm = TRUE))))
+  list(data = prepare_data(Xb, K), x = vals,
+       summary = if (check) {
+         c(sum = sum(vals, na.rm = TRUE), nmiss = sum(is.na(vals)),
+           pos = isTRUE(any(vals > 0, na.rm = TRUE)),
+           bad = isTRUE(any(vals < 0, na.rm = TRUE)) ||
+             isTRUE(any(vals %% 1 != 0, na.rm = TRUE)))
+       })
 }
 
 # ---- the holders of blocks: this process, or each worker of a cluster ------------
@@ -213,7 +216,7 @@ holder_init <- function(key, states) {
 holder_step <- function(key, wq, prior_c, update, threads) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
-    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K)
+    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
     st <- .Call(C_pois_vb_block, h$states[[b]], blk$data, blk$x, prior_c, wq,
                 list(update = as.double(update), threads = as.double(threads),
                      known = h$known[[b]]))

@@ -2,11 +2,12 @@
 ## from a 10x HDF5 file and on a 2-worker cluster; time per sweep and peak
 ## memory of each.
 ##
-##   R_LIBS=<lib> Rscript bench/blocks.R make                 # write the file (once)
-##   R_LIBS=<lib> Rscript bench/blocks.R same                 # identical fits, small data
-##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R memory   # in memory, one process
-##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R tenx     # from the file, by blocks
-##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R cluster  # 2-worker PSOCK cluster
+##   R_LIBS=<lib> Rscript bench/blocks.R make      # write the file (once, 30 s)
+##   R_LIBS=<lib> Rscript bench/blocks.R same      # identical fits, small data (2 min)
+##   R_LIBS=<lib> Rscript bench/blocks.R speed     # time per sweep: memory vs file (8 min)
+##   R_LIBS=<lib> Rscript bench/blocks.R cluster   # time per sweep: 2 workers vs one process
+##   for w in memory blocks tenx; do
+##     /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R peak $w; done   # peak memory
 ##
 ## Data: counts 5,000 x 100,000 with 1% non-zeros (5e6 stored values; Poisson
 ## counts of a rank-10 gamma model, zeros dropped at random to reach 1%),
@@ -14,9 +15,12 @@
 ## layout (group "counts": data, indices, indptr, shape; gzip level 4, chunks
 ## of 2^16 values) with rhdf5. K = 10, tol = 0. Time per sweep: (time of a
 ## fit with 1 + n sweeps - time of a fit with 1 sweep) / n, n = 10, median of
-## 3 repeats (the fit with 1 sweep carries the set-up: the reading of the
-## counts to check them, the blocks' set-up). Peak memory: the maximum
-## resident set size that /usr/bin/time -v reports for the whole process.
+## 5 rounds that run the configurations in turn (the fit with 1 sweep carries
+## the set-up: the reading of the counts to check them, the blocks' set-up).
+## Peak memory: a fit of 1 + n sweeps alone in a process, the peak resident
+## size (VmHWM) above the resident size before the fit (with X loaded for
+## the fits from memory), and the maximum resident set size that
+## /usr/bin/time -v reports for the whole process.
 
 suppressPackageStartupMessages(library(bnmf))
 args <- commandArgs(trailingOnly = TRUE)
@@ -62,46 +66,85 @@ fit_time <- function(X, iter, ...) {
   set.seed(1)
   t <- system.time(f <- suppressWarnings(bnmf(X, rank = K, likelihood = "poisson",
                                                method = "vb", iter = iter, tol = 0, ...)))
-  list(fit = f, time = t[["elapsed"]])
+  list(fit = f, time = c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]]))
 }
 
-per_sweep <- function(X, ...) {
-  reps <- replicate(3, {
-    t1 <- fit_time(X, 1L, ...)$time
-    tn <- fit_time(X, 1L + n_sweeps, ...)$time
-    c(setup = t1, sweep = (tn - t1) / n_sweeps)
-  })
-  apply(reps, 1L, stats::median)
+# Seconds per sweep, elapsed and CPU of this process: (fit with 1 + n sweeps
+# - fit with 1 sweep) / n; and the fit with 1 sweep (the set-up).
+sweep_time <- function(X, ...) {
+  t1 <- fit_time(X, 1L, ...)$time
+  tn <- fit_time(X, 1L + n_sweeps, ...)$time
+  c(setup = t1[["elapsed"]], sweep = (tn[["elapsed"]] - t1[["elapsed"]]) / n_sweeps,
+    sweep_cpu = (tn[["cpu"]] - t1[["cpu"]]) / n_sweeps)
 }
 
-report <- function(label, r) {
-  cat(sprintf("%-40s  fit with 1 sweep %6.2f s   per sweep %6.3f s\n", label, r[["setup"]],
-              r[["sweep"]]))
+# Configurations timed in turn (round r runs each once), medians over rounds.
+interleave <- function(configs, rounds = 5L) {
+  res <- lapply(configs, function(c) list())
+  for (r in seq_len(rounds)) {
+    for (nm in names(configs)) res[[nm]][[r]] <- configs[[nm]]()
+  }
+  cat("| configuration | fit with 1 sweep (s) | s per sweep (elapsed) | s per sweep (CPU of this process) |\n|---|---:|---:|---:|\n")
+  for (nm in names(configs)) {
+    m <- apply(do.call(cbind, res[[nm]]), 1L, stats::median)
+    cat(sprintf("| %s | %.2f | %.3f | %.3f |\n", nm, m[["setup"]], m[["sweep"]], m[["sweep_cpu"]]))
+  }
+}
+
+# Peak resident memory of what runs after mem_start(), above the resident
+# size then (Linux: /proc/self/clear_refs resets the peak).
+status_mb <- function(field) {
+  s <- readLines("/proc/self/status")
+  as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(paste0("^", field, ":"), s, value = TRUE))) / 1024
+}
+mem_start <- function() {
+  invisible(gc(full = TRUE))
+  writeLines("5", "/proc/self/clear_refs")
+  status_mb("VmRSS")
+}
+mem_report <- function(label, base) {
+  cat(sprintf("%s: resident before the fit %.0f MB; peak of the fit above it %.0f MB\n", label,
+              base, status_mb("VmHWM") - base))
+}
+
+# the counts in memory, read whole with rhdf5
+read_whole <- function() {
+  indptr <- as.double(rhdf5::h5read(file, "counts/indptr"))
+  bnmf:::read_tenx_block(list(file = file, group = "counts", I = I, cols = c(1, J),
+                              indptr = indptr))
 }
 
 if (mode == "make") make_file()
 
-if (mode == "memory") {
+if (mode == "speed") {
+  X <- read_whole()
   T <- tenx()
-  X <- methods::as(T, "dgCMatrix") # the counts in memory (the fit's input)
-  cat(sprintf("X in memory: %.1f MB\n", utils::object.size(X) / 2^20))
-  report("in memory, one process (no blocks)", per_sweep(X))
-  report(sprintf("in memory, %d blocks", n_blocks), per_sweep(X, blocks = n_blocks))
-}
-
-if (mode == "tenx") {
-  T <- tenx()
-  report(sprintf("10x file, %d blocks read each sweep", n_blocks), per_sweep(T, blocks = n_blocks))
+  cat(sprintf("X in memory: %.1f MB as a dgCMatrix; the file %.1f MB\n\n",
+              utils::object.size(X) / 2^20, file.size(file) / 2^20))
+  interleave(list(
+    "in memory, no blocks" = function() sweep_time(X),
+    "in memory, 10 blocks" = function() sweep_time(X, blocks = n_blocks),
+    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks)))
 }
 
 if (mode == "cluster") {
+  X <- read_whole()
   T <- tenx()
   cl <- parallel::makePSOCKcluster(2)
-  on.exit(parallel::stopCluster(cl))
-  report("10x file, 2-worker cluster (2 blocks)", per_sweep(T, cluster = cl))
-  report(sprintf("10x file, 2-worker cluster (%d blocks)", n_blocks),
-         per_sweep(T, cluster = cl, blocks = n_blocks))
+  interleave(list(
+    "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
+    "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
+    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)))
   parallel::stopCluster(cl)
+}
+
+if (mode == "peak") {
+  # one fit (1 + n sweeps) in a fresh process: args[2] = memory, blocks or tenx
+  what <- args[2L]
+  X <- if (what == "tenx") tenx() else read_whole()
+  base <- mem_start()
+  fit_time(X, 1L + n_sweeps, blocks = if (what != "memory") n_blocks)
+  mem_report(what, base)
 }
 
 if (mode == "same") {
