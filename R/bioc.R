@@ -83,7 +83,7 @@ realize_delayed <- function(M) {
   dn <- dimnames(M)
   sparse <- requireNamespace("DelayedArray", quietly = TRUE) && DelayedArray::is_sparse(M)
   out <- if (sparse) methods::as(M, "dgCMatrix") else as.matrix(M)
-  dimnames(out) <- dn
+  if (!is.null(dn)) dimnames(out) <- dn
   out
 }
 

@@ -130,6 +130,25 @@ test_that("a 10x HDF5 file and an HDF5Matrix are read by blocks into the fit of 
   expect_s4_class(e3$X, "DelayedMatrix")
 })
 
+test_that("the generics of a fit from a file answer as those of the fit in memory", {
+  skip_if_no_hdf5()
+  X <- blocks_counts(na = 0)
+  T <- tenx_counts()
+  m <- pois_vb_fit(X, rank = 2, blocks = 3, iter = 20)
+  t <- pois_vb_fit(T, rank = 2, blocks = 3, iter = 20)
+  expect_identical(unname(t$W), unname(m$W))
+  expect_equal(as.numeric(logLik(t)), as.numeric(logLik(m)), tolerance = 1e-12)
+  expect_identical(attributes(logLik(t))[c("df", "nobs")], attributes(logLik(m))[c("df", "nobs")])
+  expect_equal(unname(residuals(t)), unname(residuals(m)), tolerance = 1e-12)
+  expect_equal(residuals(t, i = c(1, 5, 30), j = c(2, 2, 44)),
+               residuals(m, i = c(1, 5, 30), j = c(2, 2, 44)), tolerance = 1e-12)
+  expect_equal(glance(t)[setdiff(names(glance(t)), "call")],
+               glance(m)[setdiff(names(glance(m)), "call")], tolerance = 1e-12)
+  expect_equal(unname(fitted(t)), unname(fitted(m)), tolerance = 1e-12)
+  u <- muffle_convergence(update(t, iter = 5))
+  expect_identical(unname(u$W), unname(muffle_convergence(update(m, iter = 5))$W))
+})
+
 test_that("the default blocks of a file follow DelayedArray's block size", {
   skip_if_no_hdf5()
   X <- blocks_counts(na = 0)
