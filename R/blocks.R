@@ -336,11 +336,13 @@ pois_vb_blocks_chain <- function(task, job) {
   runner <- job$runner
   I <- job$dims[1L]; J <- job$dims[2L]; K <- job$rank
   q <- task$resume
+  st <- NULL
   if (is.null(q)) {
     st <- pois_start(task, job)
     q <- pois_vb_state(st$W, st$H, job$model$prior)
   }
   ard <- !is.null(q$shape_lambda)
+  elbo0 <- q$elbo
   dims <- as.double(c(I, J, K))
   wq <- list(shape_W = as.double(q$shape_W) + 0, rate_W = as.double(q$rate_W) + 0,
              W = as.double(q$W) + 0, El = numeric(K), TW = numeric(K), SW = numeric(K),
@@ -351,11 +353,13 @@ pois_vb_blocks_chain <- function(task, job) {
     wq$rate_lambda <- as.double(q$rate_lambda) + 0
   }
   runner$init(matrix(q$shape_H, K, J), matrix(q$rate_H, K, J), matrix(q$H, K, J))
+  # q(H) lives in the blocks' holders from here on
+  q <- st <- NULL
   threads <- option_threads()
   pc <- job$prior_c
   # the statistics of the starting state, for the first update of q(W)
   acc <- runner$step(wq, pc, FALSE, threads)
-  prev <- q$elbo
+  prev <- elbo0
   ch <- run_chunks(function(n, accumulate) {
     tr <- numeric()
     conv <- FALSE
