@@ -130,6 +130,23 @@
 #' pv <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
 #'            prior = gamma_prior(1, 1))
 #' tail(elbo(pv))
+#' # The same fit by blocks of samples (3 blocks of columns): equal to rounding
+#' set.seed(4)
+#' p1 <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
+#'            prior = gamma_prior(1, 1))
+#' set.seed(4)
+#' pb <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
+#'            prior = gamma_prior(1, 1), blocks = 3)
+#' max(abs(pb$W - p1$W))
+#' \donttest{
+#' # the blocks on the workers of a cluster: the numbers of `pb`
+#' cl <- parallel::makePSOCKcluster(2)
+#' set.seed(4)
+#' pc <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
+#'            prior = gamma_prior(1, 1), blocks = 3, cluster = cl)
+#' parallel::stopCluster(cl)
+#' identical(pc$W, pb$W)
+#' }
 #' pg <- bnmf(C, rank = 2, likelihood = "poisson", method = "gibbs", iter = 200)
 #' ps <- bnmf(C ~ nmf(3, sparsity = "both"), method = "ssvi", iter = 30,
 #'            prior = gamma_prior(5, 5), control = ssvi_control(final = 5))
