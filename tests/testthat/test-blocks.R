@@ -219,6 +219,13 @@ test_that("a 2-worker cluster gives the numbers of one process for the same bloc
   t2 <- pois_vb_fit(T, rank = 3, blocks = 3, cluster = cl)
   expect_identical(t2$W, t1$W)
   expect_identical(elbo(t2), elbo(t1))
+  # and of a dense HDF5Matrix (through DelayedArray on the workers)
+  X0 <- blocks_counts(na = 0)
+  D <- HDF5Array::writeHDF5Array(X0, file.path(withr::local_tempdir(), "d.h5"), "x")
+  d2 <- pois_vb_fit(D, rank = 3, cluster = cl)
+  m2 <- pois_vb_fit(X0, rank = 3, blocks = 2)
+  expect_identical(unname(d2$W), unname(m2$W))
+  expect_identical(elbo(d2), elbo(m2))
 })
 
 test_that("a worker that died ends the fit with an error naming it", {
