@@ -320,9 +320,9 @@ cluster_call <- function(cl, fun, key, args, per_worker = NULL) {
   if (length(dead)) {
     host <- function(w) cl[[w]]$host %||% "?"
     bnmf_abort("cluster", sprintf(
-      "bnmf: worker%s %s of `cluster` (host %s) stopped answering: %s",
+      "bnmf: worker%s %s of `cluster` (host %s) stopped answering (%s); the fit is abandoned: stop the cluster and make a new one.",
       if (length(dead) > 1L) "s" else "", paste(dead, collapse = ", "),
-      paste(unique(vapply(dead, host, "")), collapse = ", "), conditionMessage(out)))
+      paste(unique(vapply(dead, host, "")), collapse = ", "), trimws(conditionMessage(out))))
   }
   bnmf_abort("cluster", sprintf("bnmf: an error on a worker of `cluster`: %s", conditionMessage(out)))
 }
