@@ -13,8 +13,10 @@
 #' `"exprs"`, [Biobase::exprs()]). A sparse assay (a `Matrix::dgCMatrix`, or
 #' a `DelayedArray` whose seed is sparse) stays sparse (its zeros are
 #' observed zeros); another `DelayedArray` (inside a container or bare, such
-#' as an `HDF5Matrix`) is read into memory as a dense matrix (the model's
-#' sweeps need the data in memory). `assay` is an error for any other `X`.
+#' as an `HDF5Matrix`) is read into memory as a dense matrix, except by
+#' Poisson VB, which reads a `DelayedArray` by blocks of samples in every
+#' sweep (see the section Data in blocks). `assay` is an error for any other
+#' `X`.
 #' [as_reduced_dim()] turns the fit back into a samples x factors matrix for
 #' `SingleCellExperiment::reducedDim()`, and [run_bnmf()] fits a container
 #' and returns it with the fit attached.
@@ -24,14 +26,16 @@ NULL
 
 # The data matrix of `X`: the assay `assay` of a SummarizedExperiment, else
 # `X` itself (and then `assay` must be NULL).
-assay_matrix <- function(X, assay = NULL, arg = "X") {
+# A DelayedArray stays one with keep_delayed = TRUE (Poisson VB reads it by
+# blocks).
+assay_matrix <- function(X, assay = NULL, arg = "X", keep_delayed = FALSE) {
   if (methods::is(X, "ExpressionSet")) return(eset_matrix(X, assay, arg))
   if (!methods::is(X, "SummarizedExperiment")) {
     if (!is.null(assay)) {
       abort_input(sprintf("`assay` applies only when `%s` is a SummarizedExperiment or an ExpressionSet, not an object of class %s.",
                           arg, class(X)[1L]))
     }
-    if (methods::is(X, "DelayedArray")) return(realize_delayed(X))
+    if (methods::is(X, "DelayedArray") && !keep_delayed) return(realize_delayed(X))
     return(X)
   }
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
@@ -49,7 +53,7 @@ assay_matrix <- function(X, assay = NULL, arg = "X") {
                         arg, if (length(nms)) paste0('"', nms, '"', collapse = ", ") else "(none)", n))
   }
   M <- SummarizedExperiment::assay(X, assay, withDimnames = TRUE)
-  if (methods::is(M, "DelayedArray")) M <- realize_delayed(M)
+  if (methods::is(M, "DelayedArray") && !keep_delayed) M <- realize_delayed(M)
   M
 }
 
@@ -79,7 +83,7 @@ realize_delayed <- function(M) {
   dn <- dimnames(M)
   sparse <- requireNamespace("DelayedArray", quietly = TRUE) && DelayedArray::is_sparse(M)
   out <- if (sparse) methods::as(M, "dgCMatrix") else as.matrix(M)
-  dimnames(out) <- dn
+  if (!is.null(dn)) dimnames(out) <- dn
   out
 }
 

@@ -300,6 +300,17 @@
 #'   `SingleCellExperiment`): the assay to factorise, a name or a number
 #'   (default: the first assay); see the section Bioconductor data. Any
 #'   other `X` takes none.
+#' @param cluster `likelihood = "poisson"` with `method = "vb"`: a cluster
+#'   of the parallel package (`parallel::makePSOCKcluster()`, on one or
+#'   many hosts, with bnmf installed on each) whose workers hold the blocks
+#'   of samples and update them in parallel; `NULL` (the default) fits in
+#'   this process. The same numbers as in this process for the same
+#'   `blocks`. See the section Data in blocks.
+#' @param blocks `likelihood = "poisson"` with `method = "vb"`: the number
+#'   of blocks of consecutive samples (columns) the sweeps run over. `NULL`
+#'   (the default): one block for a matrix in memory, blocks of about
+#'   `DelayedArray::getAutoBlockSize()` bytes for a `DelayedMatrix`, and at
+#'   least one per worker of `cluster`. See the section Data in blocks.
 #' @return An object of class `c("bnmf_<method>", "bnmf_<model>", "bnmf")` (model `"nmf"`, `"nmtf"` or `"poisson"`); see [factors()], [fitted.bnmf()],
 #'   [predict.bnmf()], [summary.bnmf()], [plot.bnmf()].
 #' @references
@@ -348,18 +359,19 @@ bnmf <- function(X, rank = NULL, method = c("gibbs", "vb", "icm", "np", "particl
                  loss = c("euclidean", "kl"),
                  progress = interactive(), data = NULL, particles = 20,
                  likelihood = NULL, control = NULL, sparsity = NULL, assay = NULL,
-                 mask_prior = NULL, wh_thin = 4, ...) {
+                 mask_prior = NULL, wh_thin = 4, cluster = NULL, blocks = NULL, ...) {
   call <- match.call()
   check_bnmf_dots(list(...))
   args <- mget(setdiff(names(formals(sys.function())), "..."), environment())
   given <- stats::setNames(names(args) %in% names(call), names(args))
   job <- bnmf_job(args, given, parent.frame())
+  if (!is.null(job$runner)) on.exit(job$runner$close(), add = TRUE)
   engine <- job$engine
   # Build the model, lay out its independent tasks, run them, build the fit.
   job$model <- engine$model(job)
   job <- engine$tasks(job)
   runs <- run_tasks(job$tasks, engine$run_task, job = job, seeds = engine$seeds,
-                    progress = job$task_progress)
+                    progress = job$task_progress, in_process = !is.null(job$runner))
   engine$build(runs, job, call)
 }
 
@@ -388,7 +400,14 @@ bnmf_job <- function(args, given, env) {
   method <- check_choice(args$method, bnmf_methods, "method")
   check_method_args(method, given, args$likelihood, args$tol)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
-  term$X <- assay_matrix(term$X, args$assay)
+  # Poisson VB reads a DelayedMatrix by blocks; the others read it into memory
+  pois_vb <- method == "vb" && identical(args$likelihood, "poisson")
+  if (!pois_vb && (!is.null(args$cluster) || !is.null(args$blocks))) {
+    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for `likelihood = \"poisson\"` with `method = \"vb\"` only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
+                              if (pois_vb) "this fit" else sprintf("method \"%s\"%s", method,
+                                if (identical(args$likelihood, "poisson")) " with counts" else "")))
+  }
+  term$X <- assay_matrix(term$X, args$assay, keep_delayed = pois_vb)
   if (length(term$rank) == 2L) {
     if (given[["wh_thin"]]) {
       abort_input("`wh_thin` applies to NMF with method \"gibbs\" only, not to a tri-factorisation.")

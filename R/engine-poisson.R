@@ -130,6 +130,23 @@
 #' pv <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
 #'            prior = gamma_prior(1, 1))
 #' tail(elbo(pv))
+#' # The same fit by blocks of samples (3 blocks of columns): equal to rounding
+#' set.seed(4)
+#' p1 <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
+#'            prior = gamma_prior(1, 1))
+#' set.seed(4)
+#' pb <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
+#'            prior = gamma_prior(1, 1), blocks = 3)
+#' max(abs(pb$W - p1$W))
+#' \donttest{
+#' # the blocks on the workers of a cluster: the numbers of `pb`
+#' cl <- parallel::makePSOCKcluster(2)
+#' set.seed(4)
+#' pc <- bnmf(C, rank = 2, likelihood = "poisson", method = "vb",
+#'            prior = gamma_prior(1, 1), blocks = 3, cluster = cl)
+#' parallel::stopCluster(cl)
+#' identical(pc$W, pb$W)
+#' }
 #' pg <- bnmf(C, rank = 2, likelihood = "poisson", method = "gibbs", iter = 200)
 #' ps <- bnmf(C ~ nmf(3, sparsity = "both"), method = "ssvi", iter = 30,
 #'            prior = gamma_prior(5, 5), control = ssvi_control(final = 5))
@@ -340,7 +357,12 @@ poisson_check <- function(job) {
     abort_input(sprintf("%s: not used by `likelihood = \"poisson\"`.",
                         paste0("`", names(unused)[unused], "`", collapse = ", ")))
   }
-  job$X <- check_count_matrix(job$X)
+  job$cluster <- check_cluster(job$cluster)
+  # Poisson VB by blocks of samples (R/blocks.R): a DelayedMatrix, `cluster`
+  # or `blocks`
+  blocked <- method == "vb" && (!is.null(job$cluster) || !is.null(job$blocks) ||
+                                  is_delayed(job$X))
+  job$X <- if (blocked && is_delayed(job$X)) check_delayed_counts(job$X) else check_count_matrix(job$X)
   check_rank_bound(job$rank, job$X)
   job$sparsity <- check_choice(job$sparsity %||% "none", c("none", "coef", "both"), "sparsity")
   if (job$sparsity != "none" && method != "ssvi") {
@@ -359,11 +381,53 @@ poisson_check <- function(job) {
   job$settings <- check_settings(if (method == "gibbs") "gibbs" else "vb", iter, job$burnin,
                                  job$thin, job$chains, job$tol, keep, job$progress)
   s <- job$settings
+  if (blocked) {
+    check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains, copies = 8)
+    return(pois_blocks_setup(job))
+  }
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
                  draws = if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0,
                  copies = 8, data = 1, nx = if (inherits(job$X, "Matrix")) length(job$X@x) else
                    length(job$X))
   job$data <- prepare_data(job$X, job$rank)
+  job
+}
+
+# A DelayedMatrix for the Poisson fit by blocks: numeric, at least 1 x 1 (its
+# values are checked block by block as they are first read).
+check_delayed_counts <- function(X) {
+  if (length(dim(X)) != 2L || any(dim(X) < 1L) ||
+      !DelayedArray::type(X) %in% c("double", "integer", "logical")) {
+    abort_input("`X` must be a numeric matrix with at least one row and one column.")
+  }
+  X
+}
+
+# The blocks of a Poisson VB fit (R/blocks.R): their source and holders
+# (this process or the workers of `cluster`), which read each block once to
+# check its counts and sum them. The holders are released when bnmf()
+# returns (or here, when the counts are refused).
+pois_blocks_setup <- function(job) {
+  X <- job$X
+  job$blocks <- check_blocks(job$blocks, ncol(X))
+  src <- block_source(X, job$blocks, length(job$cluster))
+  runner <- block_runner(src, job$rank, job$cluster)
+  ok <- FALSE
+  on.exit(if (!ok) runner$close(), add = TRUE)
+  sm <- do.call(rbind, runner$summaries)
+  if (any(sm[, "bad"] != 0)) {
+    abort_input("`X` must hold counts (whole numbers >= 0; NA for missing) for `likelihood = \"poisson\"`.")
+  }
+  if (!any(sm[, "pos"] != 0)) abort_input("`X` has no positive count.")
+  I <- nrow(X); J <- ncol(X)
+  nmiss <- sum(sm[, "nmiss"])
+  if (nmiss <= .Machine$integer.max) nmiss <- as.integer(nmiss) # as n_missing()
+  job$data <- list(sum_obs = sum(sm[, "sum"]), n_obs = as.double(I) * J - nmiss,
+                   n_missing = nmiss)
+  job$dims <- c(I, J)
+  job$runner <- runner
+  job$settings$blocks <- length(runner$cols) # the partition, for update()
+  ok <- TRUE
   job
 }
 
@@ -394,7 +458,7 @@ poisson_tasks <- function(job) {
     job$prior_c$b <- job$prior_c$d <- 1
     job$prior_c$ard <- as.double(pp$ard)
   }
-  job$xvals <- if (inherits(job$X, "dgCMatrix")) job$X@x else job$X
+  job$xvals <- if (!is.null(job$runner)) NULL else if (inherits(job$X, "dgCMatrix")) job$X@x else job$X
   job$chain_progress <- job$settings$progress && tasks_in_process()
   job
 }
@@ -509,7 +573,9 @@ pois_ssvi_chain <- function(task, job) {
 }
 
 poisson_run_task <- function(task, job) {
-  switch(job$method, vb = pois_vb_chain(task, job), gibbs = pois_gibbs_chain(task, job),
+  switch(job$method,
+         vb = if (is.null(job$runner)) pois_vb_chain(task, job) else pois_vb_blocks_chain(task, job),
+         gibbs = pois_gibbs_chain(task, job),
          ssvi = pois_ssvi_chain(task, job))
 }
 
@@ -529,7 +595,8 @@ new_poisson_fit <- function(runs, job, call) {
   I <- nrow(X); J <- ncol(X); K <- job$rank
   kn <- factor_names(K)
   trace <- do.call(rbind, lapply(seq_along(runs), function(c) cbind(chain = c, runs[[c]]$trace)))
-  fit <- c(fit_header(call, job$method, "poisson", X, K, job$settings),
+  fit <- c(fit_header(call, job$method, "poisson", X, K, job$settings,
+                      n_miss = job$data$n_missing %||% n_missing(X)),
            list(likelihood = "poisson", sparsity = job$sparsity,
                 prior = job$model$prior, mask_prior = job$model$mask_prior,
                 control = job$control, trace = trace, seeds = lapply(runs, `[[`, "seed")))

@@ -6,6 +6,8 @@
 #                above getOption("bnmf.max_dense")
 #   unsupported  what a model or method cannot do by its mathematics; the
 #                message says why and what to use instead
+#   cluster      a worker of `cluster` (a fit by blocks) stopped answering
+#                or failed
 #   internal     a broken invariant of the package (a bug)
 
 bnmf_abort <- function(kind, msg, call = NULL) {

@@ -57,8 +57,7 @@ optimiser_noise_parts <- function(fit, b, shape0, n_obs) {
 # and model, the rank, the data (X as given, its size, names, whether
 # sparse, how many entries are observed and missing) and the settings. Each
 # model's constructor adds its own fields to this header.
-fit_header <- function(call, method, model, X, rank, settings) {
-  n_miss <- n_missing(X)
+fit_header <- function(call, method, model, X, rank, settings, n_miss = n_missing(X)) {
   list(call = call, method = method, model = model, rank = rank, dims = dim(X),
        dimnames = list(rownames(X), colnames(X)), sparse = inherits(X, "dgCMatrix"),
        n_obs = prod(as.double(dim(X))) - n_miss, n_missing = n_miss, settings = settings,

@@ -171,8 +171,8 @@ residuals.bnmf <- function(object, i = NULL, j = NULL, ...) {
     return(data_at(object$X, e$i, e$j) - wh_at(object, e$i, e$j))
   }
   check_dense(object, "`residuals()`")
-  X <- object$X
-  if (object$sparse) X <- as.matrix(X)
+  X <- fit_x(object)
+  if (!is.matrix(X)) X <- as.matrix(X)
   X - predict(object)
 }
 
@@ -192,7 +192,14 @@ fit_stats.bnmf <- function(object) {
     s <- sparse_fit_sums(object)
     return(quality_from_sums(s$sse, s$tss, s$n, 1))
   }
-  fit_quality(residuals(object), object$X)
+  fit_quality(residuals(object), fit_x(object))
+}
+
+# The data of a fit in memory: X, or a DelayedArray X (a Poisson VB fit by
+# blocks from a file) read whole, for the results of I x J values.
+fit_x <- function(object) {
+  X <- object$X
+  if (is_delayed(X)) realize_delayed(X) else X
 }
 
 # NMTF: the point estimate F S G' (a sparse X through its sums).
@@ -238,6 +245,11 @@ stored_pos <- function(X, i, j) {
 
 # The data at entries (i, j): a sparse X's unstored entries are zeros.
 data_at <- function(X, i, j) {
+  if (is_delayed(X)) {
+    # a fit from a file: the columns asked for only
+    u <- sort(unique(j))
+    return(data_at(realize_delayed(X[, u, drop = FALSE]), i, match(j, u)))
+  }
   if (!inherits(X, "dgCMatrix")) return(X[cbind(i, j)])
   pos <- stored_pos(X, i, j)
   out <- numeric(length(pos))

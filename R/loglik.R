@@ -145,10 +145,26 @@ logLik.bnmf_nmtf <- function(object, ...) {
 #' @export
 logLik.bnmf_poisson <- function(object, ...) {
   check_dots_empty(list(...), names(formals()), "logLik")
-  X <- object$X
   W <- unname(object$W)
   H <- unname(object$H)
-  if (object$sparse) {
+  X <- object$X
+  val <- if (is_delayed(X)) {
+    # a fit from a file: its blocks of columns, one at a time
+    src <- block_source(X, object$settings$blocks, 0L)
+    sum(vapply(src$specs, function(sp) {
+      j <- sp$cols[1L]:sp$cols[2L]
+      pois_loglik_at(read_block(sp), W, H[, j, drop = FALSE], object$rank)
+    }, numeric(1)))
+  } else {
+    pois_loglik_at(X, W, H, object$rank)
+  }
+  structure(val, df = length(W) + length(H), nobs = object$n_obs, class = "logLik")
+}
+
+# The Poisson log-likelihood of the observed entries of X (a matrix or a
+# dgCMatrix) at the means W H.
+pois_loglik_at <- function(X, W, H, K) {
+  if (inherits(X, "dgCMatrix")) {
     i <- X@i
     j <- stored_cols(X) - 1L
     x <- X@x
@@ -161,11 +177,10 @@ logLik.bnmf_poisson <- function(object, ...) {
   miss <- is.na(x)
   lam <- wh_entries(W, H, i[!miss & x > 0], j[!miss & x > 0])
   xp <- x[!miss & x > 0]
-  d <- prepare_data(X, object$rank)
+  d <- prepare_data(X, K)
   total <- sum(colSums(W) * rowSums(H)) -
     sum(wh_entries(W, H, d$miss_i, d$miss_j))
-  val <- sum(xp * log(lam)) - sum(lgamma(xp + 1)) - total
-  structure(val, df = length(W) + length(H), nobs = object$n_obs, class = "logLik")
+  sum(xp * log(lam)) - sum(lgamma(xp + 1)) - total
 }
 
 # A Poisson model has no noise level: sigma() is NA.

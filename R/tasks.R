@@ -15,10 +15,13 @@
 # the futures run stops them (see stop_tasks_on_interrupt()). `progress` (a
 # label, or NULL) shows a bar of the tasks done when they run in this
 # process. The tasks run with the BLAS threads task_blas_threads() gives.
-run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL) {
+# `in_process = TRUE` runs them in this process whatever the plan (the
+# tasks of a fit by blocks share the blocks' holders: this process or a
+# cluster's workers), on the same streams.
+run_tasks <- function(tasks, fun, ..., seeds = TRUE, progress = NULL, in_process = FALSE) {
   if (is.numeric(tasks) && length(tasks) == 1L) tasks <- seq_len(tasks)
   if (isTRUE(seeds)) seeds <- chain_streams(length(tasks))
-  if (!tasks_in_process()) {
+  if (!in_process && !tasks_in_process()) {
     # Tasks without streams draw no random numbers, but the C code brackets
     # every call with GetRNGstate()/PutRNGstate(), which creates a seed in a
     # fresh worker: not a use of random numbers for future's check.

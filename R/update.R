@@ -65,8 +65,15 @@ update.bnmf_poisson <- function(object, iter = 1000, progress = interactive(), .
   }
   job <- list(method = fit$method, X = fit$X, rank = fit$rank, sparsity = fit$sparsity,
               control = fit$control, init = "random",
-              model = list(prior = fit$prior, mask_prior = fit$mask_prior),
-              data = prepare_data(fit$X, fit$rank))
+              model = list(prior = fit$prior, mask_prior = fit$mask_prior))
+  if (!is.null(settings$blocks)) {
+    # a fit by blocks continues by the same blocks, in this process
+    job$blocks <- settings$blocks
+    job <- pois_blocks_setup(job)
+    on.exit(job$runner$close(), add = TRUE)
+  } else {
+    job$data <- prepare_data(fit$X, fit$rank)
+  }
   job$settings <- settings
   job$settings$iter <- iter
   job$settings$burnin <- 0L

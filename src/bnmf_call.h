@@ -36,6 +36,11 @@ SEXP bnmf_kmeans_rows_call(SEXP X, SEXP norms, SEXP centres, SEXP iter);
 /* the Poisson likelihood */
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
 SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior);
+SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl);
+SEXP bnmf_pois_vb_add_call(SEXP acc, SEXP stats);
+SEXP bnmf_pois_vb_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims);
+SEXP bnmf_pois_vb_finish_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims);
+SEXP bnmf_pois_vb_logmeans_call(SEXP al, SEXP be, SEXP dims, SEXP transpose);
 SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
 SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
 SEXP bnmf_pois_masks_call(SEXP state, SEXP data, SEXP x, SEXP n);

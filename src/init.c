@@ -38,6 +38,11 @@ static const R_CallMethodDef call_methods[] = {
     /* the Poisson likelihood (pois_nmf.c, pois_ssvi.c) */
     CALLDEF(pois_vb, 5),
     CALLDEF(pois_elbo, 4),
+    CALLDEF(pois_vb_block, 6),
+    CALLDEF(pois_vb_add, 2),
+    CALLDEF(pois_vb_wstep, 4),
+    CALLDEF(pois_vb_finish, 4),
+    CALLDEF(pois_vb_logmeans, 4),
     CALLDEF(pois_gibbs, 5),
     CALLDEF(pois_ssvi, 5),
     CALLDEF(pois_masks, 4),

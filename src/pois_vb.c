@@ -168,6 +168,73 @@ static void ard_update(const pois_data *pd, const pois_prior *pp, pois_vb_state 
 }
 
 /**
+ * q(W) from the sums of the ratio pass NWt (K x I, sum_j r_ij LH_kj) and of
+ * the rates RS (K x I, sum_{j in Omega_i} E[H_kj]): every entry's shape,
+ * rate, mean W, and LWt (K x I) = exp(E log W). The rates are El[k] (ARD)
+ * or the prior's b. Returns the sum of the entries' Gamma terms (without
+ * the prior's constants); with ARD (TW, SW not NULL) their sums and the
+ * sums of E[W_ik] per factor go to TW[k], SW[k] instead. The update of the
+ * one-process sweeps and of the sweeps by blocks of samples (the reduce).
+ */
+static double vb_update_W(int I, int K, const pois_prior *pp, const double *El,
+                          pois_vb_state *q, double *LWt, const double *NWt, const double *RS,
+                          double *TW, double *SW)
+{
+    const int ard = pp->ard;
+    const double bW = ard ? 0.0 : pp->b;
+    double eW = 0.0;
+    for (int k = 0; k < K; k++) {
+        const double rk = ard ? El[k] : pp->b;
+        double tk = 0.0, sk = 0.0;
+        for (int i = 0; i < I; i++) {
+            const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
+            const double e = vb_set(pp->a + LWt[u] * NWt[u], rk + RS[u], pp->a, bW,
+                                    q->alW + t, q->beW + t, q->W + t, LWt + u);
+            if (ard) {
+                tk += e;
+                sk += q->W[t];
+            } else eW += e;
+        }
+        if (ard) {
+            TW[k] = tk;
+            SW[k] = sk;
+        }
+    }
+    return eW;
+}
+
+/**
+ * q(H) of J samples (columns) from the sums of the ratio pass NH (K x J,
+ * sum_i r_ij LW_ik) and of the rates RS (K x J, sum_{i in Omega_j} E[W_ik]):
+ * alH, beH, the means H and LH = exp(E log H), all K x J, updated in
+ * place. Returns the sum of the entries' Gamma terms; with ARD the sums
+ * per factor go to TH[k], SH[k] (zeroed first) instead. Each sample's
+ * update needs its own column of X only: the map of the sweeps by blocks
+ * of samples.
+ */
+static double vb_update_H(int J, int K, const pois_prior *pp, const double *El, double *alH,
+                          double *beH, double *H, double *LH, const double *NH,
+                          const double *RS, double *TH, double *SH)
+{
+    const int ard = pp->ard;
+    const double bH = ard ? 0.0 : pp->d;
+    double eH = 0.0;
+    if (ard)
+        for (int k = 0; k < K; k++) TH[k] = SH[k] = 0.0;
+    for (int j = 0; j < J; j++)
+        for (int k = 0; k < K; k++) {
+            const size_t t = k + (size_t) j * K;
+            const double e = vb_set(pp->c + LH[t] * NH[t], (ard ? El[k] : pp->d) + RS[t],
+                                    pp->c, bH, alH + t, beH + t, H + t, LH + t);
+            if (ard) {
+                TH[k] += e;
+                SH[k] += H[t];
+            } else eH += e;
+        }
+    return eH;
+}
+
+/**
  * Advance q by n sweeps (in place); tr[s] receives the ELBO after sweep s.
  * Stops when the relative change of the ELBO is at most tol. Returns the
  * number of sweeps done. With ARD (pp->ard) a sweep updates q(W) and q(H)
@@ -197,9 +264,6 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
         eW = gamma_elbo_terms(q->alW, q->beW, nW, pp->a, pp->b);
         eH = gamma_elbo_terms(q->alH, q->beH, nH, pp->c, pp->d);
     }
-    /* without ARD the Gamma terms of q(W) carry the prior's rate (with ARD
-     * they are summed per factor and the rate enters in ard_gamma_elbo()) */
-    const double bW = ard ? 0.0 : pp->b, bH = ard ? 0.0 : pp->d;
     double prev = *q->elbo;
     int done = 0;
     *converged = 0;
@@ -220,41 +284,12 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
         if (ard)
             for (int k = 0; k < K; k++) El[k] = q->alL[k] / q->beL[k];
         bnmf_pois_obs_sums(pd->d, q->H, 1, w.RS);
-        eW = 0.0;
-        for (int k = 0; k < K; k++) {
-            const double rk = ard ? El[k] : pp->b;
-            double tk = 0.0, sk = 0.0;
-            for (int i = 0; i < I; i++) {
-                const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
-                const double e = vb_set(pp->a + w.LWt[u] * w.NWt[u], rk + w.RS[u], pp->a, bW,
-                                        q->alW + t, q->beW + t, q->W + t, w.LWt + u);
-                if (ard) {
-                    tk += e;
-                    sk += q->W[t];
-                } else eW += e;
-            }
-            if (ard) {
-                TW[k] = tk;
-                SW[k] = sk;
-            }
-        }
+        eW = vb_update_W(I, K, pp, El, q, w.LWt, w.NWt, w.RS, TW, SW);
         eW += cW;
         R_CheckUserInterrupt();
         bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, w.NH, 0);
         bnmf_pois_obs_sums(pd->d, q->W, 0, w.RS);
-        eH = 0.0;
-        if (ard)
-            for (int k = 0; k < K; k++) TH[k] = SH[k] = 0.0;
-        for (int j = 0; j < J; j++)
-            for (int k = 0; k < K; k++) {
-                const size_t t = k + (size_t) j * K;
-                const double e = vb_set(pp->c + w.LH[t] * w.NH[t], (ard ? El[k] : pp->d) + w.RS[t],
-                                        pp->c, bH, q->alH + t, q->beH + t, q->H + t, w.LH + t);
-                if (ard) {
-                    TH[k] += e;
-                    SH[k] += q->H[t];
-                } else eH += e;
-            }
+        eH = vb_update_H(J, K, pp, El, q->alH, q->beH, q->H, w.LH, w.NH, w.RS, TH, SH);
         eH += cH;
         if (ard) {
             ard_update(pd, pp, q, SW, SH);
@@ -338,4 +373,198 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
     return Rf_ScalarReal(vb_elbo(&pd, &q, lik,
                                  gamma_elbo_terms(q.alW, q.beW, (R_xlen_t) pd.I * pd.K, pp.a, pp.b),
                                  gamma_elbo_terms(q.alH, q.beH, (R_xlen_t) pd.K * pd.J, pp.c, pp.d)));
+}
+
+/* ---- VB by blocks of samples ---------------------------------------------- */
+
+/*
+ * Given q(W), the update of q(H[, j]) reads column j of X only, and q(W)'s
+ * update needs of the columns only sums over them. So a sweep is a map over
+ * blocks of samples (columns) and a reduce:
+ *
+ *   map, block b (bnmf_pois_vb_block_call), given E[W], LW = exp(E log W)
+ *   (and E[lambda] with ARD):
+ *     1. q(H[, b]) from the ratio pass over its counts (vb_update_H(), the
+ *        update of the one-process sweeps);
+ *     2. its statistics, at the new q(H[, b]): the ratio sums
+ *        NWt_b[k, i] = sum_{j in b} X_ij LH_kj / (LW LH)_ij and the rates
+ *        RS_b[k, i] = sum_{j in b, j in Omega_i} E[H_kj] of W's next update;
+ *        for the ELBO sum_b X log (LW LH), sum_b log X!, sum over its
+ *        observed entries of (E[W] E[H])_ij and its Gamma terms (with ARD
+ *        per factor, TH_b, and SH_b = sum_{j in b} E[H_kj]);
+ *   reduce (bnmf_pois_vb_add_call, in block order, then
+ *   bnmf_pois_vb_finish_call and bnmf_pois_vb_wstep_call): the sums, q(lambda)
+ *   (ARD), the ELBO of the state, and q(W) (vb_update_W()).
+ *
+ * The sums start from zero and add the blocks in their order, so a fit is
+ * the same bit for bit for a given partition wherever its blocks are read
+ * or held; with one block it is the one-process fit's.
+ */
+
+/* The list of a block's statistics, as bnmf_pois_vb_add_call() sums them. */
+static const char *block_stat_names[] = {"NWt", "RS", "TH", "SH", "lik", "lfact", "wh", "eH"};
+#define N_BLOCK_STATS 8
+
+/*
+ * .Call entry, the map: block b's counts (data, x: its columns as
+ * prepare_data() lays them out) and its q(H[, b]) (bstate = list(shape_H,
+ * rate_H, H, LH), K x J_b, modified in place when ctrl$update = 1); wq =
+ * list(W (I x K), LWt (K x I), El (K; ARD only)): the current q(W). ctrl:
+ * list(update, threads, known: as for bnmf_pois_vb_call). Returns the
+ * block's statistics list(NWt, RS, TH, SH, lik, lfact, wh, eH) and `known`.
+ */
+SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl)
+{
+    nmf_data d; pois_data pd; pois_prior pp;
+    bnmf_read_data(data, 1, &d);
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
+        Rf_error("bnmf internal error: x must be a double vector of the data's length");
+    bnmf_pois_data_known(&d, REAL(x), 0, bnmf_real_elt(ctrl, "known", 2), &pd);
+    bnmf_pois_read_prior(prior, 0, &pp);
+    pd.threads = bnmf_pois_count(ctrl, "threads", 1);
+    const int update = bnmf_pois_count(ctrl, "update", 0);
+    const int I = d.I, J = d.J, K = d.K;
+    const R_xlen_t nH = (R_xlen_t) K * J, nW = (R_xlen_t) I * K;
+    double *alH = bnmf_real_elt(bstate, "shape_H", nH), *beH = bnmf_real_elt(bstate, "rate_H", nH);
+    double *H = bnmf_real_elt(bstate, "H", nH), *LH = bnmf_real_elt(bstate, "LH", nH);
+    const double *W = bnmf_real_elt(wq, "W", nW), *LWt = bnmf_real_elt(wq, "LWt", nW);
+    const double *El = pp.ard ? bnmf_real_elt(wq, "El", K) : NULL;
+    int np = 0;
+    SEXP v[N_BLOCK_STATS + 1];
+    v[0] = PROTECT(Rf_allocVector(REALSXP, nW)); np++;
+    v[1] = PROTECT(Rf_allocVector(REALSXP, nW)); np++;
+    v[2] = PROTECT(Rf_allocVector(REALSXP, K)); np++;
+    v[3] = PROTECT(Rf_allocVector(REALSXP, K)); np++;
+    double *TH = REAL(v[2]), *SH = REAL(v[3]);
+    for (int k = 0; k < K; k++) TH[k] = SH[k] = 0.0;
+    double eH = 0.0;
+    if (update) {
+        double *NH = (double *) R_alloc((size_t) nH, sizeof(double));
+        double *RSH = (double *) R_alloc((size_t) nH, sizeof(double));
+        bnmf_pois_ratio_pass(&pd, LWt, LH, NULL, NH, 0);
+        bnmf_pois_obs_sums(&d, W, 0, RSH);
+        eH = vb_update_H(J, K, &pp, El, alH, beH, H, LH, NH, RSH, TH, SH);
+    }
+    const double lik = bnmf_pois_ratio_pass(&pd, LWt, LH, REAL(v[0]), NULL, 1);
+    bnmf_pois_obs_sums(&d, H, 1, REAL(v[1]));
+    const double wh = bnmf_pois_sum_obs_wh(&d, W, H);
+    v[4] = PROTECT(Rf_ScalarReal(lik)); np++;
+    v[5] = PROTECT(Rf_ScalarReal(pd.lfact)); np++;
+    v[6] = PROTECT(Rf_ScalarReal(wh)); np++;
+    v[7] = PROTECT(Rf_ScalarReal(eH)); np++;
+    v[8] = PROTECT(Rf_allocVector(REALSXP, 2)); np++;
+    REAL(v[8])[0] = pd.nnz;
+    REAL(v[8])[1] = pd.lfact;
+    const char *names[N_BLOCK_STATS + 1];
+    for (int t = 0; t < N_BLOCK_STATS; t++) names[t] = block_stat_names[t];
+    names[N_BLOCK_STATS] = "known";
+    SEXP out = bnmf_named_list(N_BLOCK_STATS + 1, names, v);
+    UNPROTECT(np);
+    return out;
+}
+
+/* .Call entry, the reduce: add a block's statistics (bnmf_pois_vb_block_call)
+ * into acc (the same names and lengths), in place. */
+SEXP bnmf_pois_vb_add_call(SEXP acc, SEXP stats)
+{
+    for (int t = 0; t < N_BLOCK_STATS; t++) {
+        SEXP a = bnmf_list_get(acc, block_stat_names[t]);
+        const double *b = bnmf_real_elt(stats, block_stat_names[t], XLENGTH(a));
+        if (TYPEOF(a) != REALSXP)
+            Rf_error("bnmf internal error: '%s' must be a double vector", block_stat_names[t]);
+        double *pa = REAL(a);
+        for (R_xlen_t u = 0; u < XLENGTH(a); u++) pa[u] += b[u];
+    }
+    return R_NilValue;
+}
+
+/* The master's q(W) (and q(lambda)): wq = list(shape_W, rate_W, W, LWt, El,
+ * TW, SW, eW[, shape_lambda, rate_lambda]); dims = c(I, J, K) of the whole
+ * data. */
+static void read_wq(SEXP wq, SEXP dims, const pois_prior *pp, pois_data *pd, pois_vb_state *q,
+                    double **LWt, double **El, double **TW, double **SW, double **eW)
+{
+    if (TYPEOF(dims) != REALSXP || XLENGTH(dims) != 3)
+        Rf_error("bnmf internal error: dims must be c(I, J, K)");
+    memset(pd, 0, sizeof(pois_data));
+    pd->I = (int) REAL(dims)[0]; pd->J = (int) REAL(dims)[1]; pd->K = (int) REAL(dims)[2];
+    const R_xlen_t nW = (R_xlen_t) pd->I * pd->K;
+    memset(q, 0, sizeof(pois_vb_state));
+    q->alW = bnmf_real_elt(wq, "shape_W", nW);
+    q->beW = bnmf_real_elt(wq, "rate_W", nW);
+    q->W = bnmf_real_elt(wq, "W", nW);
+    *LWt = bnmf_real_elt(wq, "LWt", nW);
+    *El = bnmf_real_elt(wq, "El", pd->K);
+    *TW = bnmf_real_elt(wq, "TW", pd->K);
+    *SW = bnmf_real_elt(wq, "SW", pd->K);
+    *eW = bnmf_real_elt(wq, "eW", 1);
+    if (pp->ard) bnmf_pois_read_vb_lambda(wq, pd, q);
+}
+
+/*
+ * .Call entry, the reduce: q(W) from the summed statistics acc (of the
+ * blocks at the current q(H)), in place in wq (read_wq()): with ARD first
+ * El = E[lambda] of the current q(lambda), the rates of this sweep's
+ * updates of q(W) and (in the blocks) q(H). Keeps the Gamma terms of q(W)
+ * in wq$eW (with ARD their sums per factor in TW, SW).
+ */
+SEXP bnmf_pois_vb_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims)
+{
+    pois_prior pp; pois_data pd; pois_vb_state q;
+    double *LWt, *El, *TW, *SW, *eW;
+    bnmf_pois_read_prior(prior, 0, &pp);
+    read_wq(wq, dims, &pp, &pd, &q, &LWt, &El, &TW, &SW, &eW);
+    const R_xlen_t nW = (R_xlen_t) pd.I * pd.K;
+    const double *NWt = bnmf_real_elt(acc, "NWt", nW), *RS = bnmf_real_elt(acc, "RS", nW);
+    if (pp.ard)
+        for (int k = 0; k < pd.K; k++) El[k] = q.alL[k] / q.beL[k];
+    const double cW = pp.ard ? 0.0 : (double) nW * (pp.a * log(pp.b) - lgammafn(pp.a));
+    double e = vb_update_W(pd.I, pd.K, &pp, El, &q, LWt, NWt, RS, TW, SW);
+    e += cW;
+    *eW = e;
+    return R_NilValue;
+}
+
+/*
+ * .Call entry, the end of a sweep by blocks: given the statistics acc summed
+ * over the blocks after their update of q(H), with ARD q(lambda) (in place
+ * in wq), and returns the ELBO of the state, as the one-process sweeps
+ * compute it.
+ */
+SEXP bnmf_pois_vb_finish_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims)
+{
+    pois_prior pp; pois_data pd; pois_vb_state q;
+    double *LWt, *El, *TW, *SW, *eW;
+    bnmf_pois_read_prior(prior, 0, &pp);
+    read_wq(wq, dims, &pp, &pd, &q, &LWt, &El, &TW, &SW, &eW);
+    const int K = pd.K;
+    const double *TH = bnmf_real_elt(acc, "TH", K), *SH = bnmf_real_elt(acc, "SH", K);
+    const double lik = *bnmf_real_elt(acc, "lik", 1), lfact = *bnmf_real_elt(acc, "lfact", 1);
+    const double wh = *bnmf_real_elt(acc, "wh", 1);
+    double eWv = *eW, eH = *bnmf_real_elt(acc, "eH", 1);
+    if (pp.ard) {
+        ard_update(&pd, &pp, &q, SW, SH);
+        eWv = ard_gamma_elbo(&pd, &pp, &q, TW, SW, TH, SH);
+        eH = 0.0;
+    } else {
+        const R_xlen_t nH = (R_xlen_t) K * pd.J;
+        eH += (double) nH * (pp.c * log(pp.d) - lgammafn(pp.c));
+    }
+    return Rf_ScalarReal(lik - lfact - wh + eWv + eH);
+}
+
+/* .Call entry: exp(E log Z) of q(Z) = Gamma(al, be), r x c (dims = c(r,
+ * c)), transposed (c x r) when transpose = TRUE: LWt of q(W), LH of q(H). */
+SEXP bnmf_pois_vb_logmeans_call(SEXP al, SEXP be, SEXP dims, SEXP transpose)
+{
+    if (TYPEOF(dims) != REALSXP || XLENGTH(dims) != 2)
+        Rf_error("bnmf internal error: dims must be c(rows, columns)");
+    const int r = (int) REAL(dims)[0], c = (int) REAL(dims)[1];
+    const R_xlen_t n = (R_xlen_t) r * c;
+    if (TYPEOF(al) != REALSXP || TYPEOF(be) != REALSXP || XLENGTH(al) != n || XLENGTH(be) != n)
+        Rf_error("bnmf internal error: al, be must be double vectors of length rows x columns");
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    vb_logmeans(REAL(al), REAL(be), r, c, Rf_asLogical(transpose) == TRUE, REAL(out));
+    UNPROTECT(1);
+    return out;
 }

@@ -122,6 +122,8 @@ skips <- c(
   SingleCellExperiment = "fits of Bioconductor containers, and their tests and vignette",
   DelayedArray = "fits of Bioconductor containers, and their tests and vignette",
   S4Vectors = "run_bnmf() of Bioconductor containers",
+  rhdf5 = "reading 10x HDF5 files (TENxMatrix) by blocks, and its tests",
+  HDF5Array = "HDF5-backed matrices (HDF5Matrix, TENxMatrix) read by blocks, and their tests",
   Biobase = "fits of ExpressionSets"
 )
 still <- missing_pkgs(suggests)

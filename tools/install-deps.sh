@@ -17,6 +17,7 @@ pkgs=(
   valgrind
   r-cran-nmf r-bioc-biobase r-bioc-summarizedexperiment
   r-bioc-singlecellexperiment r-bioc-delayedarray r-bioc-s4vectors
+  r-bioc-rhdf5 r-bioc-hdf5array
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,388 @@
+# Poisson VB by blocks of samples: the data in column blocks, read from
+# disk block by block each sweep (a DelayedMatrix, an HDF5Matrix, a
+# TENxMatrix) or held by the workers of a `parallel` cluster. A sweep is a
+# map over the blocks (each updates its q(H[, b]) from its own columns and
+# returns the statistics of W's update) and a reduce (their sums, in block
+# order, and q(W)); the C side is in src/pois_vb.c ("VB by blocks of
+# samples").
+
+#' @section Data in blocks, out of memory and on a cluster:
+#' With `likelihood = "poisson"` and `method = "vb"`, every sweep is a map
+#' over blocks of samples (columns): given `q(W)`, a block updates `q(H)` of
+#' its own columns from those columns of `X` alone and returns the sums
+#' that the update of `q(W)` needs (and its part of the ELBO); the update of
+#' `q(W)` adds them up, block after block in their order. So the data need
+#' not be in memory, nor on one machine:
+#'
+#' * A `DelayedMatrix` (such as an `HDF5Matrix` or a `TENxMatrix` of the
+#'   HDF5Array package), bare or as the `assay` of a
+#'   `SummarizedExperiment` / `SingleCellExperiment`, is read block by block
+#'   in every sweep and never whole: memory holds the factors and one block.
+#'   A `TENxMatrix` (the 10x Genomics HDF5 layout: a group with `data`,
+#'   `indices`, `indptr`, `shape`) is read directly with rhdf5, each block's
+#'   ranges of `data` and `indices` given by `indptr`; other `DelayedMatrix`
+#'   objects through `X[, cols]`. Other methods and likelihoods read a
+#'   `DelayedMatrix` into memory.
+#' * `cluster`, a cluster of the parallel package
+#'   (`parallel::makePSOCKcluster()`, on one or many hosts, with bnmf
+#'   installed on each), spreads the blocks over its workers: each worker
+#'   reads its blocks once (a `TENxMatrix` or another `DelayedMatrix` from
+#'   the file, which must be readable at the same path on the workers;
+#'   otherwise the columns are sent to it) and keeps them, and answers one
+#'   call per sweep. A worker that stops answering ends the fit with an
+#'   error (class `bnmf_error_cluster`) naming it.
+#' * `blocks` sets the number of blocks (of consecutive columns, of about
+#'   equal sizes).
+#'
+#' The fit is the usual VB fit (same class and fields; `fit$X` is the data as
+#' given). For a given partition the numbers do not depend on where the
+#' blocks are read or held (memory, disk, cluster): they are the same bit for
+#' bit. One block gives the numbers of the fit of `X` in memory; another
+#' partition adds the blocks' sums in another order and agrees with it to
+#' rounding (relative differences of the order of 1e-13 after 100 sweeps).
+#' Several `chains` run one after the other on the same blocks.
+#' @rdname bnmf
+#' @name bnmf
+NULL
+
+# ---- the partition and the sources of the blocks --------------------------------
+
+# Is M a DelayedArray (read by blocks by the Poisson VB fit)?
+is_delayed <- function(M) methods::is(M, "DelayedArray")
+
+# `blocks`: NULL or a whole number of blocks in [1, J].
+check_blocks <- function(blocks, J) {
+  if (is.null(blocks)) return(NULL)
+  if (!is.numeric(blocks) || length(blocks) != 1L || is.na(blocks) || blocks != round(blocks) ||
+      blocks < 1 || blocks > J) {
+    abort_input(sprintf("`blocks` must be a whole number of column blocks from 1 to ncol(X) = %d.", J))
+  }
+  as.integer(blocks)
+}
+
+# `cluster`: NULL or a cluster of the parallel package.
+check_cluster <- function(cluster) {
+  if (is.null(cluster)) return(NULL)
+  if (!inherits(cluster, "cluster") || length(cluster) < 1L) {
+    abort_input("`cluster` must be a cluster of the parallel package (e.g. `parallel::makePSOCKcluster(2)`), or NULL.")
+  }
+  cluster
+}
+
+# The first and last columns of n blocks of consecutive columns of about
+# equal sizes.
+block_ranges <- function(J, n) {
+  b <- round(seq(0, J, length.out = n + 1L))
+  lapply(seq_len(n), function(t) c(b[t] + 1, b[t + 1L]))
+}
+
+# Is X a TENxMatrix of the 10x HDF5 layout without delayed operations (read
+# directly with rhdf5)?
+is_tenx <- function(X) {
+  methods::is(X, "TENxMatrix") && requireNamespace("rhdf5", quietly = TRUE) &&
+    DelayedArray::isPristine(X) && methods::is(X@seed, "TENxMatrixSeed")
+}
+
+# Where the blocks of X come from: list(type, I, J, specs = a list of
+# serialisable block specifications for read_block()). `n`: the number of
+# blocks (NULL: one for a matrix in memory, blocks of about
+# DelayedArray::getAutoBlockSize() bytes for a DelayedMatrix; at least one
+# per worker of a cluster).
+block_source <- function(X, n, n_workers) {
+  I <- nrow(X); J <- ncol(X)
+  if (is_tenx(X)) {
+    file <- X@seed@filepath
+    group <- X@seed@group
+    indptr <- as.double(rhdf5::h5read(file, paste0(group, "/indptr"), bit64conversion = "double"))
+    if (length(indptr) != J + 1L) abort_input("`X`: the 10x file's `indptr` does not match its dimensions.")
+    n <- n %||% max(1L, ceiling(12 * indptr[J + 1L] / DelayedArray::getAutoBlockSize()))
+    n <- min(J, max(n, n_workers))
+    specs <- lapply(block_ranges(J, n), function(r) {
+      list(type = "tenx", file = file, group = group, I = I, cols = r,
+           indptr = indptr[r[1L]:(r[2L] + 1L)])
+    })
+    return(list(type = "tenx", I = I, J = J, specs = specs))
+  }
+  if (is_delayed(X)) {
+    n <- n %||% max(1L, ceiling(8 * as.double(I) * J / DelayedArray::getAutoBlockSize()))
+    n <- min(J, max(n, n_workers))
+    specs <- lapply(block_ranges(J, n), function(r) list(type = "delayed", X = X, cols = r))
+    return(list(type = "delayed", I = I, J = J, specs = specs))
+  }
+  n <- min(J, max(n %||% 1L, n_workers))
+  specs <- lapply(block_ranges(J, n), function(r) {
+    Xb <- X[, r[1L]:r[2L], drop = FALSE]
+    dimnames(Xb) <- list(NULL, NULL)
+    list(type = "memory", X = Xb, cols = r)
+  })
+  list(type = "memory", I = I, J = J, specs = specs)
+}
+
+# The columns of a block: a dgCMatrix or a dense double matrix, no dimnames.
+read_block <- function(spec) {
+  r <- spec$cols
+  switch(spec$type,
+    memory = spec$X,
+    tenx = read_tenx_block(spec),
+    delayed = {
+      Xb <- spec$X[, r[1L]:r[2L], drop = FALSE]
+      out <- if (DelayedArray::is_sparse(Xb)) methods::as(Xb, "dgCMatrix") else as.matrix(Xb)
+      dimnames(out) <- list(NULL, NULL)
+      out
+    })
+}
+
+# Columns r of a 10x HDF5 file: the ranges of `data` and `indices` that
+# `indptr` gives, read with rhdf5, as a dgCMatrix.
+read_tenx_block <- function(spec) {
+  p <- spec$indptr
+  off <- p[1L]
+  nnz <- p[length(p)] - off
+  nb <- spec$cols[2L] - spec$cols[1L] + 1
+  if (nnz > 0) {
+    rd <- function(what) {
+      rhdf5::h5read(spec$file, paste0(spec$group, "/", what), start = off + 1, count = nnz,
+                    bit64conversion = "double")
+    }
+    x <- as.double(rd("data"))
+    i <- as.integer(rd("indices"))
+  } else {
+    x <- double()
+    i <- integer()
+  }
+  methods::new("dgCMatrix", i = i, p = as.integer(p - off), x = x,
+               Dim = as.integer(c(spec$I, nb)))
+}
+
+# A block ready for the sweeps: its data (prepare_data()) and values, and
+# (check = TRUE, when it is first read) what the checks of the counts need:
+# sum, missing, positive, bad values.
+load_block <- function(spec, K, check = TRUE) {
+  Xb <- read_block(spec)
+  if (!inherits(Xb, "dgCMatrix")) storage.mode(Xb) <- "double"
+  vals <- if (inherits(Xb, "dgCMatrix")) Xb@x else Xb
+  list(data = prepare_data(Xb, K), x = vals,
+       summary = if (check) {
+         c(sum = sum(vals, na.rm = TRUE), nmiss = sum(is.na(vals)),
+           pos = isTRUE(any(vals > 0, na.rm = TRUE)),
+           bad = isTRUE(any(vals < 0, na.rm = TRUE)) ||
+             isTRUE(any(vals %% 1 != 0, na.rm = TRUE)))
+       })
+}
+
+# ---- the holders of blocks: this process, or each worker of a cluster ------------
+
+# Holders of blocks live in this environment, by key, in this process and
+# in each worker of a cluster.
+block_store <- new.env(parent = emptyenv())
+
+# Set up a holder of the blocks `specs` under `key`; `keep`: read each
+# block now and keep it (else read it in every sweep). Returns each block's
+# summary (load_block()).
+holder_load <- function(key, specs, K, keep) {
+  h <- new.env(parent = emptyenv())
+  h$specs <- specs
+  h$K <- K
+  h$keep <- keep
+  h$blocks <- vector("list", length(specs))
+  h$known <- rep(list(c(NA_real_, NA_real_)), length(specs))
+  h$states <- vector("list", length(specs))
+  sums <- lapply(seq_along(specs), function(b) {
+    blk <- load_block(specs[[b]], K)
+    if (keep) {
+      h$blocks[[b]] <- blk[c("data", "x")]
+      h$specs[[b]]$X <- NULL # the block is held: no second copy
+    }
+    blk$summary
+  })
+  assign(key, h, envir = block_store)
+  sums
+}
+
+# q(H) of the holder's blocks: `states` a list of list(shape_H, rate_H, H),
+# one per block (K x J_b); adds each block's LH = exp(E log H).
+holder_init <- function(key, states) {
+  h <- get(key, envir = block_store)
+  h$states <- lapply(states, function(s) {
+    s <- lapply(s[c("shape_H", "rate_H", "H")], function(z) as.double(z) + 0)
+    s$LH <- .Call(C_pois_vb_logmeans, s$shape_H, s$rate_H,
+                  as.double(c(h$K, length(s$H) / h$K)), FALSE)
+    s
+  })
+  invisible(NULL)
+}
+
+# The map over the holder's blocks, in their order: each updates its q(H)
+# (update = TRUE) and returns its statistics.
+holder_step <- function(key, wq, prior_c, update, threads) {
+  h <- get(key, envir = block_store)
+  lapply(seq_along(h$specs), function(b) {
+    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    st <- .Call(C_pois_vb_block, h$states[[b]], blk$data, blk$x, prior_c, wq,
+                list(update = as.double(update), threads = as.double(threads),
+                     known = h$known[[b]]))
+    h$known[[b]] <- st$known
+    st$known <- NULL
+    st
+  })
+}
+
+# The q(H) of the holder's blocks, in their order.
+holder_states <- function(key) {
+  h <- get(key, envir = block_store)
+  lapply(h$states, function(s) s[c("shape_H", "rate_H", "H")])
+}
+
+holder_drop <- function(key) {
+  if (exists(key, envir = block_store, inherits = FALSE)) rm(list = key, envir = block_store)
+  invisible(NULL)
+}
+
+# ---- the runner: the blocks in this process or on a cluster ---------------------
+
+# The blocks of `src` in holders: this process (cluster NULL; blocks in
+# memory kept, those of a file read in every sweep) or the workers of
+# `cluster` (consecutive blocks per worker, kept). Returns a list of
+# functions: summaries(), init(H0), step(wq, prior_c, update, threads),
+# gather(), close(), and the blocks' column ranges.
+block_runner <- function(src, K, cluster = NULL) {
+  # a key unique to this fit, made without random numbers (they would move
+  # the session's stream, and with it the fit's)
+  block_store$.count <- (block_store$.count %||% 0) + 1
+  key <- sprintf("bnmf-%s-%d-%.0f", Sys.info()[["nodename"]], Sys.getpid(), block_store$.count)
+  n <- length(src$specs)
+  cols <- lapply(src$specs, `[[`, "cols")
+  if (is.null(cluster)) {
+    sums <- holder_load(key, src$specs, K, keep = src$type == "memory")
+    owner <- list(seq_len(n))
+  } else {
+    nw <- length(cluster)
+    owner <- lapply(parallel::splitIndices(n, nw), as.integer)
+    sums <- unlist(cluster_call(cluster, holder_load, key, list(K = K, keep = TRUE),
+                                lapply(owner, function(o) list(specs = src$specs[o]))),
+                   recursive = FALSE)
+  }
+  per_worker_states <- function(states) lapply(owner, function(o) list(states = states[o]))
+  list(
+    cols = cols,
+    summaries = sums,
+    init = function(shape_H, rate_H, H) {
+      states <- lapply(cols, function(r) {
+        j <- r[1L]:r[2L]
+        list(shape_H = shape_H[, j, drop = FALSE], rate_H = rate_H[, j, drop = FALSE],
+             H = H[, j, drop = FALSE])
+      })
+      if (is.null(cluster)) holder_init(key, states)
+      else cluster_call(cluster, holder_init, key, list(), per_worker_states(states))
+      invisible(NULL)
+    },
+    step = function(wq, prior_c, update, threads) {
+      res <- if (is.null(cluster)) list(holder_step(key, wq, prior_c, update, threads))
+             else cluster_call(cluster, holder_step, key,
+                               list(wq = wq, prior_c = prior_c, update = update,
+                                    threads = threads))
+      # the reduce: the blocks' sums in block order
+      acc <- list(NWt = numeric(length(wq$W)), RS = numeric(length(wq$W)),
+                  TH = numeric(length(wq$El)), SH = numeric(length(wq$El)),
+                  lik = numeric(1), lfact = numeric(1), wh = numeric(1), eH = numeric(1))
+      for (w in res) for (st in w) .Call(C_pois_vb_add, acc, st)
+      acc
+    },
+    gather = function() {
+      st <- if (is.null(cluster)) holder_states(key)
+            else unlist(cluster_call(cluster, holder_states, key, list()), recursive = FALSE)
+      lapply(c(shape_H = "shape_H", rate_H = "rate_H", H = "H"), function(nm) {
+        do.call(cbind, lapply(st, function(s) matrix(s[[nm]], nrow = K)))
+      })
+    },
+    close = function() {
+      if (is.null(cluster)) holder_drop(key)
+      else try(cluster_call(cluster, holder_drop, key, list()), silent = TRUE)
+      invisible(NULL)
+    })
+}
+
+# fun(key, <args>, <per_worker[[w]]>) on every worker of the cluster, in
+# parallel; the results in worker order. A worker that does not answer (it
+# died, or its connection broke) ends the fit with an error naming it; an
+# error on a worker is passed on with the worker's message.
+cluster_call <- function(cl, fun, key, args, per_worker = NULL) {
+  worker_fun <- function(w_args, .fun, .key, .args) do.call(.fun, c(list(.key), .args, w_args))
+  w_args <- per_worker %||% rep(list(list()), length(cl))
+  out <- tryCatch(
+    parallel::clusterApply(cl, w_args, worker_fun, .fun = fun, .key = key, .args = args),
+    error = function(e) e)
+  if (!inherits(out, "error")) return(out)
+  dead <- which(vapply(seq_along(cl), function(w) {
+    inherits(tryCatch(parallel::clusterCall(cl[w], function() TRUE), error = function(e) e),
+             "error")
+  }, logical(1)))
+  if (length(dead)) {
+    host <- function(w) cl[[w]]$host %||% "?"
+    bnmf_abort("cluster", sprintf(
+      "bnmf: worker%s %s of `cluster` (host %s) stopped answering (%s); the fit is abandoned: stop the cluster and make a new one.",
+      if (length(dead) > 1L) "s" else "", paste(dead, collapse = ", "),
+      paste(unique(vapply(dead, host, "")), collapse = ", "), trimws(conditionMessage(out))))
+  }
+  bnmf_abort("cluster", sprintf("bnmf: an error on a worker of `cluster`: %s", conditionMessage(out)))
+}
+
+# ---- the chain ------------------------------------------------------------------
+
+# A VB chain by blocks: q(W) (and q(lambda)) here, q(H) in the blocks'
+# holders; the same sweeps, in the same order, as pois_vb() in C.
+pois_vb_blocks_chain <- function(task, job) {
+  s <- job$settings
+  runner <- job$runner
+  I <- job$dims[1L]; J <- job$dims[2L]; K <- job$rank
+  q <- task$resume
+  st <- NULL
+  if (is.null(q)) {
+    st <- pois_start(task, job)
+    q <- pois_vb_state(st$W, st$H, job$model$prior)
+  }
+  ard <- !is.null(q$shape_lambda)
+  elbo0 <- q$elbo
+  dims <- as.double(c(I, J, K))
+  wq <- list(shape_W = as.double(q$shape_W) + 0, rate_W = as.double(q$rate_W) + 0,
+             W = as.double(q$W) + 0, El = numeric(K), TW = numeric(K), SW = numeric(K),
+             eW = numeric(1))
+  wq$LWt <- .Call(C_pois_vb_logmeans, wq$shape_W, wq$rate_W, as.double(c(I, K)), TRUE)
+  if (ard) {
+    wq$shape_lambda <- as.double(q$shape_lambda) + 0
+    wq$rate_lambda <- as.double(q$rate_lambda) + 0
+  }
+  runner$init(matrix(q$shape_H, K, J), matrix(q$rate_H, K, J), matrix(q$H, K, J))
+  # q(H) lives in the blocks' holders from here on
+  q <- st <- NULL
+  threads <- option_threads()
+  pc <- job$prior_c
+  # the statistics of the starting state, for the first update of q(W)
+  acc <- runner$step(wq, pc, FALSE, threads)
+  prev <- elbo0
+  ch <- run_chunks(function(n, accumulate) {
+    tr <- numeric()
+    conv <- FALSE
+    for (i in seq_len(n)) {
+      .Call(C_pois_vb_wstep, wq, acc, pc, dims)
+      acc <<- runner$step(wq, pc, TRUE, threads)
+      cur <- .Call(C_pois_vb_finish, wq, acc, pc, dims)
+      tr <- c(tr, cur)
+      conv <- s$tol > 0 && is.finite(prev) && abs(cur - prev) <= s$tol * abs(cur)
+      prev <<- cur
+      if (conv) break
+    }
+    list(trace = tr, converged = conv)
+  }, "vb", s$iter, 0L, 1L, job$chain_progress, task$label, tol = s$tol,
+  trace_names = "logpost")
+  h <- runner$gather()
+  q <- list(shape_W = matrix(wq$shape_W, I, K), rate_W = matrix(wq$rate_W, I, K),
+            shape_H = h$shape_H, rate_H = h$rate_H, W = matrix(wq$W, I, K), H = h$H,
+            elbo = prev)
+  if (ard) {
+    q$shape_lambda <- wq$shape_lambda
+    q$rate_lambda <- wq$rate_lambda
+  }
+  list(state = q, converged = ch$converged, seed = task_stream(),
+       trace = pois_trace(ch$trace))
+}

@@ -1,0 +1,202 @@
+## bench/blocks.R: Poisson VB by blocks of samples: the same fit from memory,
+## from a 10x HDF5 file and on a 2-worker cluster; time per sweep and peak
+## memory of each.
+##
+##   R_LIBS=<lib> Rscript bench/blocks.R make      # write the file (once, 30 s)
+##   R_LIBS=<lib> Rscript bench/blocks.R same      # identical fits, small data (2 min)
+##   R_LIBS=<lib> Rscript bench/blocks.R speed     # time per sweep: memory vs file (8 min)
+##   R_LIBS=<lib> Rscript bench/blocks.R cluster   # time per sweep: 2 workers vs one process
+##   for w in memory blocks tenx; do
+##     /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R peak $w; done   # peak memory
+##
+## Data: counts 5,000 x 100,000 with 1% non-zeros (5e6 stored values; Poisson
+## counts of a rank-10 gamma model, zeros dropped at random to reach 1%),
+## written to $BNMF_BENCH_DIR (default /tmp/bnmf-blocks-bench) in the 10x
+## layout (group "counts": data, indices, indptr, shape; gzip level 4, chunks
+## of 2^16 values) with rhdf5. K = 10, tol = 0. Time per sweep: (time of a
+## fit with 1 + n sweeps - time of a fit with 1 sweep) / n, n = 10, median of
+## 5 rounds that run the configurations in turn (the fit with 1 sweep carries
+## the set-up: the reading of the counts to check them, the blocks' set-up).
+## Peak memory: a fit of 1 + n sweeps alone in a process, the peak resident
+## size (VmHWM) above the resident size before the fit (with X loaded for
+## the fits from memory), and the maximum resident set size that
+## /usr/bin/time -v reports for the whole process.
+
+suppressPackageStartupMessages(library(bnmf))
+args <- commandArgs(trailingOnly = TRUE)
+mode <- if (length(args)) args[1L] else "same"
+dir <- Sys.getenv("BNMF_BENCH_DIR", "/tmp/bnmf-blocks-bench")
+file <- file.path(dir, "counts.h5")
+I <- 5000; J <- 1e5; K <- 10; n_blocks <- 10L; n_sweeps <- 10L
+
+make_file <- function() {
+  suppressPackageStartupMessages(library(Matrix))
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  set.seed(1)
+  # 1% of the entries, column by column, with counts of a rank-10 model
+  nnz_col <- stats::rbinom(J, I, 0.01)
+  p <- c(0, cumsum(nnz_col))
+  i <- unlist(lapply(nnz_col, function(n) sort(sample.int(I, n)) - 1L))
+  W <- matrix(stats::rgamma(I * K, 0.5, 1), I, K)
+  H <- matrix(stats::rgamma(K * J, 0.5, 1), K, J)
+  j <- rep.int(seq_len(J), nnz_col)
+  rate <- rowSums(W[i + 1L, ] * t(H)[j, ])
+  x <- 1L + stats::rpois(length(i), rate) # stored values are positive counts
+  if (file.exists(file)) unlink(file)
+  rhdf5::h5createFile(file)
+  rhdf5::h5createGroup(file, "counts")
+  for (nm in c("data", "indices")) {
+    rhdf5::h5createDataset(file, paste0("counts/", nm), length(x), storage.mode = "integer",
+                           chunk = 2^16, level = 4)
+  }
+  rhdf5::h5write(x, file, "counts/data")
+  rhdf5::h5write(as.integer(i), file, "counts/indices")
+  rhdf5::h5write(p, file, "counts/indptr")
+  rhdf5::h5write(c(I, J), file, "counts/shape")
+  cat(sprintf("wrote %s: %d x %d, %d stored counts (%.2f%%), %.1f MB\n", file, I, J,
+              length(x), 100 * length(x) / I / J, file.size(file) / 2^20))
+}
+
+tenx <- function() {
+  suppressPackageStartupMessages(library(HDF5Array))
+  TENxMatrix(file, "counts")
+}
+
+fit_time <- function(X, iter, ...) {
+  set.seed(1)
+  t <- system.time(f <- suppressWarnings(bnmf(X, rank = K, likelihood = "poisson",
+                                               method = "vb", iter = iter, tol = 0, ...)))
+  list(fit = f, time = c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]]))
+}
+
+# Seconds per sweep, elapsed and CPU of this process: (fit with 1 + n sweeps
+# - fit with 1 sweep) / n; and the fit with 1 sweep (the set-up).
+sweep_time <- function(X, ...) {
+  t1 <- fit_time(X, 1L, ...)$time
+  tn <- fit_time(X, 1L + n_sweeps, ...)$time
+  c(setup = t1[["elapsed"]], sweep = (tn[["elapsed"]] - t1[["elapsed"]]) / n_sweeps,
+    sweep_cpu = (tn[["cpu"]] - t1[["cpu"]]) / n_sweeps)
+}
+
+# Configurations timed in turn (round r runs each once), medians over rounds.
+interleave <- function(configs, rounds = 5L) {
+  res <- lapply(configs, function(c) list())
+  for (r in seq_len(rounds)) {
+    for (nm in names(configs)) res[[nm]][[r]] <- configs[[nm]]()
+  }
+  cat("| configuration | fit with 1 sweep (s) | s per sweep (elapsed) | s per sweep (CPU of this process) |\n|---|---:|---:|---:|\n")
+  for (nm in names(configs)) {
+    m <- apply(do.call(cbind, res[[nm]]), 1L, stats::median)
+    cat(sprintf("| %s | %.2f | %.3f | %.3f |\n", nm, m[["setup"]], m[["sweep"]], m[["sweep_cpu"]]))
+  }
+}
+
+# Peak resident memory of what runs after mem_start(), above the resident
+# size then (Linux: /proc/self/clear_refs resets the peak).
+status_mb <- function(field) {
+  s <- readLines("/proc/self/status")
+  as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(paste0("^", field, ":"), s, value = TRUE))) / 1024
+}
+mem_start <- function() {
+  invisible(gc(full = TRUE))
+  writeLines("5", "/proc/self/clear_refs")
+  status_mb("VmRSS")
+}
+mem_report <- function(label, base) {
+  cat(sprintf("%s: resident before the fit %.0f MB; peak of the fit above it %.0f MB\n", label,
+              base, status_mb("VmHWM") - base))
+}
+
+# the counts in memory, read whole with rhdf5
+read_whole <- function() {
+  indptr <- as.double(rhdf5::h5read(file, "counts/indptr"))
+  bnmf:::read_tenx_block(list(file = file, group = "counts", I = I, cols = c(1, J),
+                              indptr = indptr))
+}
+
+if (mode == "make") make_file()
+
+if (mode == "speed") {
+  X <- read_whole()
+  T <- tenx()
+  cat(sprintf("X in memory: %.1f MB as a dgCMatrix; the file %.1f MB\n\n",
+              utils::object.size(X) / 2^20, file.size(file) / 2^20))
+  interleave(list(
+    "in memory, no blocks" = function() sweep_time(X),
+    "in memory, 10 blocks" = function() sweep_time(X, blocks = n_blocks),
+    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks)))
+}
+
+if (mode == "cluster") {
+  X <- read_whole()
+  T <- tenx()
+  cl <- parallel::makePSOCKcluster(2)
+  interleave(list(
+    "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
+    "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
+    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)))
+  parallel::stopCluster(cl)
+}
+
+if (mode == "peak") {
+  # one fit (1 + n sweeps) in a fresh process: args[2] = memory, blocks or tenx
+  what <- args[2L]
+  X <- if (what == "tenx") tenx() else read_whole()
+  base <- mem_start()
+  fit_time(X, 1L + n_sweeps, blocks = if (what != "memory") n_blocks)
+  mem_report(what, base)
+}
+
+if (mode == "same") {
+  # the same fit from memory, from the 10x file, from a dense HDF5Matrix and
+  # on a 2-worker cluster, for a given partition (3 blocks), and one block
+  # against the fit in memory without blocks
+  suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
+  set.seed(5)
+  Is <- 300; Js <- 2000
+  W <- matrix(stats::rgamma(Is * 5, 0.5, 1), Is, 5)
+  H <- matrix(stats::rgamma(5 * Js, 0.5, 1), 5, Js)
+  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js)
+  S <- methods::as(X, "CsparseMatrix")
+  d <- tempfile("bnmf-same-")
+  dir.create(d)
+  f <- file.path(d, "tenx.h5")
+  rhdf5::h5createFile(f)
+  rhdf5::h5createGroup(f, "g")
+  rhdf5::h5write(as.integer(S@x), f, "g/data")
+  rhdf5::h5write(S@i, f, "g/indices")
+  rhdf5::h5write(S@p, f, "g/indptr")
+  rhdf5::h5write(dim(S), f, "g/shape")
+  T <- TENxMatrix(f, "g")
+  D <- writeHDF5Array(X, file.path(d, "dense.h5"), "x")
+  cl <- parallel::makePSOCKcluster(2)
+  fits <- list(
+    "memory (no blocks)" = fit_time(X, 100L)$fit,
+    "memory, 1 block" = fit_time(X, 100L, blocks = 1)$fit,
+    "memory, 3 blocks" = fit_time(X, 100L, blocks = 3)$fit,
+    "dgCMatrix, 3 blocks" = fit_time(S, 100L, blocks = 3)$fit,
+    "10x file, 3 blocks" = fit_time(T, 100L, blocks = 3)$fit,
+    "HDF5Matrix, 3 blocks" = fit_time(D, 100L, blocks = 3)$fit,
+    "cluster (2 workers), 3 blocks" = fit_time(X, 100L, blocks = 3, cluster = cl)$fit,
+    "cluster, 10x file, 3 blocks" = fit_time(T, 100L, blocks = 3, cluster = cl)$fit)
+  parallel::stopCluster(cl)
+  diffs <- function(a, b) {
+    c(W = max(abs(unname(a$W) - unname(b$W))), H = max(abs(unname(a$H) - unname(b$H))),
+      ELBO = max(abs(elbo(a) - elbo(b))))
+  }
+  cat(sprintf("X: %d x %d counts (%.0f%% zeros), K = %d, 100 sweeps, tol = 0\n\n", Is, Js,
+              100 * mean(X == 0), K))
+  cat("| fit | reference | max abs diff W | max abs diff H | max abs diff ELBO |\n|---|---|---|---|---|\n")
+  row <- function(a, b) {
+    dd <- diffs(fits[[a]], fits[[b]])
+    cat(sprintf("| %s | %s | %.3g | %.3g | %.3g |\n", a, b, dd[["W"]], dd[["H"]], dd[["ELBO"]]))
+  }
+  row("memory, 1 block", "memory (no blocks)")
+  row("memory, 3 blocks", "memory (no blocks)")
+  for (a in c("dgCMatrix, 3 blocks", "10x file, 3 blocks", "HDF5Matrix, 3 blocks",
+              "cluster (2 workers), 3 blocks", "cluster, 10x file, 3 blocks")) {
+    row(a, "memory, 3 blocks")
+  }
+  cat(sprintf("\nfinal ELBO %.10g; W entries up to %.3g\n", utils::tail(elbo(fits[[1]]), 1),
+              max(fits[[1]]$W)))
+}

@@ -1,0 +1,241 @@
+# Poisson VB by blocks of samples (R/blocks.R, src/pois_vb.c): the same
+# numbers as the fit in memory; from HDF5 files read by blocks; on the
+# workers of a cluster.
+
+blocks_counts <- function(I = 30, J = 45, na = 20, sparse = FALSE) {
+  set.seed(21)
+  W <- matrix(rgamma(I * 3, 2, 1), I, 3)
+  H <- matrix(rgamma(3 * J, 1, 1), 3, J)
+  X <- matrix(rpois(I * J, W %*% H / 2), I, J,
+              dimnames = list(paste0("g", seq_len(I)), paste0("c", seq_len(J))))
+  if (na) X[sample(length(X), na)] <- NA
+  if (sparse) X <- Matrix::Matrix(X, sparse = TRUE)
+  X
+}
+
+pois_vb_fit <- function(X, ..., seed = 4, iter = 60) {
+  set.seed(seed)
+  muffle_convergence(bnmf(X, likelihood = "poisson", method = "vb", iter = iter, ...))
+}
+
+rel_diff <- function(a, b) max(abs(a - b) / pmax(abs(b), 1e-300))
+
+# A 10x HDF5 file (group with data, indices, indptr, shape) of the counts
+# of X, written with rhdf5; the TENxMatrix that reads it.
+write_tenx <- function(X, dir) {
+  S <- methods::as(unname(X), "CsparseMatrix")
+  f <- file.path(dir, "tenx.h5")
+  rhdf5::h5createFile(f)
+  rhdf5::h5createGroup(f, "counts")
+  rhdf5::h5write(as.integer(S@x), f, "counts/data")
+  rhdf5::h5write(S@i, f, "counts/indices")
+  rhdf5::h5write(S@p, f, "counts/indptr")
+  rhdf5::h5write(dim(S), f, "counts/shape")
+  HDF5Array::TENxMatrix(f, "counts")
+}
+
+# The TENxMatrix of blocks_counts(na = 0), made once: with rhdf5 2.42,
+# HDF5Array 1.26's TENxMatrix() fails after its first call in a session (its
+# check that the group is not a dataset gets no error from rhdf5 the second
+# time).
+tenx_cache <- new.env()
+tenx_counts <- function() {
+  if (is.null(tenx_cache$T)) {
+    dir <- tempfile("bnmf-tenx-")
+    dir.create(dir)
+    tenx_cache$T <- write_tenx(blocks_counts(na = 0), dir)
+  }
+  tenx_cache$T
+}
+
+skip_if_no_hdf5 <- function() {
+  skip_if_not_installed("rhdf5")
+  skip_if_not_installed("HDF5Array")
+}
+
+test_that("one block is the fit in memory, bit for bit (dense with NA, sparse, ARD)", {
+  X <- blocks_counts()
+  for (args in list(list(X = X, rank = 3),
+                    list(X = blocks_counts(sparse = TRUE, na = 0), rank = 3),
+                    list(X = X, rank = 4, prior = ard()))) {
+    f0 <- do.call(pois_vb_fit, args)
+    f1 <- do.call(pois_vb_fit, c(args, blocks = 1))
+    expect_identical(f1$W, f0$W)
+    expect_identical(f1$H, f0$H)
+    expect_identical(f1$q, f0$q)
+    expect_identical(elbo(f1), elbo(f0))
+    expect_identical(f1$lambda, f0$lambda)
+    expect_identical(class(f1), class(f0))
+    expect_identical(names(f1), names(f0))
+    expect_identical(f1$n_missing, f0$n_missing)
+  }
+})
+
+test_that("a partition in 3 blocks agrees with one block to rounding, and its ELBO never decreases", {
+  X <- blocks_counts()
+  for (prior in list(exponential(), ard())) {
+    f1 <- pois_vb_fit(X, rank = 3, prior = prior, blocks = 1)
+    f3 <- pois_vb_fit(X, rank = 3, prior = prior, blocks = 3)
+    expect_identical(f3$settings$blocks, 3L)
+    expect_lt(rel_diff(f3$W, f1$W), 1e-10)
+    expect_lt(rel_diff(f3$H, f1$H), 1e-10)
+    expect_lt(rel_diff(elbo(f3), elbo(f1)), 1e-12)
+    e <- elbo(f3)
+    expect_true(all(diff(e) >= -1e-9 * abs(e[-1])))
+    # the trace's ELBO is the ELBO of the final state, as the in-memory code
+    # computes it
+    pp <- f3$prior
+    pr <- if (identical(pp$type, "ard")) list(a = pp$a, c = pp$c, ard = pp$ard) else
+      pp[c("a", "b", "c", "d")]
+    expect_equal(pois_hook("pois_vb_elbo")(X, f3$q, pr), e[length(e)], tolerance = 1e-12)
+  }
+})
+
+test_that("update() continues a fit by blocks by the same blocks", {
+  X <- blocks_counts()
+  a <- pois_vb_fit(X, rank = 2, blocks = 3, iter = 20, tol = 0)
+  b <- update(a, iter = 10)
+  c30 <- pois_vb_fit(X, rank = 2, blocks = 3, iter = 30, tol = 0)
+  expect_identical(b$W, c30$W)
+  expect_identical(b$H, c30$H)
+  expect_identical(elbo(b), elbo(c30))
+})
+
+test_that("a 10x HDF5 file and an HDF5Matrix are read by blocks into the fit of the matrix", {
+  skip_if_no_hdf5()
+  X <- blocks_counts(na = 0)
+  dir <- withr::local_tempdir()
+  T <- tenx_counts()
+  expect_true(bnmf:::is_tenx(T))
+  m1 <- pois_vb_fit(X, rank = 3)
+  m3 <- pois_vb_fit(X, rank = 3, blocks = 3)
+  t1 <- pois_vb_fit(T, rank = 3, blocks = 1)
+  t3 <- pois_vb_fit(T, rank = 3, blocks = 3)
+  expect_identical(unname(t1$W), unname(m1$W))
+  expect_identical(elbo(t1), elbo(m1))
+  expect_identical(unname(t3$W), unname(m3$W))
+  expect_identical(unname(t3$H), unname(m3$H))
+  expect_identical(elbo(t3), elbo(m3))
+  expect_s3_class(t3, c("bnmf_vb", "bnmf_poisson", "bnmf"))
+  expect_identical(t3$X, T)
+  # a dense HDF5Matrix (blocks through DelayedArray), bare and as an assay
+  D <- HDF5Array::writeHDF5Array(X, file.path(dir, "dense.h5"), "counts")
+  d3 <- pois_vb_fit(D, rank = 3, blocks = 3)
+  expect_identical(unname(d3$W), unname(m3$W))
+  expect_identical(elbo(d3), elbo(m3))
+  skip_if_not_installed("SingleCellExperiment")
+  sce <- SingleCellExperiment::SingleCellExperiment(assays = list(counts = D))
+  e3 <- pois_vb_fit(sce, rank = 3, blocks = 3, assay = "counts")
+  expect_identical(unname(e3$W), unname(m3$W))
+  expect_s4_class(e3$X, "DelayedMatrix")
+})
+
+test_that("the generics of a fit from a file answer as those of the fit in memory", {
+  skip_if_no_hdf5()
+  X <- blocks_counts(na = 0)
+  T <- tenx_counts()
+  m <- pois_vb_fit(X, rank = 2, blocks = 3, iter = 20)
+  t <- pois_vb_fit(T, rank = 2, blocks = 3, iter = 20)
+  expect_identical(unname(t$W), unname(m$W))
+  expect_equal(as.numeric(logLik(t)), as.numeric(logLik(m)), tolerance = 1e-12)
+  expect_identical(attributes(logLik(t))[c("df", "nobs")], attributes(logLik(m))[c("df", "nobs")])
+  expect_equal(unname(residuals(t)), unname(residuals(m)), tolerance = 1e-12)
+  expect_equal(residuals(t, i = c(1, 5, 30), j = c(2, 2, 44)),
+               residuals(m, i = c(1, 5, 30), j = c(2, 2, 44)), tolerance = 1e-12)
+  expect_equal(glance(t)[setdiff(names(glance(t)), "call")],
+               glance(m)[setdiff(names(glance(m)), "call")], tolerance = 1e-12)
+  expect_equal(unname(fitted(t)), unname(fitted(m)), tolerance = 1e-12)
+  u <- muffle_convergence(update(t, iter = 5))
+  expect_identical(unname(u$W), unname(muffle_convergence(update(m, iter = 5))$W))
+})
+
+test_that("the default blocks of a file follow DelayedArray's block size", {
+  skip_if_no_hdf5()
+  X <- blocks_counts(na = 0)
+  T <- tenx_counts()
+  old <- DelayedArray::getAutoBlockSize()
+  suppressMessages(DelayedArray::setAutoBlockSize(1200))
+  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(old)), add = TRUE)
+  nnz <- sum(X > 0)
+  f <- pois_vb_fit(T, rank = 2, iter = 5)
+  expect_identical(f$settings$blocks, as.integer(ceiling(12 * nnz / 1200)))
+  src <- bnmf:::block_source(T, NULL, 0L)
+  cols <- unlist(lapply(src$specs, function(s) s$cols[1L]:s$cols[2L]))
+  expect_identical(as.integer(cols), seq_len(ncol(X)))
+  # each block read on its own is those columns of X
+  for (s in src$specs) {
+    expect_identical(as.matrix(bnmf:::read_block(s)), unname(X[, s$cols[1L]:s$cols[2L]]) + 0)
+  }
+})
+
+test_that("counts that are not counts are refused when a file is read", {
+  skip_if_no_hdf5()
+  X <- blocks_counts(na = 0)
+  X[3, 5] <- 2.5
+  D <- HDF5Array::writeHDF5Array(X, file.path(withr::local_tempdir(), "bad.h5"), "counts")
+  expect_error(pois_vb_fit(D, rank = 2), class = "bnmf_error_input", regexp = "`X` must hold counts")
+})
+
+test_that("bad `blocks` and `cluster` are input errors; other methods refuse them", {
+  X <- blocks_counts()
+  expect_error(pois_vb_fit(X, rank = 2, blocks = 0), class = "bnmf_error_input", regexp = "`blocks`")
+  expect_error(pois_vb_fit(X, rank = 2, blocks = 46), class = "bnmf_error_input", regexp = "`blocks`")
+  expect_error(pois_vb_fit(X, rank = 2, blocks = 1.5), class = "bnmf_error_input", regexp = "`blocks`")
+  expect_error(pois_vb_fit(X, rank = 2, cluster = "a"), class = "bnmf_error_input",
+               regexp = "`cluster`")
+  expect_error(bnmf(X, rank = 2, likelihood = "poisson", method = "gibbs", blocks = 2),
+               class = "bnmf_error_unsupported", regexp = "method \"gibbs\"")
+  expect_error(bnmf(X, rank = 2, method = "vb", blocks = 2), class = "bnmf_error_unsupported")
+})
+
+test_that("a 2-worker cluster gives the numbers of one process for the same blocks", {
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  X <- blocks_counts()
+  m3 <- pois_vb_fit(X, rank = 3, blocks = 3)
+  c3 <- pois_vb_fit(X, rank = 3, blocks = 3, cluster = cl)
+  expect_identical(c3$W, m3$W)
+  expect_identical(c3$H, m3$H)
+  expect_identical(c3$q, m3$q)
+  expect_identical(elbo(c3), elbo(m3))
+  expect_identical(names(c3), names(m3))
+  # two chains, ARD
+  a <- pois_vb_fit(X, rank = 4, prior = ard(), blocks = 2, chains = 2)
+  b <- pois_vb_fit(X, rank = 4, prior = ard(), cluster = cl, chains = 2)
+  expect_identical(b$settings$blocks, 2L)
+  expect_identical(b$W, a$W)
+  expect_identical(b$lambda, a$lambda)
+  expect_identical(b$trace, a$trace)
+  # the workers keep nothing after the fit
+  left <- parallel::clusterEvalQ(cl, ls(bnmf:::block_store))
+  expect_identical(left, list(character(), character()))
+  expect_error(bnmf(X, rank = 2, likelihood = "poisson", method = "gibbs", cluster = cl),
+               class = "bnmf_error_unsupported", regexp = "`cluster`")
+  skip_if_no_hdf5()
+  # the workers read their own columns of a 10x file
+  T <- tenx_counts()
+  t1 <- pois_vb_fit(T, rank = 3, blocks = 3)
+  t2 <- pois_vb_fit(T, rank = 3, blocks = 3, cluster = cl)
+  expect_identical(t2$W, t1$W)
+  expect_identical(elbo(t2), elbo(t1))
+  # and of a dense HDF5Matrix (through DelayedArray on the workers)
+  X0 <- blocks_counts(na = 0)
+  D <- HDF5Array::writeHDF5Array(X0, file.path(withr::local_tempdir(), "d.h5"), "x")
+  d2 <- pois_vb_fit(D, rank = 3, cluster = cl)
+  m2 <- pois_vb_fit(X0, rank = 3, blocks = 2)
+  expect_identical(unname(d2$W), unname(m2$W))
+  expect_identical(elbo(d2), elbo(m2))
+})
+
+test_that("a worker that died ends the fit with an error naming it", {
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2)
+  on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
+  pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
+  tools::pskill(pids[2])
+  Sys.sleep(0.5)
+  X <- blocks_counts()
+  expect_error(pois_vb_fit(X, rank = 2, cluster = cl), class = "bnmf_error_cluster",
+               regexp = "worker 2 of `cluster`")
+})
