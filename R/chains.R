@@ -102,7 +102,7 @@ wh_entries <- function(W, H, i, j) {
 run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
                        draws = character(), lambda_names = NULL, tol = 0,
                        trace_names = c("loglik", "tau", "logpost", "sse"),
-                       sampler = method == "gibbs") {
+                       sampler = method == "gibbs", min_chunk = 1L) {
   converged <- FALSE
   pb <- progress_start(progress, iter, label)
   outs <- list()
@@ -117,7 +117,7 @@ run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
       out$stop <- isTRUE(out$converged)
       out$trace <- cbind(out$trace, phase == 2L)
       out
-    }, pb, done, multiple = if (accumulate) thin else 1L)
+    }, pb, done, multiple = if (accumulate) thin else 1L, min_chunk = min_chunk)
     outs <- c(outs, run$outs)
     done <- run$done
     if (run$stopped) {
@@ -157,15 +157,18 @@ run_chunks <- function(sweep, method, iter, burnin, thin, progress, label,
 # `multiple` (the thinning), so that progress and interrupts are timely;
 # where they end never changes a result. `done`: sweeps done before (the
 # progress bar's count). Returns the chunks' outputs, the count and whether
-# the chain stopped itself.
-chunk_loop <- function(total, step, pb, done = 0L, multiple = 1L) {
+# the chain stopped itself. `min_chunk`: the fewest sweeps a call (but the
+# last) makes, for chains whose calls cost a pass over the data on top of
+# their sweeps (Poisson VB: the ELBO of the state a call ends with).
+chunk_loop <- function(total, step, pb, done = 0L, multiple = 1L, min_chunk = 1L) {
   outs <- list()
-  chunk <- multiple
+  lo <- multiple * ((max(min_chunk, 1L) + multiple - 1L) %/% multiple)
+  chunk <- lo
   left <- total
   stopped <- FALSE
   while (left > 0L && !stopped) {
     n <- min(left, chunk)
-    if (n %% multiple) n <- max(multiple, n - n %% multiple)
+    if (n %% multiple) n <- max(if (left >= lo) lo else multiple, n - n %% multiple)
     t0 <- proc.time()[[3L]]
     out <- step(n)
     dt <- proc.time()[[3L]] - t0
@@ -175,7 +178,7 @@ chunk_loop <- function(total, step, pb, done = 0L, multiple = 1L) {
     done <- done + nd
     progress_update(pb, done)
     stopped <- isTRUE(out$stop)
-    chunk <- as.integer(min(max(1, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
+    chunk <- as.integer(min(max(lo, chunk * if (dt > 0) 0.25 / dt else 2), 2 * chunk + 1))
   }
   list(outs = outs, done = done, stopped = stopped)
 }

@@ -107,3 +107,22 @@ test_that("new_state() writes the whole layout the C code reads", {
   expect_equal(dim(out$lambda), c(3L, 2L))
   expect_true(all(is.finite(out$trace)))
 })
+
+test_that("chunk_loop() makes calls of at least min_chunk sweeps, and every sweep once", {
+  calls <- integer()
+  step <- function(n) {
+    calls[length(calls) + 1L] <<- n
+    list(trace = matrix(0, n, 1))
+  }
+  run <- bnmf:::chunk_loop(23L, step, NULL, min_chunk = 4L)
+  expect_identical(run$done, 23L)
+  expect_identical(sum(calls), 23L)
+  # every call but the last has at least 4 sweeps
+  expect_true(all(head(calls, -1L) >= 4L))
+  expect_identical(calls[1L], 4L)
+  # and with thinning, multiples of it
+  calls <- integer()
+  run <- bnmf:::chunk_loop(30L, step, NULL, multiple = 3L, min_chunk = 4L)
+  expect_identical(sum(calls), 30L)
+  expect_true(all(head(calls, -1L) %% 3L == 0L & head(calls, -1L) >= 4L))
+})
