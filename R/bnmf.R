@@ -407,6 +407,8 @@ bnmf_job <- function(args, given, env) {
   job$X <- term$X
   job$rank <- term$rank
   job$prior <- term$prior
+  # given as an argument or in the formula (`nmf(K, prior = )`)
+  job$prior_given <- given[["prior"]] || isTRUE(term$prior_given)
   job$given <- given
   job$engine <- engine
   engine$check(job)
@@ -500,7 +502,8 @@ parse_model <- function(X, rank, prior, data, env) {
   if (!is.null(rank) && !identical(as.integer(rank), as.integer(model$rank))) {
     abort_input("`rank` is given both in the formula and as an argument; give it once.")
   }
-  list(X = lhs, rank = model$rank, prior = model$prior %||% prior, sparsity = model$sparsity)
+  list(X = lhs, rank = model$rank, prior = model$prior %||% prior, sparsity = model$sparsity,
+       prior_given = !is.null(model$prior))
 }
 
 # A rank: one whole number K (NMF), or two, c(K, L) (NMTF).

@@ -356,8 +356,9 @@ poisson_check <- function(job) {
   if (method == "ssvi") job$control <- check_control(job$control, "ssvi_control")
   keep <- check_choice(job$keep, c("summary", "draws"), "keep")
   iter <- job$iter %||% if (method == "ssvi") 100L else NULL
+  chains <- if (method == "ssvi" && !job$given[["chains"]]) ssvi_default_chains(job$init) else job$chains
   job$settings <- check_settings(if (method == "gibbs") "gibbs" else "vb", iter, job$burnin,
-                                 job$thin, job$chains, job$tol, keep, job$progress)
+                                 job$thin, chains, job$tol, keep, job$progress)
   s <- job$settings
   check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
                  draws = if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0,
@@ -367,9 +368,27 @@ poisson_check <- function(job) {
   job
 }
 
+# Method "ssvi" without `chains`: 3 restarts from random starts (the one
+# with the highest mean local log joint of the final phase kept); one run
+# per start given in `init`.
+ssvi_default_chains <- function(init) {
+  if (is.character(init)) return(ssvi_restarts)
+  if (is.list(init) && is.null(init$W)) length(init) else 1L
+}
+ssvi_restarts <- 3L
+
+# The prior of a fit with masks when none is given: dense Gamma(5, "auto")
+# entries, so that the masks, not tiny entries, carry the sparsity (Park,
+# section 4.1); its rates 5 sqrt(K / mean(X)) make it scale-free.
+ssvi_mask_prior_default <- function() gamma_prior(5, "auto")
+
 poisson_model <- function(job) {
   d <- job$data
-  pp <- resolve_pois_prior(job$prior, job$rank, d$sum_obs / d$n_obs)
+  prior <- job$prior
+  if (job$method == "ssvi" && job$sparsity != "none" && !isTRUE(job$prior_given)) {
+    prior <- ssvi_mask_prior_default()
+  }
+  pp <- resolve_pois_prior(prior, job$rank, d$sum_obs / d$n_obs)
   spec <- nmf_spec(nrow(job$X), ncol(job$X), job$rank, prior = pp, likelihood = "poisson")
   spec$sparsity <- job$sparsity
   spec$mask_prior <- job$mask_prior
