@@ -406,7 +406,7 @@ poisson_check <- function(job) {
 # per start given in `init`.
 ssvi_default_chains <- function(init) {
   if (is.character(init)) return(ssvi_restarts)
-  if (is.list(init) && is.null(init$W)) length(init) else 1L
+  if (is.list(init) && is.null(init$W)) max(length(init), 1L) else 1L
 }
 ssvi_restarts <- 3L
 

@@ -51,12 +51,11 @@ if (identical(args[1], "table")) {
       data.frame(config = cf, X = if (sc == 1) "X" else sprintf("round(%g X)", sc), n = nrow(d),
                  acc_SW = med_sd(d$acc_SW), rrmse_WSW = med_sd(d$rrmse_WSW),
                  acc_SH = med_sd(d$acc_SH), rrmse_HSH = med_sd(d$rrmse_HSH),
-                 rrmse_EX = med_sd(d$rrmse_EX), sec_per_fit = sprintf("%.1f", stats::median(d$secs)),
-                 package = d$package[1])
+                 rrmse_EX = med_sd(d$rrmse_EX), sec_per_fit = sprintf("%.0f", stats::median(d$secs)))
     }))
   }))
   out <- rbind(out, data.frame(config = "Park Table 1", X = "X", n = 10, t(paper1), rrmse_EX = "",
-                               sec_per_fit = "", package = ""))
+                               sec_per_fit = ""))
   cat("| ", paste(names(out), collapse = " | "), " |\n", sep = "")
   cat("|", paste(rep("---", ncol(out)), collapse = "|"), "|\n", sep = "")
   for (r in seq_len(nrow(out))) cat("| ", paste(unlist(out[r, ]), collapse = " | "), " |\n", sep = "")
@@ -117,7 +116,8 @@ for (i in seq_len(n_data)) {
     chains = fit$settings$chains %||% NA, iter = fit$settings$iter %||% NA,
     prior = sprintf("Gamma(%g, %.3g) Gamma(%g, %.3g)", fit$prior$a, fit$prior$b, fit$prior$c,
                     fit$prior$d),
-    package = as.character(utils::packageVersion("bnmf")))
+    package = as.character(utils::packageVersion("bnmf")),
+    lib = dirname(find.package("bnmf")))
   cat(sprintf("%s x%g data %d: %s\n", config, scale, i,
               paste(format(unlist(rows[[i]][4:9]), digits = 3), collapse = " ")), file = stderr())
   saveRDS(do.call(rbind, rows),
