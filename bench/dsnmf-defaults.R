@@ -27,6 +27,8 @@
 ##   rate5    prior = gamma_prior(5, 5) (Park's fixed prior, one restart)
 ##   chains3  chains = 3 (old prior)
 ##   iter200  iter = 200 (old prior, one restart)
+##   shape5i200 prior = gamma_prior(5, "auto"), iter = 200 (one restart)
+##   half3    prior = gamma_prior(5, 5 sqrt(K / mean(X)) / 2), chains = 3
 ##   shape5c3 prior = gamma_prior(5, "auto"), chains = 3 (the new defaults,
 ##            given explicitly to the old package)
 ##   default  nothing given (new package)
@@ -41,8 +43,10 @@ med_sd <- function(v) if (all(is.na(v))) "-" else sprintf("%.3f (%.3f)", stats::
 
 if (identical(args[1], "table")) {
   files <- list.files(dir, "\\.rds$", full.names = TRUE)
-  rows <- do.call(rbind, lapply(files, readRDS))
-  order_cfg <- c("paper", "old", "shape5", "rate5", "chains3", "iter200", "shape5c3", "default")
+  cols <- c("config", "scale", "data", "acc_SW", "acc_SH", "rrmse_WSW", "rrmse_HSH", "rrmse_EX",
+            "secs")
+  rows <- do.call(rbind, lapply(files, function(f) readRDS(f)[cols]))
+  order_cfg <- c("paper", "old", "shape5", "rate5", "chains3", "iter200", "shape5i200", "shape5c3", "half3", "default")
   cfgs <- unique(rows$config)
   cfgs <- c(intersect(order_cfg, cfgs), setdiff(cfgs, order_cfg))
   out <- do.call(rbind, lapply(cfgs, function(cf) {
@@ -74,7 +78,10 @@ configs <- list(
   rate5 = list(prior = gamma_prior(5, 5)),
   chains3 = list(chains = 3, prior = gamma_prior(1, "auto")),
   iter200 = list(iter = 200, prior = gamma_prior(1, "auto")),
+  shape5i200 = list(iter = 200, prior = gamma_prior(5, "auto")),
   shape5c3 = list(prior = gamma_prior(5, "auto"), chains = 3),
+  # the automatic rate halved: prior mean of W and H twice sqrt(mean(X) / K)
+  half3 = function(X) list(prior = gamma_prior(5, 5 * sqrt(K0 / mean(X)) / 2), chains = 3),
   default = list()
 )
 if (!config %in% names(configs)) stop("unknown configuration ", config)
@@ -101,8 +108,10 @@ for (i in seq_len(n_data)) {
   X <- if (scale == 1) data_sets[[i]] else round(scale * data_sets[[i]])
   set.seed(1000 * i)
   t0 <- Sys.time()
+  cfg <- configs[[config]]
+  if (is.function(cfg)) cfg <- cfg(X)
   fit <- do.call(bnmf, c(list(X ~ nmf(K0, sparsity = "both"), likelihood = "poisson",
-                              method = "ssvi", progress = FALSE), configs[[config]]))
+                              method = "ssvi", progress = FALSE), cfg))
   secs <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
   fa <- factors(fit)
   mk <- masks(fit)
