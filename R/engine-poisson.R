@@ -410,16 +410,19 @@ ssvi_default_chains <- function(init) {
 }
 ssvi_restarts <- 3L
 
-# The prior of a fit with masks when none is given: dense Gamma(5, "auto")
+# The prior of a fit with masks when none is given: dense Gamma(5, rate)
 # entries, so that the masks, not tiny entries, carry the sparsity (Park,
-# section 4.1); its rates 5 sqrt(K / mean(X)) make it scale-free.
-ssvi_mask_prior_default <- function() gamma_prior(5, "auto")
+# section 4.1). The rate 2.5 sqrt(K / mean(X)), half the automatic one,
+# puts the prior mean of every entry of W H at 4 mean(X) / K: the mean
+# count when half of each mask is on (the automatic rate assumes every mask
+# on). Scale-free: the rate moves with the unit of X.
+ssvi_mask_prior_default <- function(K, mean_x) gamma_prior(5, 2.5 * sqrt(K / mean_x))
 
 poisson_model <- function(job) {
   d <- job$data
   prior <- job$prior
   if (job$method == "ssvi" && job$sparsity != "none" && !isTRUE(job$prior_given)) {
-    prior <- ssvi_mask_prior_default()
+    prior <- ssvi_mask_prior_default(job$rank, d$sum_obs / d$n_obs)
   }
   pp <- resolve_pois_prior(prior, job$rank, d$sum_obs / d$n_obs)
   spec <- nmf_spec(nrow(job$X), ncol(job$X), job$rank, prior = pp, likelihood = "poisson")
