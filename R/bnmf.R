@@ -218,8 +218,8 @@
 #'   `likelihood = "poisson"`: [gamma_prior()] (shape, rate) of every entry
 #'   of `W` and `H`, or `list(W = gamma_prior(), H = gamma_prior())` (see the
 #'   section Counts); not given, `gamma_prior(1, "auto")` (exponential
-#'   entries), and `gamma_prior(5, "auto")` for method `"ssvi"` with masks
-#'   (see [ssvi_control()], section Defaults).
+#'   entries), and `gamma_prior(5, 2.5 * sqrt(K / mean(X)))` for method
+#'   `"ssvi"` with masks (see [ssvi_control()], section Defaults).
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()]. The
 #'   default `gamma_prior(shape = 1, rate = "auto")` sets the rate from the
 #'   data, `rate = shape * 1e-4 * mean(X^2)` over the observed entries (see

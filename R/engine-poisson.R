@@ -86,9 +86,8 @@
 #'   that final phase is kept (Park, section 4.1). The defaults reach Park's
 #'   mask accuracies without her settings: `iter = 100`, `chains = 3`
 #'   restarts from random starts (one run per start given in `init`), and,
-#'   with masks and no `prior` given, `gamma_prior(5, "auto")` for `W` and
-#'   `H` (rates `5 sqrt(K / mean(X))`); see [ssvi_control()], section
-#'   Defaults. A factor is reported as
+#'   with masks and no `prior` given, Gamma(5, \eqn{2.5 \sqrt{K / mean(X)}})
+#'   entries of `W` and `H`; see [ssvi_control()], section Defaults. A factor is reported as
 #'   switched off by [summary()] when the posterior mean of one of its mask
 #'   probabilities is below `ssvi_control()$cutoff`. From random starts,
 #'   factors beyond those the data need often share a true factor between
@@ -165,30 +164,37 @@ NULL
 #' @section Defaults:
 #' Method `"ssvi"` with masks (`sparsity = "coef"` or `"both"`) uses, unless
 #' given:
-#' * `prior = gamma_prior(5, "auto")` for `W` and `H`: dense entries, as
-#'   Park's a = b = c = d = 5, "to encourage the sparse structures to be
-#'   captured by the binary masks, not by making entries in W and H tiny".
-#'   Under exponential entries (shape 1, the default without masks) a small
-#'   entry with its mask on explains the data as well as a mask off, and
-#'   the masks stay on. The rate `"auto"` is `5 sqrt(K / mean(X))` (prior
-#'   mean of every entry of `W H` equal to the mean count), so that the
-#'   prior does not depend on the unit of `X`; Park's fixed rate 5 suits her
-#'   simulation (mean count 1.7) but pulls the factors of larger counts
-#'   down.
+#' * `prior = gamma_prior(5, 2.5 * sqrt(K / mean(X)))` for `W` and `H`
+#'   (`mean(X)` over the observed entries). Shape 5 makes the entries dense,
+#'   as Park's a = b = c = d = 5, "to encourage the sparse structures to be
+#'   captured by the binary masks, not by making entries in W and H tiny":
+#'   under exponential entries (shape 1, the default without masks) a small
+#'   entry with its mask on explains the counts as well as a mask off, and
+#'   the masks stay on. The rate puts the prior mean of every entry of
+#'   `W H` at `4 mean(X) / K`, the mean count when half of each mask is on;
+#'   it is half the automatic rate `"auto"` (which assumes every mask on).
+#'   It moves with the unit of `X` (a rate fixed as Park's 5 suits her
+#'   simulation, mean count 1.7, and not counts 10 times larger); on her
+#'   simulation it gives prior means 1.3 to the entries, whose true means
+#'   are 1 to 1.6.
 #' * `chains = 3` restarts, the one with the highest mean local log joint
 #'   \eqn{\log p(X, S | W, H, \pi)} of the final phase kept (Park's rule);
 #'   one run per start when `init` gives the starts.
 #' * `iter = 100` stochastic steps and `mask_prior = beta_process(1, 1)`,
 #'   Park's settings.
 #'
-#' On Park's simulation (section 4.1; `bench/dsnmf-defaults.R` in the
-#' package sources) these defaults give median mask accuracies 0.74 (`W`)
-#' and 0.83 (`H`) over 10 data sets (Park's Table 1: 0.83 and 0.74);
-#' exponential entries and one run gave 0.60 and 0.62. Either change alone
-#' falls short: Gamma(5, "auto") entries with one run 0.73 and 0.76, three
-#' restarts of exponential entries about 0.63 and 0.65. The default fit of
-#' a 300 x 300 matrix at `K = 4` takes about 40 s (13 s per restart) on one
-#' core.
+#' On Park's simulation (section 4.1, 10 data sets, `sparsity = "both"`;
+#' `bench/dsnmf-defaults.R` in the package sources) these defaults give
+#' median mask accuracies 0.79 (`W`) and 0.81 (`H`), as Park's own settings
+#' do in this package (0.78 and 0.81; her Table 1: 0.83 and 0.74).
+#' Exponential entries with one run gave 0.61 and 0.62. One change at a
+#' time: dense entries with one run 0.73 and 0.76 (the largest step; with
+#' 200 iterations the same on 5 data sets); three restarts then add 0.01 to
+#' 0.06 and bring the error of the fitted mean down to Park's settings'
+#' (RRMSE 0.14 against 0.20 for one run); halving the automatic rate adds
+#' about 0.04. The default fit of a 300 x 300 matrix at `K = 4` takes 34 s
+#' of CPU (three runs; 11 s for one); the restarts run in parallel under a
+#' `future` plan ([bnmf()], section Chains and reproducibility).
 #'
 #' @param a0,b0 Beta-process parameters (> 0).
 #' @param t0 Delay of the step sizes (>= 0).
