@@ -189,12 +189,13 @@ NULL
 #' do in this package (0.78 and 0.81; her Table 1: 0.83 and 0.74).
 #' Exponential entries with one run gave 0.61 and 0.62. One change at a
 #' time: dense entries with one run 0.73 and 0.76 (the largest step; with
-#' 200 iterations the same on 5 data sets); three restarts then add 0.01 to
-#' 0.06 and bring the error of the fitted mean down to Park's settings'
-#' (RRMSE 0.14 against 0.20 for one run); halving the automatic rate adds
-#' about 0.04. The default fit of a 300 x 300 matrix at `K = 4` takes 34 s
-#' of CPU (three runs; 11 s for one); the restarts run in parallel under a
-#' `future` plan ([bnmf()], section Chains and reproducibility).
+#' 200 iterations 0.02 to 0.05 more on 5 data sets); three restarts then
+#' add about 0.01 but bring the error of the fitted mean down to that of
+#' Park's settings (RRMSE 0.14 against 0.20 for one run); halving the
+#' automatic rate adds 0.04 to 0.05. The default fit of a 300 x 300
+#' matrix at `K = 4` takes 34 s of CPU (three runs; 11 s for one); the
+#' restarts run in parallel under a `future` plan ([bnmf()], section Chains
+#' and reproducibility).
 #'
 #' @param a0,b0 Beta-process parameters (> 0).
 #' @param t0 Delay of the step sizes (>= 0).

@@ -28,9 +28,10 @@
 ##   chains3  chains = 3 (old prior)
 ##   iter200  iter = 200 (old prior, one restart)
 ##   shape5i200 prior = gamma_prior(5, "auto"), iter = 200 (one restart)
-##   half3    prior = gamma_prior(5, 5 sqrt(K / mean(X)) / 2), chains = 3
-##   shape5c3 prior = gamma_prior(5, "auto"), chains = 3 (the new defaults,
-##            given explicitly to the old package)
+##   shape5c3 prior = gamma_prior(5, "auto"), chains = 3
+##   half3    prior = gamma_prior(5, 2.5 sqrt(K / mean(X))), chains = 3: the
+##            new defaults, given explicitly to the old package (the new
+##            package's default fit is identical to it)
 ##   default  nothing given (new package)
 
 args <- commandArgs(TRUE)
