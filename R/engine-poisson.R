@@ -83,8 +83,8 @@
 #'   give the posterior mask probabilities ([masks()]) and the means of the
 #'   masked factors ([factors()]). With `chains > 1` the restart with the
 #'   highest mean local log joint density \eqn{\log p(X, S | W, H, \pi)} of
-#'   that final phase is kept (Park, section 4.1). The defaults reach Park's
-#'   mask accuracies without her settings: `iter = 100`, `chains = 3`
+#'   that final phase is kept (Park, section 4.1). The defaults match Park's
+#'   settings' mask accuracies without them: `iter = 100`, `chains = 3`
 #'   restarts from random starts (one run per start given in `init`), and,
 #'   with masks and no `prior` given, Gamma(5, \eqn{2.5 \sqrt{K / mean(X)}})
 #'   entries of `W` and `H`; see [ssvi_control()], section Defaults. A factor is reported as
@@ -171,8 +171,9 @@ NULL
 #'   under exponential entries (shape 1, the default without masks) a small
 #'   entry with its mask on explains the counts as well as a mask off, and
 #'   the masks stay on. The rate puts the prior mean of every entry of
-#'   `W H` at `4 mean(X) / K`, the mean count when half of each mask is on;
-#'   it is half the automatic rate `"auto"` (which assumes every mask on).
+#'   `W H` at `4 mean(X)`, so that the mean count is `mean(X)` when half
+#'   of each mask is on; it is half the automatic rate `"auto"` (which
+#'   assumes every mask on).
 #'   It moves with the unit of `X` (a rate fixed as Park's 5 suits her
 #'   simulation, mean count 1.7, and not counts 10 times larger); on her
 #'   simulation it gives prior means 1.3 to the entries, whose true means
@@ -420,9 +421,9 @@ ssvi_restarts <- 3L
 # The prior of a fit with masks when none is given: dense Gamma(5, rate)
 # entries, so that the masks, not tiny entries, carry the sparsity (Park,
 # section 4.1). The rate 2.5 sqrt(K / mean(X)), half the automatic one,
-# puts the prior mean of every entry of W H at 4 mean(X) / K: the mean
-# count when half of each mask is on (the automatic rate assumes every mask
-# on). Scale-free: the rate moves with the unit of X.
+# puts the prior mean of every entry of W H at 4 mean(X): the mean count
+# is mean(X) when half of each mask is on (the automatic rate assumes
+# every mask on). Scale-free: the rate moves with the unit of X.
 ssvi_mask_prior_default <- function(K, mean_x) gamma_prior(5, 2.5 * sqrt(K / mean_x))
 
 poisson_model <- function(job) {
