@@ -194,9 +194,9 @@ NULL
 #' add about 0.01 but bring the error of the fitted mean down to that of
 #' Park's settings (RRMSE 0.14 against 0.20 for one run); halving the
 #' automatic rate adds 0.04 to 0.05. The default fit of a 300 x 300
-#' matrix at `K = 4` takes 34 s of CPU (three runs; 11 s for one); the
-#' restarts run in parallel under a `future` plan ([bnmf()], section Chains
-#' and reproducibility).
+#' matrix at `K = 4` takes 32 to 34 s of CPU (three runs; 11 s for one);
+#' the restarts run in parallel under a `future` plan ([bnmf()], section
+#' Chains and reproducibility).
 #'
 #' @param a0,b0 Beta-process parameters (> 0).
 #' @param t0 Delay of the step sizes (>= 0).
