@@ -188,8 +188,8 @@ NULL
 #' `bench/dsnmf-defaults.R` in the package sources) these defaults give
 #' median mask accuracies 0.79 (`W`) and 0.81 (`H`), as Park's own settings
 #' do in this package (0.78 and 0.81; her Table 1: 0.83 and 0.74).
-#' Exponential entries with one run gave 0.61 and 0.62. One change at a
-#' time: dense entries with one run 0.73 and 0.76 (the largest step; with
+#' Exponential entries with one run gave 0.61 and 0.62, and with three
+#' restarts 0.59 and 0.62. One change at a time: dense entries with one run 0.73 and 0.76 (the largest step; with
 #' 200 iterations 0.02 to 0.05 more on 5 data sets); three restarts then
 #' add about 0.01 but bring the error of the fitted mean down to that of
 #' Park's settings (RRMSE 0.14 against 0.20 for one run); halving the
