@@ -218,20 +218,26 @@
 #'   relevance determination). Not used by `"np"` and `"particles"`. For
 #'   `likelihood = "poisson"`: [gamma_prior()] (shape, rate) of every entry
 #'   of `W` and `H`, or `list(W = gamma_prior(), H = gamma_prior())` (see the
-#'   section Counts).
+#'   section Counts); not given, `gamma_prior(1, "auto")` (exponential
+#'   entries), and `gamma_prior(5, 2.5 * sqrt(K / mean(X)))` for method
+#'   `"ssvi"` with masks (see [ssvi_control()], section Defaults).
 #' @param noise Prior of the noise precision `tau`: [gamma_prior()]. The
 #'   default `gamma_prior(shape = 1, rate = "auto")` sets the rate from the
 #'   data, `rate = shape * 1e-4 * mean(X^2)` over the observed entries (see
 #'   [priors]), so that a fit of `c * X` is `c` times the fit of `X`; an
 #'   explicit number, e.g. `gamma_prior(1, 1)`, is used as given.
 #' @param iter Number of sweeps per chain, burn-in included (Gibbs, HMC;
-#'   default 2000), or the maximum number of sweeps (ICM, VB, NP; default 1000).
+#'   default 2000), or the maximum number of sweeps (ICM, VB, NP; default
+#'   1000); SSVI: the number of stochastic steps (default 100).
 #' @param burnin Sweeps discarded at the start of each chain (Gibbs; HMC:
 #'   the warm-up; default `iter / 2`).
 #' @param thin Keep every `thin`-th sweep after burn-in (Gibbs, HMC).
 #' @param chains Number of independent chains (Gibbs, HMC) or restarts (ICM, VB,
 #'   NP; the restart with the highest log posterior, ELBO, or lowest loss is
-#'   kept).
+#'   kept). Method `"ssvi"`: restarts, the one with the highest mean local
+#'   log joint of its final phase kept; not given, 3 (one per start when
+#'   `init` gives the starts), since a single run often ends with masks
+#'   far from the truth (see [ssvi_control()], section Defaults).
 #' @param init `"random"`: entries `sqrt(mean(X) / K)` times unit
 #'   exponentials, improved by 10 sweeps of non-negative least squares; or a
 #'   list with matrices `W` (I x K), `H` (K x J) and optionally `tau` (by
@@ -428,6 +434,8 @@ bnmf_job <- function(args, given, env) {
   job$X <- term$X
   job$rank <- term$rank
   job$prior <- term$prior
+  # given as an argument or in the formula (`nmf(K, prior = )`)
+  job$prior_given <- given[["prior"]] || isTRUE(term$prior_given)
   job$given <- given
   job$engine <- engine
   engine$check(job)
@@ -521,7 +529,8 @@ parse_model <- function(X, rank, prior, data, env) {
   if (!is.null(rank) && !identical(as.integer(rank), as.integer(model$rank))) {
     abort_input("`rank` is given both in the formula and as an argument; give it once.")
   }
-  list(X = lhs, rank = model$rank, prior = model$prior %||% prior, sparsity = model$sparsity)
+  list(X = lhs, rank = model$rank, prior = model$prior %||% prior, sparsity = model$sparsity,
+       prior_given = !is.null(model$prior))
 }
 
 # A rank: one whole number K (NMF), or two, c(K, L) (NMTF).

@@ -32,8 +32,8 @@ rank_plan_notice <- function(X, ranks, criterion, method, args, samples, per_ran
                 "Chib's method compares the marginal likelihoods of the ranks under the automatic prior `exponential(rate = \"auto\")`, whose rate sqrt(K / mean(X)) changes with the rank K: the ranks are then compared under different priors. Give a fixed rate, e.g. `prior = exponential(rate = 1)` (see vignette(\"rank\")).")
   }
   fit_ranks <- if (criterion == "ard") max(ranks) else ranks
-  iter <- args$iter %||% if (method == "gibbs") 2000L else 1000L
-  chains <- args$chains %||% 1L
+  iter <- args$iter %||% switch(method, gibbs = 2000L, ssvi = 100L, 1000L)
+  chains <- args$chains %||% if (method == "ssvi") ssvi_restarts else 1L
   sweeps <- iter * chains * per_rank + if (criterion == "chib") (2 * fit_ranks + 1) * samples else 0
   sweeps <- rep_len(sweeps, length(fit_ranks))
   entries <- if (inherits(X, "dgCMatrix")) length(X@x) else prod(as.double(dim(X)))
