@@ -6,6 +6,7 @@
 ##   R_LIBS=<lib> Rscript bench/blocks.R same      # identical fits, small data (2 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R speed     # time per sweep: memory vs file (8 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R cluster   # time per sweep: 2 workers vs one process
+##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R sce [blocks]   # an HDF5-backed SCE
 ##   for w in memory blocks tenx; do
 ##     /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R peak $w; done   # peak memory
 ##
@@ -136,6 +137,21 @@ if (mode == "cluster") {
     "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
     "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)))
   parallel::stopCluster(cl)
+}
+
+if (mode == "sce") {
+  # an HDF5-backed SingleCellExperiment (its "counts" assay the 10x file),
+  # fitted by blocks: the peak memory against the assay's size as a dense
+  # matrix and as a dgCMatrix
+  suppressPackageStartupMessages(library(SingleCellExperiment))
+  sce <- SingleCellExperiment(assays = list(counts = tenx()))
+  base <- mem_start()
+  nb <- if (length(args) >= 2L) as.integer(args[2L]) # NULL: the default blocks
+  r <- fit_time(sce, 1L + n_sweeps, assay = "counts", blocks = nb)
+  mem_report("SingleCellExperiment, HDF5 assay", base)
+  cat(sprintf("the assay: %d x %d; %.0f MB as a dense double matrix, %.0f MB as a dgCMatrix; %d blocks; %.1f s\n",
+              I, J, 8 * I * J / 2^20, (12 * 5e6 + 4 * (J + 1)) / 2^20,
+              r$fit$settings$blocks, r$time[["elapsed"]]))
 }
 
 if (mode == "peak") {
