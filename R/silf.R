@@ -34,7 +34,9 @@
 #'   the Gamma for Itakura-Saito. The draws then stay some `K (I + J) / n`
 #'   of `f` above the smallest objective, as a Gaussian posterior would, at
 #'   any scale and size of `X` (a fixed `C` lets them wander `K (I + J) /
-#'   (2 C)` above it, which is much for data with little noise).
+#'   (2 C)` above it, which is much for data with little noise). `f` is
+#'   taken at least `1e-10 n` on `X / s` (candidates that fit `X` exactly
+#'   would give an infinite slope).
 #' @param objective `"frobenius"` (\eqn{\|X - WH\|_F^2}), `"kl"` (the
 #'   generalised Kullback-Leibler divergence \eqn{\sum X \log(X / WH) - X +
 #'   WH}) or `"is"` (Itakura-Saito, \eqn{\sum X / WH - \log(X / WH) - 1}; needs
@@ -77,8 +79,13 @@ print.bnmf_likelihood <- function(x, ...) {
 
 # The likelihood with its automatic slope resolved, once epsilon is known:
 # C = n / (2 f), f = epsilon / 1.2 (see silf()); `n` the observed entries.
+# On X / s (sum of squares n) f is floored at 1e-10 n, a root mean square
+# error of 1e-5: candidates that fit X exactly (constant or zero data) would
+# otherwise give an infinite slope.
 silf_resolve_C <- function(likelihood, n) {
-  if (identical(likelihood$C, "auto")) likelihood$C <- n / (2 * likelihood$epsilon / 1.2)
+  if (identical(likelihood$C, "auto")) {
+    likelihood$C <- n / (2 * max(likelihood$epsilon / 1.2, 1e-10 * n))
+  }
   likelihood
 }
 
