@@ -161,9 +161,11 @@ load_block <- function(spec, K, check = TRUE) {
   Xb <- read_block(spec)
   if (!inherits(Xb, "dgCMatrix")) storage.mode(Xb) <- "double"
   vals <- if (inherits(Xb, "dgCMatrix")) Xb@x else Xb
-  list(data = prepare_data(Xb, K), x = vals,
+  data <- prepare_data(Xb, K)
+  list(data = data, x = vals,
        summary = if (check) {
          c(sum = sum(vals, na.rm = TRUE), nmiss = sum(is.na(vals)),
+           sumsq = data$sumsq_obs, nonfinite = sum(is.infinite(vals)),
            pos = isTRUE(any(vals > 0, na.rm = TRUE)),
            bad = isTRUE(any(vals < 0, na.rm = TRUE)) ||
              isTRUE(any(vals %% 1 != 0, na.rm = TRUE)))
