@@ -148,7 +148,7 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
     for (int k = 0; k < K; k++)
         for (int i = 0; i < I; i++)
             D[i + (size_t) k * I] = d.sparse ? ws.Wt[k + (size_t) i * K] : ws.D[i + (size_t) k * I];
-    memcpy(REAL(v[1]), ws.G, sizeof(double) * K * K);
+    memcpy(REAL(v[1]), ws.G, sizeof(double) * (size_t) K * K);
     REAL(v[2])[0] = bnmf_exp_log_kernel(H, REAL(lamH), (size_t) K * J);
     REAL(v[2])[1] = vbr ? bnmf_sum_vec(He, (size_t) K * J) : 0.0;
     const char *names[] = {"D", "G", "hterms"};
@@ -202,8 +202,8 @@ SEXP bnmf_nmf_blocks_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP ctrl)
     d0.J = 0;
     sweep_work ws;
     bnmf_sweep_work(&d0, &ws, NULL);
-    memcpy(ws.D, bnmf_real_elt(acc, "D", (R_xlen_t) I * K), sizeof(double) * I * K);
-    memcpy(ws.G, bnmf_real_elt(acc, "G", (R_xlen_t) K * K), sizeof(double) * K * K);
+    memcpy(ws.D, bnmf_real_elt(acc, "D", (R_xlen_t) I * K), sizeof(double) * (size_t) I * K);
+    memcpy(ws.G, bnmf_real_elt(acc, "G", (R_xlen_t) K * K), sizeof(double) * (size_t) K * K);
     bnmf_rng_get(1);
     bnmf_update_W_given(&d, &pr, W, NULL, *tau, rule, 0, &ws, vbr ? &vb : NULL);
     bnmf_rng_put();
@@ -306,9 +306,9 @@ SEXP bnmf_nmf_blocks_objective_call(SEXP wq, SEXP hterms, SEXP prior, SEXP ctrl)
     double *W, *tau, *tau_rate;
     vb_part vb;
     read_wq(wq, &d, vbr, &W, &vb, &tau, &tau_rate);
-    const double *ht = REAL(hterms);
     if (TYPEOF(hterms) != REALSXP || XLENGTH(hterms) != 2)
         Rf_error("bnmf internal error: hterms must be 2 doubles");
+    const double *ht = REAL(hterms);
     const double sse = *bnmf_real_elt(ctrl, "sse", 1);
     const double log_rates = *bnmf_real_elt(ctrl, "log_rates", 1);
     double loglik, logpost;
