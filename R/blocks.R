@@ -7,7 +7,8 @@
 # samples").
 
 #' @section Data in blocks, out of memory and on a cluster:
-#' With `likelihood = "poisson"` and `method = "vb"`, every sweep is a map
+#' With `likelihood = "poisson"` and `method = "vb"` (and Gaussian NMF with
+#' methods `"vb"` and `"icm"`, below), every sweep is a map
 #' over blocks of samples (columns): given `q(W)`, a block updates `q(H)` of
 #' its own columns from those columns of `X` alone and returns the sums
 #' that the update of `q(W)` needs (and its part of the ELBO); the update of
@@ -34,8 +35,22 @@
 #' * `blocks` sets the number of blocks (of consecutive columns, of about
 #'   equal sizes).
 #'
-#' The fit is the usual VB fit (same class and fields; `fit$X` is the data as
-#' given). For a given partition the numbers do not depend on where the
+#' Gaussian NMF with methods `"vb"` and `"icm"` (complete data, exponential
+#' priors) is fitted by blocks in the same way when `blocks` or `cluster` is
+#' given: given `W` (VB: `q(W)`) and `tau`, each block updates `H` (`q(H)`)
+#' of its own columns and returns `X[, b] H[, b]'`, the (expected) Gram
+#' matrix of `H[, b]`, its part of the residual sum of squares and of the
+#' objective; the update of `W` uses their sums. A sweep makes two calls per
+#' block (the second rescales `H[, b]` after the balance of the factors'
+#' scales, which needs sums over all blocks, and returns the products). A
+#' `DelayedMatrix` is read by blocks only when `blocks` or `cluster` is
+#' given. Missing entries (`NA`) and `prior = ard()` are refused (class
+#' `bnmf_error_unsupported`): fit such data in memory. The sum of squares is
+#' always taken from its trace identity (in memory, a near-exact fit whose
+#' identity cancels sums it entry by entry instead).
+#'
+#' The fit is the usual VB (or ICM) fit (same class and fields; `fit$X` is
+#' the data as given). For a given partition the numbers do not depend on where the
 #' blocks are read or held (memory, disk, cluster): they are the same bit for
 #' bit. One block gives the numbers of the fit of `X` in memory; another
 #' partition adds the blocks' sums in another order and agrees with it to
@@ -161,9 +176,11 @@ load_block <- function(spec, K, check = TRUE) {
   Xb <- read_block(spec)
   if (!inherits(Xb, "dgCMatrix")) storage.mode(Xb) <- "double"
   vals <- if (inherits(Xb, "dgCMatrix")) Xb@x else Xb
-  list(data = prepare_data(Xb, K), x = vals,
+  data <- prepare_data(Xb, K)
+  list(data = data, x = vals,
        summary = if (check) {
          c(sum = sum(vals, na.rm = TRUE), nmiss = sum(is.na(vals)),
+           sumsq = data$sumsq_obs, nonfinite = sum(is.infinite(vals)),
            pos = isTRUE(any(vals > 0, na.rm = TRUE)),
            bad = isTRUE(any(vals < 0, na.rm = TRUE)) ||
              isTRUE(any(vals %% 1 != 0, na.rm = TRUE)))

@@ -306,14 +306,15 @@
 #'   `SingleCellExperiment`): the assay to factorise, a name or a number
 #'   (default: the first assay); see the section Bioconductor data. Any
 #'   other `X` takes none.
-#' @param cluster `likelihood = "poisson"` with `method = "vb"`: a cluster
+#' @param cluster `likelihood = "poisson"` with `method = "vb"`, and
+#'   Gaussian NMF with methods `"vb"` and `"icm"`: a cluster
 #'   of the parallel package (`parallel::makePSOCKcluster()`, on one or
 #'   many hosts, with bnmf installed on each) whose workers hold the blocks
 #'   of samples and update them in parallel; `NULL` (the default) fits in
 #'   this process. The same numbers as in this process for the same
 #'   `blocks`. See the section Data in blocks.
-#' @param blocks `likelihood = "poisson"` with `method = "vb"`: the number
-#'   of blocks of consecutive samples (columns) the sweeps run over. `NULL`
+#' @param blocks `likelihood = "poisson"` with `method = "vb"`, and
+#'   Gaussian NMF with methods `"vb"` and `"icm"`: the number of blocks of consecutive samples (columns) the sweeps run over. `NULL`
 #'   (the default): one block for a matrix in memory, blocks of about
 #'   `DelayedArray::getAutoBlockSize()` bytes for a `DelayedMatrix`, and at
 #'   least one per worker of `cluster`. See the section Data in blocks.
@@ -408,12 +409,17 @@ bnmf_job <- function(args, given, env) {
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
   # Poisson VB reads a DelayedMatrix by blocks; the others read it into memory
   pois_vb <- method == "vb" && identical(args$likelihood, "poisson")
-  if (!pois_vb && (!is.null(args$cluster) || !is.null(args$blocks))) {
-    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for `likelihood = \"poisson\"` with `method = \"vb\"` only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
-                              if (pois_vb) "this fit" else sprintf("method \"%s\"%s", method,
-                                if (identical(args$likelihood, "poisson")) " with counts" else "")))
+  by_blocks <- !is.null(args$cluster) || !is.null(args$blocks)
+  # Gaussian NMF by blocks: methods "vb" and "icm", with `blocks` or `cluster`
+  gauss_blocks <- by_blocks && method %in% c("vb", "icm") &&
+    !identical(args$likelihood, "poisson") && length(args$rank) == 1L
+  if (!pois_vb && !gauss_blocks && by_blocks) {
+    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for methods \"vb\" and \"icm\" (Gaussian NMF) and for `likelihood = \"poisson\"` with `method = \"vb\"` only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
+                              sprintf("method \"%s\"%s", method,
+                                if (identical(args$likelihood, "poisson")) " with counts" else
+                                  if (length(args$rank) == 2L) " of a tri-factorisation" else "")))
   }
-  term$X <- assay_matrix(term$X, args$assay, keep_delayed = pois_vb)
+  term$X <- assay_matrix(term$X, args$assay, keep_delayed = pois_vb || gauss_blocks)
   if (length(term$rank) == 2L) {
     if (given[["wh_thin"]]) {
       abort_input("`wh_thin` applies to NMF with method \"gibbs\" only, not to a tri-factorisation.")

@@ -13,7 +13,7 @@ gaussian_check <- function(job) {
   }
   keep <- check_choice(job$keep, c("summary", "draws"), "keep")
   loss <- check_choice(job$loss, c("euclidean", "kl"), "loss")
-  job$X <- check_data_matrix(job$X)
+  if (!is_delayed(job$X)) job$X <- check_data_matrix(job$X)
   check_rank_bound(job$rank, job$X)
   if (!inherits(job$prior, "bnmf_prior")) abort_input("`prior` must be made by `exponential()` or `ard()`.")
   if (method == "np" && identical(job$prior$type, "ard")) {
@@ -26,6 +26,16 @@ gaussian_check <- function(job) {
   if (method == "gibbs") job$settings$wh_thin <- check_count(job$wh_thin, "wh_thin", min = 1)
   if (method %in% c("icm", "vb", "np")) {
     job$control <- check_control(job$control, paste0(method, "_control"))
+  }
+  # ICM and VB by blocks of samples (R/blocks-gaussian.R): `blocks` or `cluster`
+  job$cluster <- check_cluster(job$cluster)
+  if (method %in% c("icm", "vb") && (!is.null(job$cluster) || !is.null(job$blocks))) {
+    if (is_delayed(job$X) && (length(dim(job$X)) != 2L || any(dim(job$X) < 1L) ||
+             !DelayedArray::type(job$X) %in% c("double", "integer", "logical"))) {
+      abort_input("`X` must be a numeric matrix with at least one row and one column.")
+    }
+    check_fit_size(nrow(job$X), ncol(job$X), job$rank, job$settings$chains, copies = 7)
+    return(gaussian_blocks_setup(job))
   }
   if (method == "np" && loss == "kl" && job$control$missing == "impute") {
     abort_input("`control`: np_control(missing = \"impute\") is for the Euclidean loss; with loss = \"kl\" the missing entries are always masked.")
@@ -77,6 +87,7 @@ chain_tasks <- function(job, starts, progress) {
 # Run one chain; its random number stream's final state is kept, so that
 # update() can continue it.
 gaussian_chain <- function(task, job) {
+  if (!is.null(job$runner)) return(gaussian_blocks_chain(task, job))
   s <- job$settings
   res <- run_chain(job$X, job$data, job$prior_c, job$method, s$iter, s$burnin, s$thin,
                    s$keep, s$tol, task$start, progress = job$chain_progress,
@@ -89,7 +100,8 @@ gaussian_chain <- function(task, job) {
 
 gaussian_build <- function(runs, job, call) {
   fit <- new_bnmf_fit(runs, job$X, job$data, job$method, job$rank, job$model$prior,
-                      job$model$noise, job$settings, call)
+                      job$model$noise, job$settings, call,
+                      n_miss = job$data$n_missing %||% n_missing(job$X))
   validate_bnmf_fit(fit)
 }
 
@@ -362,7 +374,7 @@ run_chain <- function(X, data, prior, method, iter, burnin, thin, keep, tol,
 
 # Build a bnmf fit from the chains' results.
 new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
-                         previous = NULL) {
+                         previous = NULL, n_miss = n_missing(X)) {
   I <- data$dims[1L]
   J <- data$dims[2L]
   rn <- rownames(X)
@@ -392,7 +404,7 @@ new_bnmf_fit <- function(runs, X, data, method, K, rates, noise, settings, call,
   })
   trace <- do.call(rbind, traces)
   rownames(trace) <- NULL
-  fit <- c(fit_header(call, method, "nmf", X, K, settings), list(
+  fit <- c(fit_header(call, method, "nmf", X, K, settings, n_miss), list(
     prior = list(type = if (length(rates$ard)) "ard" else if (method == "np") "none" else "exponential",
                  rate = rates$rate, auto = rates$auto,
                  lamW = rates$lamW, lamH = rates$lamH, ard = rates$ard),

@@ -6,6 +6,8 @@
 ##   R_LIBS=<lib> Rscript bench/blocks.R same      # identical fits, small data (2 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R speed     # time per sweep: memory vs file (8 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R cluster   # time per sweep: 2 workers vs one process
+##   R_LIBS=<lib> Rscript bench/blocks.R gsame     # Gaussian VB and ICM: identical fits (1 min)
+##   R_LIBS=<lib> Rscript bench/blocks.R gspeed [vb|icm]   # Gaussian: memory vs file vs cluster
 ##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R sce [blocks]   # an HDF5-backed SCE
 ##   for w in memory blocks tenx; do
 ##     /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R peak $w; done   # peak memory
@@ -63,10 +65,15 @@ tenx <- function() {
   TENxMatrix(file, "counts")
 }
 
+# the fit timed: Poisson VB, or (modes gsame, gspeed) Gaussian VB or ICM
+gauss <- if (mode %in% c("gsame", "gspeed")) (if (length(args) >= 2L) args[2L] else "vb")
+ginit <- "random" # gspeed: a start with tau (no initial sweeps of least squares)
 fit_time <- function(X, iter, ...) {
   set.seed(1)
-  t <- system.time(f <- suppressWarnings(bnmf(X, rank = K, likelihood = "poisson",
-                                               method = "vb", iter = iter, tol = 0, ...)))
+  t <- system.time(f <- suppressWarnings(
+    if (is.null(gauss)) bnmf(X, rank = K, likelihood = "poisson", method = "vb", iter = iter,
+                             tol = 0, ...)
+    else bnmf(X, rank = K, method = gauss, iter = iter, tol = 0, init = ginit, ...)))
   list(fit = f, time = c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]]))
 }
 
@@ -215,4 +222,88 @@ if (mode == "same") {
   }
   cat(sprintf("\nfinal ELBO %.10g; W entries up to %.3g\n", utils::tail(elbo(fits[[1]]), 1),
               max(fits[[1]]$W)))
+}
+
+if (mode == "gspeed") {
+  # Gaussian VB or ICM (args[2]) on the counts of the file (as numbers): the
+  # time per sweep in memory without blocks, by 10 blocks in memory and from
+  # the file, and on a 2-worker cluster (2 blocks, from memory and from the
+  # file); from a given start with tau (no initial least squares sweeps),
+  # (fit of 6 sweeps - fit of 1) / 5, median of 2 rounds
+  X <- read_whole()
+  T <- tenx()
+  set.seed(2)
+  ginit <- list(W = matrix(stats::rexp(I * K), I, K), H = matrix(stats::rexp(K * J), K, J),
+                tau = 1)
+  n_sweeps <- 5L
+  cl <- parallel::makePSOCKcluster(2)
+  cat(sprintf("Gaussian %s, X %d x %d (dgCMatrix, %.0f MB), K = %d\n\n", toupper(gauss), I, J,
+              utils::object.size(X) / 2^20, K))
+  interleave(list(
+    "in memory, no blocks" = function() sweep_time(X),
+    "in memory, 10 blocks" = function() sweep_time(X, blocks = n_blocks),
+    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks),
+    "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
+    "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
+    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)),
+    rounds = 2L)
+  parallel::stopCluster(cl)
+}
+
+if (mode == "gsame") {
+  # Gaussian VB and ICM: the same fit from memory (dense, dgCMatrix), a 10x
+  # file, a dense HDF5Matrix and a 2-worker cluster for a partition in 3
+  # blocks; 1 block against the fit in memory without blocks
+  suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
+  set.seed(5)
+  Is <- 300; Js <- 2000; Kg <- 5
+  W <- matrix(stats::rgamma(Is * Kg, 0.5, 1), Is, Kg)
+  H <- matrix(stats::rgamma(Kg * Js, 0.5, 1), Kg, Js)
+  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js) + 0
+  S <- methods::as(X, "CsparseMatrix")
+  d <- tempfile("bnmf-gsame-")
+  dir.create(d)
+  f <- file.path(d, "tenx.h5")
+  rhdf5::h5createFile(f)
+  rhdf5::h5createGroup(f, "g")
+  rhdf5::h5write(as.integer(S@x), f, "g/data")
+  rhdf5::h5write(S@i, f, "g/indices")
+  rhdf5::h5write(S@p, f, "g/indptr")
+  rhdf5::h5write(dim(S), f, "g/shape")
+  T <- TENxMatrix(f, "g")
+  D <- writeHDF5Array(X, file.path(d, "dense.h5"), "x")
+  cl <- parallel::makePSOCKcluster(2)
+  K <- Kg
+  obj <- function(f) f$trace$logpost
+  cat(sprintf("X: %d x %d Poisson counts as Gaussian data (%.0f%% zeros), K = %d, 100 sweeps, tol = 0\n\n",
+              Is, Js, 100 * mean(X == 0), K))
+  cat("| method | fit | reference | max abs diff W | max abs diff H | max abs diff objective |\n|---|---|---|---|---|---|\n")
+  for (g in c("vb", "icm")) {
+    gauss <- g
+    fits <- list(
+      "memory (no blocks)" = fit_time(X, 100L)$fit,
+      "memory, 1 block" = fit_time(X, 100L, blocks = 1)$fit,
+      "memory, 3 blocks" = fit_time(X, 100L, blocks = 3)$fit,
+      "dgCMatrix (no blocks)" = fit_time(S, 100L)$fit,
+      "dgCMatrix, 1 block" = fit_time(S, 100L, blocks = 1)$fit,
+      "dgCMatrix, 3 blocks" = fit_time(S, 100L, blocks = 3)$fit,
+      "10x file, 3 blocks" = fit_time(T, 100L, blocks = 3)$fit,
+      "HDF5Matrix, 3 blocks" = fit_time(D, 100L, blocks = 3)$fit,
+      "cluster (2 workers), 3 blocks" = fit_time(X, 100L, blocks = 3, cluster = cl)$fit,
+      "cluster, 10x file, 3 blocks" = fit_time(T, 100L, blocks = 3, cluster = cl)$fit)
+    row <- function(a, b) {
+      x <- fits[[a]]; y <- fits[[b]]
+      cat(sprintf("| %s | %s | %s | %.3g | %.3g | %.3g |\n", g, a, b,
+                  max(abs(unname(x$W) - unname(y$W))), max(abs(unname(x$H) - unname(y$H))),
+                  max(abs(obj(x) - obj(y)))))
+    }
+    row("memory, 1 block", "memory (no blocks)")
+    row("memory, 3 blocks", "memory (no blocks)")
+    row("dgCMatrix, 1 block", "dgCMatrix (no blocks)")
+    row("HDF5Matrix, 3 blocks", "memory, 3 blocks")
+    row("cluster (2 workers), 3 blocks", "memory, 3 blocks")
+    for (a in c("10x file, 3 blocks", "cluster, 10x file, 3 blocks")) row(a, "dgCMatrix, 3 blocks")
+    cat(sprintf("| %s | final objective %.10g | | | | |\n", g, utils::tail(obj(fits[[1]]), 1)))
+  }
+  parallel::stopCluster(cl)
 }

@@ -43,6 +43,13 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(pois_vb_wstep, 4),
     CALLDEF(pois_vb_finish, 4),
     CALLDEF(pois_vb_logmeans, 4),
+    /* Gaussian NMF by blocks of samples (nmf_blocks.c) */
+    CALLDEF(nmf_block_h, 6),
+    CALLDEF(nmf_block_w, 6),
+    CALLDEF(nmf_blocks_wstep, 4),
+    CALLDEF(nmf_blocks_balance, 4),
+    CALLDEF(nmf_blocks_objective, 4),
+    CALLDEF(nmf_sum_log_rates, 1),
     CALLDEF(pois_gibbs, 5),
     CALLDEF(pois_ssvi, 5),
     CALLDEF(pois_masks, 4),

@@ -182,6 +182,9 @@ void bnmf_sweep_threads(const nmf_data *d, sweep_work *ws, int threads);
 void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *W, const double *H, double tau, nmf_rule rule,
                    int masked, sweep_work *ws, const vb_part *vb);
+void bnmf_update_W_given(const nmf_data *d, const nmf_prior *pr, double *W,
+                         const double *H, double tau, nmf_rule rule, int masked,
+                         sweep_work *ws, const vb_part *vb);
 void bnmf_update_H(const nmf_data *d, const nmf_prior *pr, const double *x,
                    const double *W, double *H, double tau, nmf_rule rule,
                    int masked, int update, sweep_work *ws, const vb_part *vb,

@@ -9,7 +9,7 @@
 
 /* sum_t log(lam_t) over the proper (lam_t > 0) entries: the constant part of
  * the exponential log prior, computed once per call. */
-static double sum_log_rates(const double *lam, size_t n)
+double bnmf_sum_log_rates(const double *lam, size_t n)
 {
     /* Runs of equal rates (a single rate, as bnmf() sets it by default, is
      * one run) reuse their log: every call pays this sum, and 40,000 logs
@@ -29,7 +29,7 @@ static double sum_log_rates(const double *lam, size_t n)
 }
 
 /* -sum_t lam_t z_t: the part of the exponential log prior that varies. */
-static double exp_log_kernel(const double *z, const double *lam, size_t n)
+double bnmf_exp_log_kernel(const double *z, const double *lam, size_t n)
 {
     double s = 0.0;
     for (size_t t = 0; t < n; t++) s -= lam[t] * z[t];
@@ -122,7 +122,7 @@ double bnmf_sse(const nmf_data *d, const double *x, const double *W, const doubl
     return sse;
 }
 
-static double sum_vec(const double *v, size_t n)
+double bnmf_sum_vec(const double *v, size_t n)
 {
     double s = 0.0;
     for (size_t t = 0; t < n; t++) s += v[t];
@@ -135,11 +135,15 @@ static double sum_vec(const double *v, size_t n)
  * SSE, tau_shape / tau_rate the parameters of q(tau), `log_rates` the
  * constant sum of log lam over the proper rates (no ARD; computed once per
  * call by the driver, not once per sweep: 40000 logs at I = J = 1000, K = 20).
+ * `hterms` NULL, or H's terms given (the fit by blocks of samples, which
+ * holds H in its blocks): hterms[0] = -sum lamH H and hterms[1] = the sum
+ * of H's entropies (no ARD).
  */
-static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
-                      const double *H, const vb_part *vb, double esse,
-                      double tau_shape, double tau_rate, const double *lambda,
-                      const double *lambda_rate, double log_rates, double *loglik_out)
+double bnmf_vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
+                    const double *H, const vb_part *vb, double esse,
+                    double tau_shape, double tau_rate, const double *lambda,
+                    const double *lambda_rate, double log_rates, const double *hterms,
+                    double *loglik_out)
 {
     const int I = d->I, J = d->J, K = d->K;
     const double etau = tau_shape / tau_rate;
@@ -153,10 +157,11 @@ static double vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
     if (pr->ard) {
         e = bnmf_ard_elbo_add(e, d, pr, W, H, lambda, lambda_rate);
     } else {
-        e += log_rates + exp_log_kernel(W, pr->lamW, (size_t) I * K) +
-            exp_log_kernel(H, pr->lamH, (size_t) K * J);
+        e += log_rates + bnmf_exp_log_kernel(W, pr->lamW, (size_t) I * K) +
+            (hterms ? hterms[0] : bnmf_exp_log_kernel(H, pr->lamH, (size_t) K * J));
     }
-    e += sum_vec(vb->Went, (size_t) I * K) + sum_vec(vb->Hent, (size_t) K * J);
+    e += bnmf_sum_vec(vb->Went, (size_t) I * K) +
+        (hterms ? hterms[1] : bnmf_sum_vec(vb->Hent, (size_t) K * J));
     *loglik_out = loglik;
     return e;
 }
@@ -188,10 +193,10 @@ void bnmf_update_tau(const nmf_prior *pr, nmf_rule rule, double tau_shape,
 
 /* log p(X, W, H, tau[, lambda]) for Gibbs and ICM; *loglik receives
  * log p(X | W, H, tau). `log_rates` is sum log lam over the proper rates
- * (no ARD). */
-static double log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
-                        const double *H, double tau, const double *lambda, double sse,
-                        double log_rates, double *loglik)
+ * (no ARD). `hterms` as for bnmf_vb_elbo (its first term only). */
+double bnmf_log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
+                      const double *H, double tau, const double *lambda, double sse,
+                      double log_rates, const double *hterms, double *loglik)
 {
     const int I = d->I, J = d->J, K = d->K;
     const double ll = 0.5 * d->n_obs * (log(tau) - log(2.0 * M_PI)) - 0.5 * tau * sse;
@@ -200,8 +205,8 @@ static double log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
     if (pr->ard)
         logpost += bnmf_ard_log_prior(d, pr, lambda, W, H);
     else
-        logpost += log_rates + exp_log_kernel(W, pr->lamW, (size_t) I * K) +
-            exp_log_kernel(H, pr->lamH, (size_t) K * J);
+        logpost += log_rates + bnmf_exp_log_kernel(W, pr->lamW, (size_t) I * K) +
+            (hterms ? hterms[0] : bnmf_exp_log_kernel(H, pr->lamH, (size_t) K * J));
     *loglik = ll;
     return logpost;
 }
@@ -274,8 +279,8 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         for (int m = 0; m < d->nmiss; m++) wh_miss[m] = x[d->miss_pos[m]];
     wh_batch whb = {1, 0, NULL, NULL, NULL, NULL};
     if (want_block) bnmf_wh_batch_init(d, &whb, &buf);
-    const double log_rates = pr->ard ? 0.0 : sum_log_rates(pr->lamW, (size_t) I * K) +
-        sum_log_rates(pr->lamH, (size_t) K * J);
+    const double log_rates = pr->ard ? 0.0 : bnmf_sum_log_rates(pr->lamW, (size_t) I * K) +
+        bnmf_sum_log_rates(pr->lamH, (size_t) K * J);
     const double tau_shape = pr->alpha + 0.5 * d->n_obs;
 
     /* On large data a sweep takes long: check for interrupts between its
@@ -331,13 +336,13 @@ void bnmf_nmf_sweeps(const nmf_data *d, nmf_prior *pr, nmf_state *st,
         }
         double loglik, logpost;
         if (rule == RULE_MOMENT) {
-            logpost = vb_elbo(d, pr, W, H, vb, sse, tau_shape, *tau_rate, lambda,
-                              lambda_rate, log_rates, &loglik);
+            logpost = bnmf_vb_elbo(d, pr, W, H, vb, sse, tau_shape, *tau_rate, lambda,
+                              lambda_rate, log_rates, NULL, &loglik);
         } else if (rule == RULE_MULT) {
             loglik = -sse; /* minus the Euclidean loss */
             logpost = loglik;
         } else {
-            logpost = log_joint(d, pr, W, H, *tau, lambda, sse, log_rates, &loglik);
+            logpost = bnmf_log_joint(d, pr, W, H, *tau, lambda, sse, log_rates, NULL, &loglik);
         }
         tr[s] = loglik;
         tr[s + n_sweeps] = *tau;

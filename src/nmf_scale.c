@@ -87,6 +87,12 @@ static int scale_fits(const nmf_data *d, const double *W, const double *H, int k
         const double h = H[k + (size_t) j * K];
         mh = h > mh ? h : mh;
     }
+    return bnmf_scale_fits_max(mw, mh, I, J, u);
+}
+
+/* scale_fits from the largest entries mw of W[, k] and mh of H[k, ]. */
+int bnmf_scale_fits_max(double mw, double mh, int I, int J, double u)
+{
     const double lim = 0.5 * log(DBL_MAX) - log((double) (I > J ? I : J) + 1.0);
     return (mw == 0.0 || log(mw) + u < lim) && (mh == 0.0 || log(mh) - u < lim);
 }

@@ -439,8 +439,21 @@ void bnmf_update_W(const nmf_data *d, const nmf_prior *pr, const double *x,
                    double *W, const double *H, double tau, nmf_rule rule,
                    int masked, sweep_work *ws, const vb_part *vb)
 {
-    const int I = d->I, K = d->K;
     bnmf_W_products(d, x, H, ws, vb ? vb->Hvar : NULL);
+    bnmf_update_W_given(d, pr, W, H, tau, rule, masked, ws, vb);
+}
+
+/**
+ * bnmf_update_W after its products: b_i from ws->D (dense) or ws->Wt
+ * (sparse) and H's (expected) Gram matrix in ws->G. Without missing entries
+ * H is not read (NULL will do): the update by blocks of samples
+ * (nmf_blocks.c) gives the products summed over the blocks.
+ */
+void bnmf_update_W_given(const nmf_data *d, const nmf_prior *pr, double *W,
+                         const double *H, double tau, nmf_rule rule, int masked,
+                         sweep_work *ws, const vb_part *vb)
+{
+    const int I = d->I, K = d->K;
     if (vb_fill(d, vb, masked)) fill_moments(ws->P, ws->gm, H, vb->Hvar, d->J, K, K, 1);
     const int blocks = block_rule(rule);
     if (by_pieces(d, rule, masked)) {

@@ -27,6 +27,21 @@ double *bnmf_alloc_lines(size_t n);
 /* nmf_scale.c */
 void bnmf_balance_scales(const nmf_data *d, const nmf_prior *pr, double *W, double *H,
                          const vb_part *vb);
+int bnmf_scale_fits_max(double mw, double mh, int I, int J, double u);
+
+/* nmf_run.c: the sums and objectives the fit by blocks of samples shares
+ * (nmf_blocks.c) */
+double bnmf_sum_log_rates(const double *lam, size_t n);
+double bnmf_exp_log_kernel(const double *z, const double *lam, size_t n);
+double bnmf_sum_vec(const double *v, size_t n);
+double bnmf_vb_elbo(const nmf_data *d, const nmf_prior *pr, const double *W,
+                    const double *H, const vb_part *vb, double esse,
+                    double tau_shape, double tau_rate, const double *lambda,
+                    const double *lambda_rate, double log_rates, const double *hterms,
+                    double *loglik_out);
+double bnmf_log_joint(const nmf_data *d, const nmf_prior *pr, const double *W,
+                      const double *H, double tau, const double *lambda, double sse,
+                      double log_rates, const double *hterms, double *loglik);
 
 /* nmf_moments.c: WH's moments by batches of draws (see there) */
 typedef struct {

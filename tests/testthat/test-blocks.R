@@ -239,3 +239,147 @@ test_that("a worker that died ends the fit with an error naming it", {
   expect_error(pois_vb_fit(X, rank = 2, cluster = cl), class = "bnmf_error_cluster",
                regexp = "worker 2 of `cluster`")
 })
+
+# ---- Gaussian NMF, methods "vb" and "icm", by blocks (R/blocks-gaussian.R,
+# src/nmf_blocks.c) ----
+
+blocks_gaussian <- function(I = 30, J = 45, sparse = FALSE) {
+  set.seed(22)
+  W <- matrix(rexp(I * 3), I, 3)
+  H <- matrix(rexp(3 * J), 3, J)
+  X <- W %*% H + matrix(rnorm(I * J, sd = 0.2), I, J)
+  dimnames(X) <- list(paste0("g", seq_len(I)), paste0("c", seq_len(J)))
+  if (sparse) {
+    X[X < 1] <- 0
+    X <- Matrix::Matrix(X, sparse = TRUE)
+  }
+  X
+}
+
+gauss_fit <- function(X, method, ..., seed = 5, iter = 60) {
+  set.seed(seed)
+  muffle_convergence(bnmf(X, method = method, iter = iter, ...))
+}
+
+test_that("Gaussian VB and ICM: one block is the fit in memory, bit for bit", {
+  for (sparse in c(FALSE, TRUE)) for (method in c("vb", "icm")) {
+    X <- blocks_gaussian(sparse = sparse)
+    f0 <- gauss_fit(X, method, rank = 3)
+    f1 <- gauss_fit(X, method, rank = 3, blocks = 1)
+    expect_identical(f1$W, f0$W)
+    expect_identical(f1$H, f0$H)
+    expect_identical(f1$tau, f0$tau)
+    expect_identical(f1$trace, f0$trace)
+    expect_identical(f1$chains, f0$chains)
+    expect_identical(f1$q_W, f0$q_W)
+    expect_identical(f1$q_H, f0$q_H)
+    expect_identical(f1$q_tau, f0$q_tau)
+    expect_identical(class(f1), class(f0))
+    expect_identical(names(f1), names(f0))
+    expect_identical(f1$settings$blocks, 1L)
+  }
+  # from a given start, with and without tau, and with two chains
+  X <- blocks_gaussian()
+  set.seed(3)
+  st <- list(W = matrix(rexp(90), 30), H = matrix(rexp(135), 3))
+  for (init in list(st, c(st, tau = 2))) for (method in c("vb", "icm")) {
+    f0 <- gauss_fit(X, method, rank = 3, init = init, iter = 20)
+    f1 <- gauss_fit(X, method, rank = 3, init = init, iter = 20, blocks = 1)
+    expect_identical(f1$chains, f0$chains)
+    expect_identical(f1$trace, f0$trace)
+  }
+  f0 <- gauss_fit(X, "vb", rank = 2, chains = 2, iter = 20)
+  f1 <- gauss_fit(X, "vb", rank = 2, chains = 2, iter = 20, blocks = 1)
+  expect_identical(f1$chains, f0$chains)
+  expect_identical(f1$best, f0$best)
+})
+
+test_that("Gaussian VB and ICM: 3 blocks agree with one block to rounding", {
+  for (sparse in c(FALSE, TRUE)) for (method in c("vb", "icm")) {
+    X <- blocks_gaussian(sparse = sparse)
+    f1 <- gauss_fit(X, method, rank = 3, blocks = 1)
+    f3 <- gauss_fit(X, method, rank = 3, blocks = 3)
+    expect_identical(f3$settings$blocks, 3L)
+    expect_lt(rel_diff(f3$W, f1$W), 1e-10)
+    expect_lt(rel_diff(f3$H, f1$H), 1e-10)
+    expect_lt(rel_diff(f3$trace$logpost, f1$trace$logpost), 1e-10)
+    # the objective never decreases
+    e <- f3$trace$logpost
+    expect_true(all(diff(e) >= -1e-9 * abs(e[-1])))
+  }
+})
+
+test_that("Gaussian fits by blocks refuse missing entries, ARD and other methods", {
+  X <- blocks_gaussian()
+  Xna <- X
+  Xna[2, 3] <- NA
+  expect_error(bnmf(Xna, rank = 2, method = "vb", blocks = 2), class = "bnmf_error_unsupported",
+               regexp = "missing entries")
+  expect_error(bnmf(Xna, rank = 2, method = "icm", blocks = 2), class = "bnmf_error_unsupported",
+               regexp = "in memory")
+  expect_error(bnmf(X, rank = 2, method = "vb", prior = ard(), blocks = 2),
+               class = "bnmf_error_unsupported", regexp = "ARD")
+  expect_error(bnmf(X, rank = 2, method = "gibbs", blocks = 2),
+               class = "bnmf_error_unsupported", regexp = "method \"gibbs\"")
+  expect_error(bnmf(X, rank = 2, method = "np", blocks = 2),
+               class = "bnmf_error_unsupported", regexp = "method \"np\"")
+  expect_error(bnmf(X, rank = c(2, 2), method = "vb", blocks = 2),
+               class = "bnmf_error_unsupported", regexp = "tri-factorisation")
+  expect_error(bnmf(X, rank = 2, method = "icm", blocks = 0), class = "bnmf_error_input",
+               regexp = "`blocks`")
+  expect_error(bnmf(X, rank = 2, method = "icm", cluster = 3), class = "bnmf_error_input",
+               regexp = "`cluster`")
+})
+
+test_that("Gaussian VB and ICM from a 10x file and an HDF5Matrix: the numbers of the matrix", {
+  skip_if_no_hdf5()
+  # the file's blocks are dgCMatrix: the fit of the sparse matrix
+  X <- methods::as(blocks_counts(na = 0) + 0, "CsparseMatrix")
+  T <- tenx_counts()
+  G <- blocks_gaussian()
+  D <- HDF5Array::writeHDF5Array(G, file.path(withr::local_tempdir(), "g.h5"), "x")
+  for (method in c("vb", "icm")) {
+    m1 <- gauss_fit(X, method, rank = 3, iter = 30)
+    m3 <- gauss_fit(X, method, rank = 3, iter = 30, blocks = 3)
+    t1 <- gauss_fit(T, method, rank = 3, iter = 30, blocks = 1)
+    t3 <- gauss_fit(T, method, rank = 3, iter = 30, blocks = 3)
+    expect_identical(unname(t1$W), unname(m1$W))
+    expect_identical(t1$trace, m1$trace)
+    expect_identical(unname(t3$W), unname(m3$W))
+    expect_identical(unname(t3$H), unname(m3$H))
+    expect_identical(t3$trace, m3$trace)
+    expect_s3_class(t3, c(paste0("bnmf_", method), "bnmf_nmf", "bnmf"))
+    expect_identical(t3$X, T)
+    g3 <- gauss_fit(G, method, rank = 3, iter = 30, blocks = 3)
+    d3 <- gauss_fit(D, method, rank = 3, iter = 30, blocks = 3)
+    expect_identical(unname(d3$W), unname(g3$W))
+    expect_identical(d3$trace, g3$trace)
+  }
+})
+
+test_that("Gaussian VB and ICM on a 2-worker cluster: the numbers of one process", {
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  X <- blocks_gaussian()
+  for (method in c("vb", "icm")) {
+    m3 <- gauss_fit(X, method, rank = 3, blocks = 3)
+    c3 <- gauss_fit(X, method, rank = 3, blocks = 3, cluster = cl)
+    expect_identical(c3$chains, m3$chains)
+    expect_identical(c3$trace, m3$trace)
+    expect_identical(names(c3), names(m3))
+  }
+  S <- blocks_gaussian(sparse = TRUE)
+  a <- gauss_fit(S, "vb", rank = 2, blocks = 2, chains = 2)
+  b <- gauss_fit(S, "vb", rank = 2, cluster = cl, chains = 2)
+  expect_identical(b$settings$blocks, 2L)
+  expect_identical(b$chains, a$chains)
+  left <- parallel::clusterEvalQ(cl, ls(bnmf:::block_store))
+  expect_identical(left, list(character(), character()))
+  skip_if_no_hdf5()
+  T <- tenx_counts()
+  t1 <- gauss_fit(T, "icm", rank = 3, blocks = 3, iter = 30)
+  t2 <- gauss_fit(T, "icm", rank = 3, blocks = 3, iter = 30, cluster = cl)
+  expect_identical(t2$W, t1$W)
+  expect_identical(t2$trace, t1$trace)
+})

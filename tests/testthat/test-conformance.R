@@ -60,6 +60,22 @@ test_that("the fit's class names its method and its model", {
                    c("bnmf_gibbs", "bnmf_poisson", "bnmf"))
 })
 
+test_that("a Gaussian VB or ICM fit by blocks has the class and fields of the fit in memory", {
+  for (sparse in c(FALSE, TRUE)) for (method in c("vb", "icm")) {
+    X <- conformance_data(sparse)
+    set.seed(2)
+    a <- suppressWarnings(bnmf(X, rank = 2, method = method, iter = 10))
+    set.seed(2)
+    b <- suppressWarnings(bnmf(X, rank = 2, method = method, iter = 10, blocks = 3))
+    expect_identical(class(b), class(a))
+    expect_identical(names(b), names(a))
+    expect_identical(names(b$chains[[1L]]), names(a$chains[[1L]]))
+    expect_identical(lapply(b[c("W", "H", "W_sd", "H_sd")], dimnames),
+                     lapply(a[c("W", "H", "W_sd", "H_sd")], dimnames))
+    expect_identical(setdiff(names(b$settings), names(a$settings)), "blocks")
+  }
+})
+
 test_that("a Poisson VB fit by blocks has the class and fields of the fit in memory", {
   for (sparse in c(FALSE, TRUE)) {
     X <- conformance_data(sparse)

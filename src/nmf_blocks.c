@@ -1,0 +1,334 @@
+/*
+ * nmf_blocks.c -- Gaussian NMF (ICM and VB) by blocks of samples (columns):
+ * the entries of R/blocks-gaussian.R. A sweep of the fit in memory
+ * (bnmf_nmf_sweeps, nmf_run.c) is, in order: W's update from X H' and H's
+ * (expected) Gram matrix, H's update given W, the balance of the factors'
+ * scales, tau's update and the objective. By blocks:
+ *  - nmf_blocks_wstep: W's update from the blocks' X_b H_b' and Gram
+ *    matrices summed (bnmf_update_W_given);
+ *  - nmf_block_h, on each block: its H[, b] given W (bnmf_update_H on the
+ *    block's columns), its terms of the SSE and of the scale sums;
+ *  - nmf_blocks_balance: the scales (bnmf_balance_scales's, from the
+ *    blocks' sums), W rescaled, the SSE and tau;
+ *  - nmf_block_w, on each block: H[, b] rescaled, then X_b H_b', H_b's
+ *    Gram matrix and H_b's terms of the objective;
+ *  - nmf_blocks_objective: the ELBO (VB) or log joint (ICM).
+ * The same kernels as the fit in memory, the same operations in the same
+ * order: one block gives its numbers bit for bit (complete data, no ARD).
+ */
+#include "bnmf_call.h"
+#include "nmf_sweep.h"
+
+static nmf_rule block_rule_of(SEXP ctrl)
+{
+    const double r = *bnmf_real_elt(ctrl, "rule", 1);
+    if (r == 1.0) return RULE_MODE;
+    if (r == 2.0) return RULE_MOMENT;
+    Rf_error("bnmf internal error: the rule of a fit by blocks must be ICM (1) or VB (2)");
+    return RULE_MODE;
+}
+
+/* A block's data (prepare_data() of its columns) and values; no missing
+ * entries. */
+static void read_block_data(SEXP data, SEXP x, nmf_data *d, const double **xv)
+{
+    bnmf_read_data(data, 1, d);
+    if (d->nmiss > 0)
+        Rf_error("bnmf internal error: a Gaussian fit by blocks has no missing entries");
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d->nx)
+        Rf_error("bnmf internal error: a block's values must be %.0f doubles", (double) d->nx);
+    *xv = REAL(x);
+}
+
+/* The block's state: list(H, H_var, H_ent) (the last two for VB). */
+static void read_block_state(SEXP bst, const nmf_data *d, int vb, double **H, double **Hv,
+                             double **He)
+{
+    const R_xlen_t n = (R_xlen_t) d->K * d->J;
+    *H = bnmf_real_elt(bst, "H", n);
+    *Hv = vb ? bnmf_real_elt(bst, "H_var", n) : NULL;
+    *He = vb ? bnmf_real_elt(bst, "H_ent", n) : NULL;
+}
+
+/*
+ * .Call entry, on a block: update H[, b] (ctrl$update; else only the SSE
+ * terms) given W (wq: list(W, W_var (VB), tau)) as bnmf_update_H, in place.
+ * lamH: the block's K x J_b prior rates. Returns list(lin, quad, B = the
+ * block's sum_j lamH_kj H_kj, mh = the block's largest H_kj, by k).
+ */
+SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP ctrl)
+{
+    nmf_data d;
+    const double *xv;
+    read_block_data(data, x, &d, &xv);
+    const nmf_rule rule = block_rule_of(ctrl);
+    const int vbr = rule == RULE_MOMENT, K = d.K, J = d.J, I = d.I;
+    double *H, *Hv, *He;
+    read_block_state(bst, &d, vbr, &H, &Hv, &He);
+    const double *W = bnmf_real_elt(wq, "W", (R_xlen_t) I * K);
+    double *Wv = vbr ? bnmf_real_elt(wq, "W_var", (R_xlen_t) I * K) : NULL;
+    const double tau = *bnmf_real_elt(wq, "tau", 1);
+    if (TYPEOF(lamH) != REALSXP || XLENGTH(lamH) != (R_xlen_t) K * J)
+        Rf_error("bnmf internal error: lamH must be K x J_b doubles");
+    nmf_prior pr = {NULL, REAL(lamH), 1.0, 1.0, 0, 0.0, 0.0};
+    vb_part vb = {Wv, Hv, NULL, He};
+    const int update = *bnmf_real_elt(ctrl, "update", 1) != 0.0;
+    sweep_work ws;
+    bnmf_sweep_work(&d, &ws, NULL);
+    double lin, quad;
+    bnmf_rng_get(1);
+    bnmf_update_H(&d, &pr, xv, W, H, tau, rule, 0, update, &ws, vbr ? &vb : NULL, &lin, &quad);
+    bnmf_rng_put();
+    SEXP v[4];
+    v[0] = PROTECT(Rf_ScalarReal(lin));
+    v[1] = PROTECT(Rf_ScalarReal(quad));
+    v[2] = PROTECT(Rf_allocVector(REALSXP, K));
+    v[3] = PROTECT(Rf_allocVector(REALSXP, K));
+    /* B_k as bnmf_scale_sums (no rows: A = 0) and H[k, ]'s largest entry
+     * as scale_fits */
+    nmf_data dh = d;
+    dh.I = 0;
+    for (int k = 0; k < K; k++) {
+        double A, B, mh = 0.0;
+        bnmf_scale_sums(&dh, &pr, NULL, H, k, &A, &B);
+        for (int j = 0; j < J; j++) {
+            const double h = H[k + (size_t) j * K];
+            mh = h > mh ? h : mh;
+        }
+        REAL(v[2])[k] = B;
+        REAL(v[3])[k] = mh;
+    }
+    const char *names[] = {"lin", "quad", "B", "mh"};
+    SEXP res = bnmf_named_list(4, names, v);
+    UNPROTECT(4);
+    return res;
+}
+
+/*
+ * .Call entry, on a block: H[, b] rescaled by the scales of
+ * nmf_blocks_balance (scale: NULL or list(on, c, u) by k; VB also its
+ * variances and entropies), then X_b H_b' (D, I x K), H_b's (expected)
+ * Gram matrix (G) as bnmf_W_products, and H_b's terms of the objective
+ * (hterms: -sum lamH H, sum of H's entropies).
+ */
+SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, SEXP ctrl)
+{
+    nmf_data d;
+    const double *xv;
+    read_block_data(data, x, &d, &xv);
+    const nmf_rule rule = block_rule_of(ctrl);
+    const int vbr = rule == RULE_MOMENT, K = d.K, J = d.J, I = d.I;
+    double *H, *Hv, *He;
+    read_block_state(bst, &d, vbr, &H, &Hv, &He);
+    if (TYPEOF(lamH) != REALSXP || XLENGTH(lamH) != (R_xlen_t) K * J)
+        Rf_error("bnmf internal error: lamH must be K x J_b doubles");
+    if (!Rf_isNull(scale)) {
+        const double *on = bnmf_real_elt(scale, "on", K), *c = bnmf_real_elt(scale, "c", K);
+        const double *u = bnmf_real_elt(scale, "u", K);
+        for (int k = 0; k < K; k++) {
+            if (on[k] == 0.0) continue;
+            /* as rescale_factor and bnmf_balance_scales (nmf_scale.c) */
+            for (int j = 0; j < J; j++) H[k + (size_t) j * K] /= c[k];
+            if (!vbr) continue;
+            const double c2 = c[k] * c[k];
+            for (int j = 0; j < J; j++) {
+                Hv[k + (size_t) j * K] /= c2;
+                He[k + (size_t) j * K] -= u[k];
+            }
+        }
+    }
+    sweep_work ws;
+    bnmf_sweep_work(&d, &ws, NULL);
+    bnmf_W_products(&d, xv, H, &ws, Hv);
+    SEXP v[3];
+    v[0] = PROTECT(Rf_allocMatrix(REALSXP, I, K));
+    v[1] = PROTECT(Rf_allocMatrix(REALSXP, K, K));
+    v[2] = PROTECT(Rf_allocVector(REALSXP, 2));
+    double *D = REAL(v[0]);
+    for (int k = 0; k < K; k++)
+        for (int i = 0; i < I; i++)
+            D[i + (size_t) k * I] = d.sparse ? ws.Wt[k + (size_t) i * K] : ws.D[i + (size_t) k * I];
+    memcpy(REAL(v[1]), ws.G, sizeof(double) * (size_t) K * K);
+    REAL(v[2])[0] = bnmf_exp_log_kernel(H, REAL(lamH), (size_t) K * J);
+    REAL(v[2])[1] = vbr ? bnmf_sum_vec(He, (size_t) K * J) : 0.0;
+    const char *names[] = {"D", "G", "hterms"};
+    SEXP res = bnmf_named_list(3, names, v);
+    UNPROTECT(3);
+    return res;
+}
+
+/* The whole data's dimensions and counts: ctrl$dims = c(I, J, K), n_obs. */
+static void read_whole(SEXP ctrl, nmf_data *d)
+{
+    memset(d, 0, sizeof(nmf_data));
+    const double *dims = bnmf_real_elt(ctrl, "dims", 3);
+    d->I = (int) dims[0]; d->J = (int) dims[1]; d->K = (int) dims[2];
+    d->n_obs = *bnmf_real_elt(ctrl, "n_obs", 1);
+    d->sumsq_obs = *bnmf_real_elt(ctrl, "sumsq", 1);
+    d->nx = (R_xlen_t) d->I * d->J;
+}
+
+/* The master's W: wq = list(W, W_var, W_ent (VB), tau, tau_rate (VB)). */
+static void read_wq(SEXP wq, const nmf_data *d, int vbr, double **W, vb_part *vb, double **tau,
+                    double **tau_rate)
+{
+    const R_xlen_t n = (R_xlen_t) d->I * d->K;
+    *W = bnmf_real_elt(wq, "W", n);
+    vb->Wvar = vbr ? bnmf_real_elt(wq, "W_var", n) : NULL;
+    vb->Went = vbr ? bnmf_real_elt(wq, "W_ent", n) : NULL;
+    vb->Hvar = vb->Hent = NULL;
+    *tau = bnmf_real_elt(wq, "tau", 1);
+    *tau_rate = vbr ? bnmf_real_elt(wq, "tau_rate", 1) : NULL;
+}
+
+/*
+ * .Call entry, on the master: W's update (in place in wq) from acc =
+ * list(D = sum_b X_b H_b', G = sum_b of the blocks' Gram matrices), as
+ * bnmf_update_W.
+ */
+SEXP bnmf_nmf_blocks_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP ctrl)
+{
+    nmf_data d;
+    read_whole(ctrl, &d);
+    const nmf_rule rule = block_rule_of(ctrl);
+    const int vbr = rule == RULE_MOMENT, I = d.I, K = d.K;
+    nmf_prior pr;
+    bnmf_read_prior(prior, 0, &d, &pr);
+    double *W, *tau, *tau_rate;
+    vb_part vb;
+    read_wq(wq, &d, vbr, &W, &vb, &tau, &tau_rate);
+    /* the scratch of a block of no columns: D, G and the rows' */
+    nmf_data d0 = d;
+    d0.J = 0;
+    sweep_work ws;
+    bnmf_sweep_work(&d0, &ws, NULL);
+    memcpy(ws.D, bnmf_real_elt(acc, "D", (R_xlen_t) I * K), sizeof(double) * (size_t) I * K);
+    memcpy(ws.G, bnmf_real_elt(acc, "G", (R_xlen_t) K * K), sizeof(double) * (size_t) K * K);
+    bnmf_rng_get(1);
+    bnmf_update_W_given(&d, &pr, W, NULL, *tau, rule, 0, &ws, vbr ? &vb : NULL);
+    bnmf_rng_put();
+    return R_NilValue;
+}
+
+/*
+ * .Call entry, on the master, after the blocks' H steps: hs = list(lin,
+ * quad, B, mh) summed over the blocks (mh: their largest). ctrl$balance:
+ * balance the scales as bnmf_balance_scales (W in place); ctrl$update_tau:
+ * tau's update (in place). Returns list(scale = list(on, c, u) for the
+ * blocks, sse).
+ */
+SEXP bnmf_nmf_blocks_balance_call(SEXP wq, SEXP hs, SEXP prior, SEXP ctrl)
+{
+    nmf_data d;
+    read_whole(ctrl, &d);
+    const nmf_rule rule = block_rule_of(ctrl);
+    const int vbr = rule == RULE_MOMENT, I = d.I, J = d.J, K = d.K;
+    nmf_prior pr;
+    bnmf_read_prior(prior, 0, &d, &pr);
+    double *W, *tau, *tau_rate;
+    vb_part vb;
+    read_wq(wq, &d, vbr, &W, &vb, &tau, &tau_rate);
+    const double lin = *bnmf_real_elt(hs, "lin", 1), quad = *bnmf_real_elt(hs, "quad", 1);
+    const double *Bs = bnmf_real_elt(hs, "B", K), *mh = bnmf_real_elt(hs, "mh", K);
+    SEXP v[3];
+    v[0] = PROTECT(Rf_allocVector(REALSXP, K));
+    v[1] = PROTECT(Rf_allocVector(REALSXP, K));
+    v[2] = PROTECT(Rf_allocVector(REALSXP, K));
+    double *on = REAL(v[0]), *cc = REAL(v[1]), *uu = REAL(v[2]);
+    const int balance = *bnmf_real_elt(ctrl, "balance", 1) != 0.0;
+    nmf_data dw = d;
+    dw.J = 0;
+    const double p = (double) I - (double) J;
+    for (int k = 0; k < K; k++) {
+        on[k] = 0.0;
+        cc[k] = 1.0;
+        uu[k] = 0.0;
+        if (!balance) continue;
+        /* bnmf_balance_scales with B_k from the blocks */
+        double A, B0;
+        bnmf_scale_sums(&dw, &pr, W, NULL, k, &A, &B0);
+        const double B = Bs[k];
+        if (!(A > 0.0) || !(B > 0.0)) continue;
+        double c, u = 0.0;
+        if (!vbr) {
+            c = sqrt(B / A);
+        } else {
+            double Ay, By;
+            bnmf_scale_mode(A, B, p, &u, &Ay, &By);
+            double mw = 0.0;
+            for (int i = 0; i < I; i++) {
+                const double w = W[i + (size_t) k * I];
+                mw = w > mw ? w : mw;
+            }
+            if (!R_FINITE(u) || u == 0.0 || !bnmf_scale_fits_max(mw, mh[k], I, J, u)) continue;
+            c = exp(u);
+        }
+        on[k] = 1.0;
+        cc[k] = c;
+        uu[k] = u;
+        for (int i = 0; i < I; i++) W[i + (size_t) k * I] *= c;
+        if (!vbr) continue;
+        const double c2 = c * c;
+        for (int i = 0; i < I; i++) {
+            vb.Wvar[i + (size_t) k * I] *= c2;
+            vb.Went[i + (size_t) k * I] += u;
+        }
+    }
+    double sse = d.sumsq_obs - 2.0 * lin + quad;
+    if (sse < 0.0) sse = 0.0;
+    if (*bnmf_real_elt(ctrl, "update_tau", 1) != 0.0)
+        bnmf_update_tau(&pr, rule, pr.alpha + 0.5 * d.n_obs, sse, tau, tau_rate);
+    const char *sn[] = {"on", "c", "u"};
+    SEXP sc = PROTECT(bnmf_named_list(3, sn, v));
+    SEXP r[2];
+    r[0] = sc;
+    r[1] = PROTECT(Rf_ScalarReal(sse));
+    const char *names[] = {"scale", "sse"};
+    SEXP res = bnmf_named_list(2, names, r);
+    UNPROTECT(5);
+    return res;
+}
+
+/*
+ * .Call entry, on the master: the objective after a sweep, from H's terms
+ * summed over the blocks (hterms), the SSE and log_rates (sum log lam over
+ * W's and the blocks' proper rates). Returns c(loglik, tau, logpost, sse),
+ * a row of the trace of bnmf_nmf_sweeps.
+ */
+SEXP bnmf_nmf_blocks_objective_call(SEXP wq, SEXP hterms, SEXP prior, SEXP ctrl)
+{
+    nmf_data d;
+    read_whole(ctrl, &d);
+    const nmf_rule rule = block_rule_of(ctrl);
+    const int vbr = rule == RULE_MOMENT;
+    nmf_prior pr;
+    bnmf_read_prior(prior, 0, &d, &pr);
+    double *W, *tau, *tau_rate;
+    vb_part vb;
+    read_wq(wq, &d, vbr, &W, &vb, &tau, &tau_rate);
+    if (TYPEOF(hterms) != REALSXP || XLENGTH(hterms) != 2)
+        Rf_error("bnmf internal error: hterms must be 2 doubles");
+    const double *ht = REAL(hterms);
+    const double sse = *bnmf_real_elt(ctrl, "sse", 1);
+    const double log_rates = *bnmf_real_elt(ctrl, "log_rates", 1);
+    double loglik, logpost;
+    if (vbr)
+        logpost = bnmf_vb_elbo(&d, &pr, W, NULL, &vb, sse, pr.alpha + 0.5 * d.n_obs, *tau_rate,
+                               NULL, NULL, log_rates, ht, &loglik);
+    else
+        logpost = bnmf_log_joint(&d, &pr, W, NULL, *tau, NULL, sse, log_rates, ht, &loglik);
+    SEXP res = PROTECT(Rf_allocVector(REALSXP, 4));
+    REAL(res)[0] = loglik;
+    REAL(res)[1] = *tau;
+    REAL(res)[2] = logpost;
+    REAL(res)[3] = sse;
+    UNPROTECT(1);
+    return res;
+}
+
+/* .Call entry: sum log lam over the proper rates (bnmf_sum_log_rates). */
+SEXP bnmf_nmf_sum_log_rates_call(SEXP lam)
+{
+    if (TYPEOF(lam) != REALSXP) Rf_error("bnmf internal error: rates must be doubles");
+    return Rf_ScalarReal(bnmf_sum_log_rates(REAL(lam), (size_t) XLENGTH(lam)));
+}
