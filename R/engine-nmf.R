@@ -562,6 +562,10 @@ update.bnmf <- function(object, iter = 1000, progress = interactive(), ...) {
   progress <- check_flag(progress, "progress")
   fit <- object
   settings <- fit$settings
+  if (is_delayed(fit$X)) {
+    abort_unsupported(sprintf("`update()` continues a Gaussian fit in memory, and this fit's data (a %s) were read by blocks: fit again with a larger `iter` (or continue a Poisson VB fit, which `update()` continues by blocks).",
+                              class(fit$X)[1L]))
+  }
   if (fit$method == "gibbs") {
     iter <- max(settings$thin, iter %/% settings$thin * settings$thin)
   }

@@ -354,6 +354,9 @@ test_that("Gaussian VB and ICM from a 10x file and an HDF5Matrix: the numbers of
     d3 <- gauss_fit(D, method, rank = 3, iter = 30, blocks = 3)
     expect_identical(unname(d3$W), unname(g3$W))
     expect_identical(d3$trace, g3$trace)
+    # update() continues Gaussian fits in memory: a fit read by blocks is refused
+    expect_error(update(d3, iter = 5, progress = FALSE), class = "bnmf_error_unsupported",
+                 regexp = "read by blocks")
   }
 })
 
