@@ -88,18 +88,8 @@ configs <- list(
 if (!config %in% names(configs)) stop("unknown configuration ", config)
 
 # the truth and data sets of bench/poisson-sim.R
-set.seed(2024)
-Fn <- 300; Tn <- 300; K0 <- 4
-piW <- c(0.3, 0.2, 0.3, 1); piH <- c(0.4, 0.5, 0.45, 1)
-shape <- c(1.6, 1.4, 1.2, 1)
-W0 <- matrix(rgamma(Fn * K0, rep(shape, each = Fn), 1), Fn, K0)
-H0 <- matrix(rgamma(K0 * Tn, shape, 1), K0, Tn)
-SW0 <- matrix(rbinom(Fn * K0, 1, rep(piW, each = Fn)), Fn, K0)
-SH0 <- matrix(rbinom(K0 * Tn, 1, piH), K0, Tn)
-A0 <- W0 * SW0
-B0 <- H0 * SH0
-EX <- A0 %*% B0
-data_sets <- lapply(seq_len(10), function(i) matrix(rpois(Fn * Tn, EX), Fn, Tn))
+source("bench/park-sim-data.R") # run from the package root
+invisible(list2env(park_sim_data(10), environment()))
 
 `%||%` <- function(x, y) if (is.null(x)) y else x
 rrmse <- function(est, truth) sqrt(sum((est - truth)^2) / sum(truth^2))
