@@ -107,30 +107,21 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
 # read each block once to check it and sum its values and squares. The
 # holders are released when bnmf() returns (or here, when X is refused).
 gaussian_blocks_setup <- function(job) {
-  X <- job$X
   if (identical(job$prior$type, "ard")) {
     abort_unsupported("`prior = ard()`: a Gaussian fit by blocks of samples (`blocks`, `cluster`) has exponential priors only; fit the data in memory for ARD.")
   }
-  job$blocks <- check_blocks(job$blocks, ncol(X))
-  src <- block_source(X, job$blocks, length(job$cluster))
-  runner <- gaussian_block_runner(src, job$rank, job$cluster)
-  ok <- FALSE
-  on.exit(if (!ok) runner$close(), add = TRUE)
-  sm <- do.call(rbind, runner$summaries)
-  if (any(sm[, "nmiss"] > 0)) {
-    abort_unsupported("`X` has missing entries: a Gaussian fit by blocks of samples (`blocks`, `cluster`) needs complete data; fit the data in memory without `blocks` and `cluster` (which masks or imputes them), or use `likelihood = \"poisson\"` with counts.")
-  }
-  if (any(sm[, "nonfinite"] > 0)) abort_input("`X` must have finite values (NA for missing).")
-  I <- nrow(X); J <- ncol(X); K <- job$rank
-  job$data <- list(dims = c(I, J, as.integer(K)), sum_obs = sum(sm[, "sum"]),
-                   sumsq_obs = sum(sm[, "sumsq"]), n_obs = as.double(I) * J,
-                   miss_pos = integer(), n_missing = 0L)
-  job$dims <- c(I, J)
-  job$runner <- runner
-  job$settings$missing <- "mask"
-  job$settings$blocks <- length(runner$cols)
-  ok <- TRUE
-  job
+  open_blocks(job, gaussian_block_runner, function(job, sm) {
+    if (any(sm[, "nmiss"] > 0)) {
+      abort_unsupported("`X` has missing entries: a Gaussian fit by blocks of samples (`blocks`, `cluster`) needs complete data; fit the data in memory without `blocks` and `cluster` (which masks or imputes them), or use `likelihood = \"poisson\"` with counts.")
+    }
+    if (any(sm[, "nonfinite"] > 0)) abort_input("`X` must have finite values (NA for missing).")
+    I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
+    job$data <- list(dims = c(I, J, as.integer(K)), sum_obs = sum(sm[, "sum"]),
+                     sumsq_obs = sum(sm[, "sumsq"]), n_obs = as.double(I) * J,
+                     miss_pos = integer(), n_missing = 0L)
+    job$settings$missing <- "mask"
+    job
+  })
 }
 
 # One sweep by blocks as bnmf_nmf_sweeps (src/nmf_run.c) makes it: W's

@@ -60,6 +60,25 @@
 #' @name bnmf
 NULL
 
+# Open the holders of a fit's blocks (`make_runner(src, rank, cluster)`:
+# this process or the workers of `job$cluster`), which read each block once
+# and summarise it; `finish(job, sm)` checks the summaries (one row
+# a block) and sets the job's data. The holders are closed if that fails,
+# else when bnmf() returns.
+open_blocks <- function(job, make_runner, finish) {
+  job$blocks <- check_blocks(job$blocks, ncol(job$X))
+  src <- block_source(job$X, job$blocks, length(job$cluster))
+  runner <- make_runner(src, job$rank, job$cluster)
+  ok <- FALSE
+  on.exit(if (!ok) runner$close(), add = TRUE)
+  job <- finish(job, do.call(rbind, runner$summaries))
+  job$dims <- c(nrow(job$X), ncol(job$X))
+  job$runner <- runner
+  job$settings$blocks <- length(runner$cols) # the partition, for update()
+  ok <- TRUE
+  job
+}
+
 # ---- the partition and the sources of the blocks --------------------------------
 
 # Is M a DelayedArray (read by blocks by the Poisson VB fit)?

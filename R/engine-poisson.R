@@ -450,27 +450,18 @@ check_delayed_counts <- function(X) {
 # check its counts and sum them. The holders are released when bnmf()
 # returns (or here, when the counts are refused).
 pois_blocks_setup <- function(job) {
-  X <- job$X
-  job$blocks <- check_blocks(job$blocks, ncol(X))
-  src <- block_source(X, job$blocks, length(job$cluster))
-  runner <- block_runner(src, job$rank, job$cluster)
-  ok <- FALSE
-  on.exit(if (!ok) runner$close(), add = TRUE)
-  sm <- do.call(rbind, runner$summaries)
-  if (any(sm[, "bad"] != 0)) {
-    abort_input("`X` must hold counts (whole numbers >= 0; NA for missing) for `likelihood = \"poisson\"`.")
-  }
-  if (!any(sm[, "pos"] != 0)) abort_input("`X` has no positive count.")
-  I <- nrow(X); J <- ncol(X)
-  nmiss <- sum(sm[, "nmiss"])
-  if (nmiss <= .Machine$integer.max) nmiss <- as.integer(nmiss) # as n_missing()
-  job$data <- list(sum_obs = sum(sm[, "sum"]), n_obs = as.double(I) * J - nmiss,
-                   n_missing = nmiss)
-  job$dims <- c(I, J)
-  job$runner <- runner
-  job$settings$blocks <- length(runner$cols) # the partition, for update()
-  ok <- TRUE
-  job
+  open_blocks(job, block_runner, function(job, sm) {
+    if (any(sm[, "bad"] != 0)) {
+      abort_input("`X` must hold counts (whole numbers >= 0; NA for missing) for `likelihood = \"poisson\"`.")
+    }
+    if (!any(sm[, "pos"] != 0)) abort_input("`X` has no positive count.")
+    I <- nrow(job$X); J <- ncol(job$X)
+    nmiss <- sum(sm[, "nmiss"])
+    if (nmiss <= .Machine$integer.max) nmiss <- as.integer(nmiss) # as n_missing()
+    job$data <- list(sum_obs = sum(sm[, "sum"]), n_obs = as.double(I) * J - nmiss,
+                     n_missing = nmiss)
+    job
+  })
 }
 
 # Method "ssvi" without `chains`: 3 restarts from random starts (the one
