@@ -269,6 +269,42 @@ holder_states <- function(key) {
   lapply(h$states, function(s) s[c("shape_H", "rate_H", "H")])
 }
 
+# ---- the blocks' own streams of random numbers (samplers by blocks) --------------
+
+# The streams of a chain's n blocks: the b-th substream (b = 1..n) of the
+# chain's L'Ecuyer-CMRG stream (the session's .Random.seed in the chain's
+# task), each 2^76 draws past the one before it, so that a block's draws
+# do not depend on where it is held (this process, a worker) nor on the
+# other blocks. The chain's own draws (W, tau, the scales) stay on the
+# chain's stream, whose first 2^76 draws no block uses.
+block_streams <- function(n) {
+  s <- task_stream()
+  if (length(s) != 7L || s[1L] %% 100L != 7L) {
+    stop("bnmf internal error: the draws by blocks need the chain's L'Ecuyer-CMRG stream")
+  }
+  out <- vector("list", n)
+  for (b in seq_len(n)) {
+    s <- parallel::nextRNGSubStream(s)
+    out[[b]] <- s
+  }
+  out
+}
+
+# fun() with `seed` as R's random number state (.Random.seed swapped in,
+# and the session's put back after, also on an error). Returns
+# list(value = fun()'s value, seed = the state after fun()).
+with_stream <- function(seed, fun) {
+  env <- globalenv()
+  had <- exists(".Random.seed", envir = env, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = env)
+          else if (exists(".Random.seed", envir = env, inherits = FALSE))
+            rm(".Random.seed", envir = env), add = TRUE)
+  assign(".Random.seed", seed, envir = env)
+  value <- fun()
+  list(value = value, seed = get(".Random.seed", envir = env, inherits = FALSE))
+}
+
 holder_drop <- function(key) {
   if (exists(key, envir = block_store, inherits = FALSE)) rm(list = key, envir = block_store)
   invisible(NULL)

@@ -386,3 +386,31 @@ test_that("Gaussian VB and ICM on a 2-worker cluster: the numbers of one process
   expect_identical(t2$W, t1$W)
   expect_identical(t2$trace, t1$trace)
 })
+
+test_that("the blocks' streams are the chain's substreams, swapped in and out", {
+  RNGkind("L'Ecuyer-CMRG")
+  on.exit(RNGkind("default"), add = TRUE)
+  set.seed(7)
+  s0 <- .Random.seed
+  st <- bnmf:::block_streams(3)
+  # substreams b = 1, 2, 3 of the session's stream, and the session's state untouched
+  expect_identical(st[[1]], parallel::nextRNGSubStream(s0))
+  expect_identical(st[[3]], parallel::nextRNGSubStream(parallel::nextRNGSubStream(st[[1]])))
+  expect_identical(.Random.seed, s0)
+  # a block's draws from its own stream; the session's stream goes on as if
+  # they had not been made
+  r <- bnmf:::with_stream(st[[2]], function() runif(2))
+  expect_identical(.Random.seed, s0)
+  assign(".Random.seed", st[[2]], envir = globalenv())
+  expect_identical(r$value, runif(2))
+  expect_identical(r$seed, .Random.seed)
+  assign(".Random.seed", s0, envir = globalenv())
+  # put back on an error too
+  expect_error(bnmf:::with_stream(st[[1]], function() {
+    runif(1)
+    stop("boom")
+  }), "boom")
+  expect_identical(.Random.seed, s0)
+  RNGkind("default")
+  expect_error(bnmf:::block_streams(2), "L'Ecuyer")
+})
