@@ -16,6 +16,12 @@
 ## of fits has the same seed and is checked to give the same posterior
 ## means (the chains' streams are drawn in the main process whatever the
 ## plan). Needs two idle cores: the speed-up is capped by what else runs.
+##
+## Beside it, each round measures the machine's ceiling at that moment: one
+## child fitting one chain alone, then two such children at once (the same
+## data, seed and work, no communication); ceiling = 2 x (time alone) /
+## (the slower of the two at once), the speed-up two independent processes
+## got. Two chains in two workers cannot beat it by more than the noise.
 
 args <- commandArgs(TRUE)
 
@@ -48,11 +54,14 @@ if (length(args) >= 1L && args[1] == "--child") {
   }
   set.seed(42)
   t0 <- proc.time()[["elapsed"]]
-  fit <- suppressWarnings(bnmf(d$X, d$K, chains = 2, iter = iter, progress = FALSE))
+  fit <- suppressWarnings(bnmf(d$X, d$K, chains = if (plan_name == "one") 1 else 2,
+                               iter = iter, progress = FALSE))
   sec <- proc.time()[["elapsed"]] - t0
   if (plan_name == "par") after <- pids()
+  # written whole under another name first: the parent polls for args[4]
   saveRDS(list(sec = sec, W = factors(fit)$W, startup = startup,
-               same_workers = identical(before, after)), args[4])
+               same_workers = identical(before, after)), paste0(args[4], ".part"))
+  file.rename(paste0(args[4], ".part"), args[4])
   plan(sequential)
   quit(save = "no")
 }
@@ -69,12 +78,22 @@ child <- function(p, r) {
   if (status != 0 || !file.exists(out)) stop("child process failed: ", p)
   readRDS(out)
 }
-seq_t <- par_t <- startup <- numeric(rounds)
+# two children fitting one chain each, started together; the slower's fit time
+two_at_once <- function(r) {
+  outs <- file.path(tmp, sprintf("two-%02d-%d.rds", r, 1:2))
+  for (o in outs) system2(file.path(R.home("bin"), "Rscript"),
+                          c(script, "--child", "one", iter, o), wait = FALSE)
+  while (!all(file.exists(outs))) Sys.sleep(0.2)
+  max(vapply(outs, function(o) readRDS(o)$sec, 0))
+}
+seq_t <- par_t <- startup <- one_t <- two_t <- numeric(rounds)
 same <- reused <- logical(rounds)
 for (r in seq_len(rounds)) {
   order <- if (r %% 2L) c("seq", "par") else c("par", "seq")
   res <- list()
   for (o in order) res[[o]] <- child(o, r)
+  one_t[r] <- child("one", r)$sec
+  two_t[r] <- two_at_once(r)
   seq_t[r] <- res$seq$sec
   par_t[r] <- res$par$sec
   startup[r] <- res$par$startup
@@ -98,3 +117,9 @@ cat(sprintf("| multisession, 2 workers | %.1f | %.1f | %.1f |\n", median(par_t),
 sp <- seq_t / par_t
 cat(sprintf("\nspeed-up per round (sequential / multisession): median %.2f (min %.2f, max %.2f); same fits: %s\n",
             median(sp), min(sp), max(sp), all(same)))
+ce <- 2 * one_t / two_t
+cat(sprintf("the machine's ceiling per round (2 x one chain alone / two one-chain processes at once): median %.2f (min %.2f, max %.2f)\n",
+            median(ce), min(ce), max(ce)))
+cat(sprintf("one chain alone %.1f s (%.1f-%.1f), two at once %.1f s (%.1f-%.1f); load average at the end: %s\n",
+            median(one_t), min(one_t), max(one_t), median(two_t), min(two_t), max(two_t),
+            paste(readLines("/proc/loadavg", warn = FALSE), collapse = " ")))
