@@ -107,10 +107,12 @@ test_that("a 10x HDF5 file and an HDF5Matrix are read by blocks into the fit of 
   dir <- withr::local_tempdir()
   T <- tenx_counts()
   expect_true(bnmf:::is_tenx(T))
-  m1 <- pois_vb_fit(X, rank = 3)
-  m3 <- pois_vb_fit(X, rank = 3, blocks = 3)
-  t1 <- pois_vb_fit(T, rank = 3, blocks = 1)
-  t3 <- pois_vb_fit(T, rank = 3, blocks = 3)
+  # a few sweeps: each reads every block of the file again, and the numbers
+  # of one sweep are those of any other
+  m1 <- pois_vb_fit(X, rank = 3, iter = 8)
+  m3 <- pois_vb_fit(X, rank = 3, blocks = 3, iter = 8)
+  t1 <- pois_vb_fit(T, rank = 3, blocks = 1, iter = 8)
+  t3 <- pois_vb_fit(T, rank = 3, blocks = 3, iter = 8)
   expect_identical(unname(t1$W), unname(m1$W))
   expect_identical(elbo(t1), elbo(m1))
   expect_identical(unname(t3$W), unname(m3$W))
@@ -120,12 +122,12 @@ test_that("a 10x HDF5 file and an HDF5Matrix are read by blocks into the fit of 
   expect_identical(t3$X, T)
   # a dense HDF5Matrix (blocks through DelayedArray), bare and as an assay
   D <- HDF5Array::writeHDF5Array(X, file.path(dir, "dense.h5"), "counts")
-  d3 <- pois_vb_fit(D, rank = 3, blocks = 3)
+  d3 <- pois_vb_fit(D, rank = 3, blocks = 3, iter = 8)
   expect_identical(unname(d3$W), unname(m3$W))
   expect_identical(elbo(d3), elbo(m3))
   skip_if_not_installed("SingleCellExperiment")
   sce <- SingleCellExperiment::SingleCellExperiment(assays = list(counts = D))
-  e3 <- pois_vb_fit(sce, rank = 3, blocks = 3, assay = "counts")
+  e3 <- pois_vb_fit(sce, rank = 3, blocks = 3, assay = "counts", iter = 8)
   expect_identical(unname(e3$W), unname(m3$W))
   expect_s4_class(e3$X, "DelayedMatrix")
 })
@@ -190,8 +192,7 @@ test_that("bad `blocks` and `cluster` are input errors; other methods refuse the
 
 test_that("a 2-worker cluster gives the numbers of one process for the same blocks", {
   skip_on_cran()
-  cl <- parallel::makePSOCKcluster(2)
-  on.exit(parallel::stopCluster(cl), add = TRUE)
+  cl <- test_cluster()
   X <- blocks_counts()
   m3 <- pois_vb_fit(X, rank = 3, blocks = 3)
   c3 <- pois_vb_fit(X, rank = 3, blocks = 3, cluster = cl)
@@ -338,11 +339,12 @@ test_that("Gaussian VB and ICM from a 10x file and an HDF5Matrix: the numbers of
   T <- tenx_counts()
   G <- blocks_gaussian()
   D <- HDF5Array::writeHDF5Array(G, file.path(withr::local_tempdir(), "g.h5"), "x")
+  # a few sweeps: each reads every block of the file twice
   for (method in c("vb", "icm")) {
-    m1 <- gauss_fit(X, method, rank = 3, iter = 30)
-    m3 <- gauss_fit(X, method, rank = 3, iter = 30, blocks = 3)
-    t1 <- gauss_fit(T, method, rank = 3, iter = 30, blocks = 1)
-    t3 <- gauss_fit(T, method, rank = 3, iter = 30, blocks = 3)
+    m1 <- gauss_fit(X, method, rank = 3, iter = 8)
+    m3 <- gauss_fit(X, method, rank = 3, iter = 8, blocks = 3)
+    t1 <- gauss_fit(T, method, rank = 3, iter = 8, blocks = 1)
+    t3 <- gauss_fit(T, method, rank = 3, iter = 8, blocks = 3)
     expect_identical(unname(t1$W), unname(m1$W))
     expect_identical(t1$trace, m1$trace)
     expect_identical(unname(t3$W), unname(m3$W))
@@ -350,8 +352,8 @@ test_that("Gaussian VB and ICM from a 10x file and an HDF5Matrix: the numbers of
     expect_identical(t3$trace, m3$trace)
     expect_s3_class(t3, c(paste0("bnmf_", method), "bnmf_nmf", "bnmf"))
     expect_identical(t3$X, T)
-    g3 <- gauss_fit(G, method, rank = 3, iter = 30, blocks = 3)
-    d3 <- gauss_fit(D, method, rank = 3, iter = 30, blocks = 3)
+    g3 <- gauss_fit(G, method, rank = 3, iter = 8, blocks = 3)
+    d3 <- gauss_fit(D, method, rank = 3, iter = 8, blocks = 3)
     expect_identical(unname(d3$W), unname(g3$W))
     expect_identical(d3$trace, g3$trace)
     # update() continues Gaussian fits in memory: a fit read by blocks is refused
@@ -362,8 +364,7 @@ test_that("Gaussian VB and ICM from a 10x file and an HDF5Matrix: the numbers of
 
 test_that("Gaussian VB and ICM on a 2-worker cluster: the numbers of one process", {
   skip_on_cran()
-  cl <- parallel::makePSOCKcluster(2)
-  on.exit(parallel::stopCluster(cl), add = TRUE)
+  cl <- test_cluster()
   X <- blocks_gaussian()
   for (method in c("vb", "icm")) {
     m3 <- gauss_fit(X, method, rank = 3, blocks = 3)
