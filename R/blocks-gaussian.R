@@ -116,6 +116,7 @@ gaussian_blocks_setup <- function(job) {
     }
     if (any(sm[, "nonfinite"] > 0)) abort_input("`X` must have finite values (NA for missing).")
     I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
+    warn_negative(sum(sm[, "neg"]), as.double(I) * J)
     job$data <- list(dims = c(I, J, as.integer(K)), sum_obs = sum(sm[, "sum"]),
                      sumsq_obs = sum(sm[, "sumsq"]), n_obs = as.double(I) * J,
                      miss_pos = integer(), n_missing = 0L)

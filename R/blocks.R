@@ -200,6 +200,7 @@ load_block <- function(spec, K, check = TRUE) {
        summary = if (check) {
          c(sum = sum(vals, na.rm = TRUE), nmiss = sum(is.na(vals)),
            sumsq = data$sumsq_obs, nonfinite = sum(is.infinite(vals)),
+           neg = sum(vals < 0, na.rm = TRUE),
            pos = isTRUE(any(vals > 0, na.rm = TRUE)),
            bad = isTRUE(any(vals < 0, na.rm = TRUE)) ||
              isTRUE(any(vals %% 1 != 0, na.rm = TRUE)))

@@ -584,17 +584,21 @@ check_signs <- function(X, method) {
   if (method == "np") {
     abort_input("`X` has negative entries; the multiplicative updates of method \"np\" need X >= 0 (the Gaussian methods \"gibbs\", \"vb\" and \"icm\" accept them).")
   }
-  neg <- sum(vals < 0, na.rm = TRUE)
-  if (neg > 0) {
-    n <- if (inherits(X, "dgCMatrix")) prod(as.double(dim(X))) else sum(!is.na(vals))
-    share <- neg / n
-    if (share > 0.05) {
-      warning(structure(
-        class = c("bnmf_warning_negative", "warning", "condition"),
-        list(message = sprintf("%.1f%% of the observed entries of `X` are negative; the Gaussian model allows them, but W %%*%% H can only fit non-negative values.",
-                               100 * share), call = NULL)))
-    }
+  n <- if (inherits(X, "dgCMatrix")) prod(as.double(dim(X))) else sum(!is.na(vals))
+  warn_negative(sum(vals < 0, na.rm = TRUE), n)
+}
+
+# The warning (class bnmf_warning_negative) when more than 5% of the n
+# observed entries of X are negative (`neg` of them); also for data read by
+# blocks, from the blocks' counts.
+warn_negative <- function(neg, n) {
+  if (neg > 0 && neg / n > 0.05) {
+    warning(structure(
+      class = c("bnmf_warning_negative", "warning", "condition"),
+      list(message = sprintf("%.1f%% of the observed entries of `X` are negative; the Gaussian model allows them, but W %%*%% H can only fit non-negative values.",
+                             100 * neg / n), call = NULL)))
   }
+  invisible()
 }
 
 make_starts <- function(init, chains, I, J, K) {

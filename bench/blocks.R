@@ -139,11 +139,17 @@ if (mode == "cluster") {
   X <- read_whole()
   T <- tenx()
   cl <- parallel::makePSOCKcluster(2)
+  # the same with TCP_NODELAY on the master's sockets: without it a message
+  # that serialize() writes in pieces can wait ~40 ms for the worker's
+  # delayed acknowledgement
+  cn <- withr::with_options(list(socketOptions = "no-delay"), parallel::makePSOCKcluster(2))
   interleave(list(
     "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
     "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
+    "2-worker cluster (no-delay), 2 blocks from memory" = function() sweep_time(X, cluster = cn),
     "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)))
   parallel::stopCluster(cl)
+  parallel::stopCluster(cn)
 }
 
 if (mode == "sce") {

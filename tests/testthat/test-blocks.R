@@ -415,3 +415,19 @@ test_that("the blocks' streams are the chain's substreams, swapped in and out", 
   RNGkind("default")
   expect_error(bnmf:::block_streams(2), "L'Ecuyer")
 })
+
+test_that("a Gaussian fit by blocks warns of negative values as the fit in memory does", {
+  X <- blocks_gaussian() - 1 # some entries negative
+  share <- mean(X < 0)
+  expect_gt(share, 0.05)
+  w_mem <- tryCatch(gauss_fit(X, "icm", rank = 2, iter = 2), bnmf_warning_negative = identity)
+  w_blk <- tryCatch(gauss_fit(X, "icm", rank = 2, iter = 2, blocks = 3),
+                    bnmf_warning_negative = identity)
+  expect_s3_class(w_blk, "bnmf_warning_negative")
+  expect_identical(conditionMessage(w_blk), conditionMessage(w_mem))
+  expect_match(conditionMessage(w_blk), sprintf("%.1f%%", 100 * share), fixed = TRUE)
+  # a few negatives (at most 5%) are no cause for a warning
+  X2 <- blocks_gaussian()
+  X2[1:3] <- -0.1
+  expect_no_warning(gauss_fit(X2, "icm", rank = 2, iter = 2, blocks = 3))
+})
