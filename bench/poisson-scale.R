@@ -18,7 +18,8 @@
 ##             `threads` threads, options(bnmf.threads), default 1): time, recovery of the true
 ##             factors (cosine similarity of the columns of W after
 ##             align_factors(), RRMSE of E[X] on 10^6 random entries).
-##   sweep     on smaller sparse matrices (5000 x 10000 at 1, 2, 4, 8%
+##   sweep [I J]
+##             on smaller sparse matrices (I x J, default 5000 x 10000, at 1, 2, 4, 8%
 ##             non-zeros) the time of one VB sweep (from fits of 5 and 25
 ##             iterations with tol = 0, the fastest of 3 runs of each) against the two sparse-dense
 ##             products X %*% t(H) and crossprod(W, X) in the same process,
@@ -29,6 +30,7 @@
 ##   /usr/bin/time -v env R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R baseline
 ##   /usr/bin/time -v env R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R fit 200
 ##   R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R sweep
+##   R_LIBS=/tmp/bench/lib Rscript bench/poisson-scale.R sweep 20000 5000
 ## (peak memory of the fit = "Maximum resident set size" of fit minus that of
 ## baseline, against object.size(X)).
 
@@ -111,8 +113,11 @@ if (identical(step, "simulate")) {
                rrmse_EX = sqrt(sum((m1 - m0)^2) / sum(m0^2))), sub("\\.rds$", "-fit.rds", path))
 } else if (identical(step, "sweep")) {
   rows <- list()
+  dims <- if (length(commandArgs(TRUE)) >= 3) as.numeric(commandArgs(TRUE)[2:3]) else c(5000, 10000)
+  cat(sprintf("%g x %g, K = %d; load average %s\n", dims[1], dims[2], K,
+              paste(scan("/proc/loadavg", what = "", n = 3, quiet = TRUE), collapse = " ")))
   for (nz in c(0.01, 0.02, 0.04, 0.08)) {
-    sim <- simulate_counts(5000, 10000, K, nz = nz, seed = 2)
+    sim <- simulate_counts(dims[1], dims[2], K, nz = nz, seed = 2)
     X <- sim$X
     Wd <- sim$W; Hd <- sim$H
     prod_t <- min(replicate(3, {
