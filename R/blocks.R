@@ -35,6 +35,25 @@
 #' * `blocks` sets the number of blocks (of consecutive columns, of about
 #'   equal sizes).
 #'
+#' With `likelihood = "poisson"` and `method = "gibbs"`, `blocks` or
+#' `cluster` samples by blocks in the same way (dense data with or without
+#' `NA`, a `dgCMatrix`, a `DelayedMatrix`, a `TENxMatrix`; Gamma priors or
+#' `ard()`): a sweep is one call per block, which draws its `H[, b]` given
+#' the current `W` (and `lambda`), splits its counts over the factors given
+#' `W` and the new `H[, b]`, keeps its split, and returns the sums of `W`'s
+#' next draw; `W` (then, with ARD, `lambda`) is drawn from their sums. Each
+#' block draws from its own random number stream, a substream
+#' (`parallel::nextRNGSubStream()`) of its chain's L'Ecuyer-CMRG stream, kept
+#' with the block (and saved in the fit, so that `update()` continues it),
+#' and `W` from the chain's stream: so for a given partition the draws do
+#' not depend on where the blocks are read or held, but they are not those
+#' of the sampler in memory (the same posterior, other random numbers). The
+#' running sums and kept draws of `H` stay with the blocks until the end;
+#' there are no running sums of `W H` entry by entry, so `fitted()` gives
+#' the product of the posterior means (as for a `dgCMatrix` in memory).
+#' `update()` continues by the same blocks in this process. A
+#' `DelayedMatrix` is read by blocks only when `blocks` or `cluster` is given.
+#'
 #' Gaussian NMF with methods `"vb"` and `"icm"` (complete data, exponential
 #' priors) is fitted by blocks in the same way when `blocks` or `cluster` is
 #' given: given `W` (VB: `q(W)`) and `tau`, each block updates `H` (`q(H)`)
