@@ -4,7 +4,8 @@
 # map over the blocks (each updates its q(H[, b]) from its own columns and
 # returns the statistics of W's update) and a reduce (their sums, in block
 # order, and q(W)); the C side is in src/pois_vb.c ("VB by blocks of
-# samples").
+# samples"). Poisson Gibbs by blocks runs on the same holders
+# (R/blocks-pois-gibbs.R).
 
 #' @section Data in blocks, out of memory and on a cluster:
 #' With `likelihood = "poisson"` and `method = "vb"` (and Gaussian NMF with

@@ -8,7 +8,7 @@
 ##   R_LIBS=<lib> Rscript bench/blocks.R cluster   # time per sweep: 2 workers vs one process
 ##   R_LIBS=<lib> Rscript bench/blocks.R gsame     # Gaussian VB and ICM: identical fits (1 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R gspeed [vb|icm]   # Gaussian: memory vs file vs cluster
-##   R_LIBS=<lib> Rscript bench/blocks.R pgibbs    # Poisson Gibbs: identical fits (1 min)
+##   R_LIBS=<lib> Rscript bench/blocks.R pgibbs    # Poisson Gibbs: identical fits (10 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R pgibbs speed   # Poisson Gibbs: memory vs blocks vs file vs cluster
 ##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R sce [blocks]   # an HDF5-backed SCE
 ##   for w in memory blocks tenx; do
@@ -374,11 +374,10 @@ if (mode == "pgibbs" && length(args) >= 2L && args[2L] == "speed") {
   # Poisson Gibbs on the file's counts: the time per sweep in memory without
   # blocks, by 10 blocks in memory and from the 10x file (read every sweep),
   # one process with 2 blocks, and a 2-worker cluster (2 blocks, from memory
-  # and from the file); (fit of 1 + 5 sweeps - fit of 1) / 5, median of 2
-  # rounds
+  # and from the file); (fit of 1 + 10 sweeps - fit of 1) / 10, median of
+  # 2 rounds
   X <- read_whole()
   T <- tenx()
-  n_sweeps <- 5L
   cl <- parallel::makePSOCKcluster(2)
   cat(sprintf("Poisson Gibbs, X %d x %d (dgCMatrix, %.0f MB), K = %d\n\n", I, J,
               utils::object.size(X) / 2^20, K))
