@@ -8,16 +8,16 @@
 
 # ---- the holders' side ----------------------------------------------------------
 
-# The holder's blocks' states (`states`: list(H, H_sum, H_sq) a block, K x
-# J_b), their streams (`seeds`) and, with `draws`, an empty list of kept
-# draws of H[, b] a block. The split ZH_b starts at zero: a chain's first
-# call splits before it draws.
+# The holder's blocks' states (`states`: list(H, H_sum, H_sq, ZH) a block,
+# K x J_b), their streams (`seeds`) and, with `draws`, an empty list of kept
+# draws of H[, b] a block. ZH_b, the split of the block's counts, is NULL
+# at a chain's start (zeros: its first call splits before it draws) and the
+# last split of a continued chain.
 pgholder_init <- function(key, states, seeds, draws) {
   h <- get(key, envir = block_store)
   h$states <- lapply(states, function(s) {
-    s <- lapply(s[c("H", "H_sum", "H_sq")], function(z) as.double(z) + 0)
-    s$ZH <- numeric(length(s$H))
-    s
+    s$ZH <- s$ZH %||% numeric(length(s$H))
+    lapply(s[c("H", "H_sum", "H_sq", "ZH")], function(z) as.double(z) + 0)
   })
   h$seeds <- seeds
   h$draws <- if (draws) rep(list(list()), length(states))
@@ -52,7 +52,7 @@ pgholder_step <- function(key, wq, prior_c, draw, keep) {
 pgholder_states <- function(key) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$states), function(b) {
-    list(state = h$states[[b]][c("H", "H_sum", "H_sq")], seed = h$seeds[[b]],
+    list(state = h$states[[b]], seed = h$seeds[[b]],
          draws = if (!is.null(h$draws)) h$draws[[b]])
   })
 }
@@ -61,9 +61,9 @@ pgholder_states <- function(key) {
 
 # The Poisson Gibbs runner: block_runner()'s holders (this process or the
 # workers of `cluster`) with the steps of the sampler. Returns block_runner()'s
-# list with init(H, H_sum, H_sq, seeds, draws), step(wq, prior_c, draw,
+# list with init(H, H_sum, H_sq, ZH, seeds, draws), step(wq, prior_c, draw,
 # keep) (the blocks' sums added in block order) and gather() (H, H_sum,
-# H_sq (K x J), H_draws (K J x kept draws, or NULL) and the blocks'
+# H_sq, ZH (K x J), H_draws (K J x kept draws, or NULL) and the blocks'
 # streams).
 pois_gibbs_block_runner <- function(src, K, cluster = NULL) {
   base <- block_runner(src, K, cluster)
@@ -80,11 +80,11 @@ pois_gibbs_block_runner <- function(src, K, cluster = NULL) {
     if (is.null(cluster)) return(list(parts))
     lapply(owner, function(o) lapply(parts, function(p) p[o]))
   }
-  base$init <- function(H, H_sum, H_sq, seeds, draws) {
+  base$init <- function(H, H_sum, H_sq, ZH, seeds, draws) {
     states <- lapply(cols, function(r) {
       j <- r[1L]:r[2L]
       list(H = H[, j, drop = FALSE], H_sum = H_sum[, j, drop = FALSE],
-           H_sq = H_sq[, j, drop = FALSE])
+           H_sq = H_sq[, j, drop = FALSE], ZH = if (!is.null(ZH)) ZH[, j, drop = FALSE])
     })
     call_all(pgholder_init, list(draws = draws), by_worker(states = states, seeds = seeds))
     invisible(NULL)
@@ -102,7 +102,7 @@ pois_gibbs_block_runner <- function(src, K, cluster = NULL) {
     bl <- unlist(call_all(pgholder_states, list()), recursive = FALSE)
     mats <- function(nm) do.call(cbind, lapply(bl, function(b) matrix(b$state[[nm]], nrow = K)))
     kept <- length(bl[[1L]]$draws)
-    list(H = mats("H"), H_sum = mats("H_sum"), H_sq = mats("H_sq"),
+    list(H = mats("H"), H_sum = mats("H_sum"), H_sq = mats("H_sq"), ZH = mats("ZH"),
          H_draws = if (kept) do.call(rbind, lapply(bl, function(b) do.call(cbind, b$draws))),
          seeds = lapply(bl, `[[`, "seed"))
   }
@@ -114,10 +114,12 @@ pois_gibbs_block_runner <- function(src, K, cluster = NULL) {
 # A Gibbs chain by blocks: W (and lambda), their running sums and kept
 # draws here, H[, b], its running sums and kept draws and the split of the
 # counts in the blocks' holders; the sweeps of pois_gibbs() in C (Z, W, H,
-# lambda), each block on its own stream (block_streams(); continued by
-# update()), the chain's draws on the chain's. No running sums of W H
-# entry by entry (the fit's fitted values are those of the posterior means,
-# as for sparse data in one process).
+# lambda), each block on its own stream (block_streams()), the chain's
+# draws on the chain's. The state keeps the blocks' streams, their last
+# split (ZH) and its sums (`split`), so that update() continues the chain as
+# one longer run would have. No running sums of W H entry by entry (the
+# fit's fitted values are those of the posterior means, as for sparse data
+# in one process).
 pois_gibbs_blocks_chain <- function(task, job) {
   s <- job$settings
   runner <- job$runner
@@ -134,14 +136,15 @@ pois_gibbs_blocks_chain <- function(task, job) {
   ws <- lapply(st[c("W", "W_sum", "W_sq", "n_kept", if (ard) c("lambda", "lambda_sum"))],
                function(z) as.double(z) + 0)
   keep_draws <- s$keep == "draws"
-  runner$init(matrix(st$H, K, J), matrix(st$H_sum, K, J), matrix(st$H_sq, K, J), seeds,
-              keep_draws)
+  runner$init(matrix(st$H, K, J), matrix(st$H_sum, K, J), matrix(st$H_sq, K, J),
+              if (!is.null(st$split)) matrix(st$ZH, K, J), seeds, keep_draws)
+  acc <- st$split
   st <- NULL
   dims <- as.double(c(I, J, K))
   pc <- job$prior_c
   wq <- function() if (ard) ws[c("W", "lambda")] else ws["W"]
-  # the first call only splits the counts, given the starting W and H
-  acc <- runner$step(wq(), pc, FALSE, FALSE)
+  # a chain's first call only splits the counts, given the starting W and H
+  if (is.null(acc)) acc <- runner$step(wq(), pc, FALSE, FALSE)
   ch <- run_chunks(function(n, accumulate) {
     thin <- if (accumulate) s$thin else 1L
     tr <- matrix(0, n, 2L)
@@ -166,6 +169,8 @@ pois_gibbs_blocks_chain <- function(task, job) {
     st$lambda_sum <- ws$lambda_sum
   }
   st$block_seeds <- h$seeds
+  st$ZH <- as.vector(h$ZH)
+  st$split <- acc
   list(state = st, seed = task_stream(), W_draws = ch$draws$W_draws,
        H_draws = if (keep_draws) h$H_draws, trace = tr)
 }

@@ -45,7 +45,8 @@
 #' next draw; `W` (then, with ARD, `lambda`) is drawn from their sums. Each
 #' block draws from its own random number stream, a substream
 #' (`parallel::nextRNGSubStream()`) of its chain's L'Ecuyer-CMRG stream, kept
-#' with the block (and saved in the fit, so that `update()` continues it),
+#' with the block (and saved in the fit with the blocks' last split, so that
+#' `update()` continues as one longer run would have),
 #' and `W` from the chain's stream: so for a given partition the draws do
 #' not depend on where the blocks are read or held, but they are not those
 #' of the sampler in memory (the same posterior, other random numbers). The
