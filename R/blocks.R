@@ -4,7 +4,8 @@
 # map over the blocks (each updates its q(H[, b]) from its own columns and
 # returns the statistics of W's update) and a reduce (their sums, in block
 # order, and q(W)); the C side is in src/pois_vb.c ("VB by blocks of
-# samples").
+# samples"). Poisson Gibbs by blocks runs on the same holders
+# (R/blocks-pois-gibbs.R).
 
 #' @section Data in blocks, out of memory and on a cluster:
 #' With `likelihood = "poisson"` and `method = "vb"` (and Gaussian NMF with
@@ -34,6 +35,26 @@
 #'   error (class `bnmf_error_cluster`) naming it.
 #' * `blocks` sets the number of blocks (of consecutive columns, of about
 #'   equal sizes).
+#'
+#' With `likelihood = "poisson"` and `method = "gibbs"`, `blocks` or
+#' `cluster` samples by blocks in the same way (dense data with or without
+#' `NA`, a `dgCMatrix`, a `DelayedMatrix`, a `TENxMatrix`; Gamma priors or
+#' `ard()`): a sweep is one call per block, which draws its `H[, b]` given
+#' the current `W` (and `lambda`), splits its counts over the factors given
+#' `W` and the new `H[, b]`, keeps its split, and returns the sums of `W`'s
+#' next draw; `W` (then, with ARD, `lambda`) is drawn from their sums. Each
+#' block draws from its own random number stream, a substream
+#' (`parallel::nextRNGSubStream()`) of its chain's L'Ecuyer-CMRG stream, kept
+#' with the block (and saved in the fit with the blocks' last split, so that
+#' `update()` continues as one longer run would have),
+#' and `W` from the chain's stream: so for a given partition the draws do
+#' not depend on where the blocks are read or held, but they are not those
+#' of the sampler in memory (the same posterior, other random numbers). The
+#' running sums and kept draws of `H` stay with the blocks until the end;
+#' there are no running sums of `W H` entry by entry, so `fitted()` gives
+#' the product of the posterior means (as for a `dgCMatrix` in memory).
+#' `update()` continues by the same blocks in this process. A
+#' `DelayedMatrix` is read by blocks only when `blocks` or `cluster` is given.
 #'
 #' Gaussian NMF with methods `"vb"` and `"icm"` (complete data, exponential
 #' priors) is fitted by blocks in the same way when `blocks` or `cluster` is

@@ -306,14 +306,15 @@
 #'   `SingleCellExperiment`): the assay to factorise, a name or a number
 #'   (default: the first assay); see the section Bioconductor data. Any
 #'   other `X` takes none.
-#' @param cluster `likelihood = "poisson"` with `method = "vb"`, and
+#' @param cluster `likelihood = "poisson"` with methods `"vb"` and `"gibbs"`, and
 #'   Gaussian NMF with methods `"vb"` and `"icm"`: a cluster
 #'   of the parallel package (`parallel::makePSOCKcluster()`, on one or
 #'   many hosts, with bnmf installed on each) whose workers hold the blocks
 #'   of samples and update them in parallel; `NULL` (the default) fits in
 #'   this process. The same numbers as in this process for the same
-#'   `blocks`. See the section Data in blocks.
-#' @param blocks `likelihood = "poisson"` with `method = "vb"`, and
+#'   `blocks` (Gibbs: each block on its own random number stream). See the
+#'   section Data in blocks.
+#' @param blocks `likelihood = "poisson"` with methods `"vb"` and `"gibbs"`, and
 #'   Gaussian NMF with methods `"vb"` and `"icm"`: the number of blocks of consecutive samples (columns) the sweeps run over. `NULL`
 #'   (the default): one block for a matrix in memory, blocks of about
 #'   `DelayedArray::getAutoBlockSize()` bytes for a `DelayedMatrix`, and at
@@ -407,14 +408,16 @@ bnmf_job <- function(args, given, env) {
   method <- check_choice(args$method, bnmf_methods, "method")
   check_method_args(method, given, args$likelihood, args$tol)
   term <- parse_model(args$X, args$rank, args$prior, args$data, env)
-  # Poisson VB reads a DelayedMatrix by blocks; the others read it into memory
-  pois_vb <- method == "vb" && identical(args$likelihood, "poisson")
+  # Poisson VB reads a DelayedMatrix by blocks, Poisson Gibbs with `blocks`
+  # or `cluster`; the others read it into memory
   by_blocks <- !is.null(args$cluster) || !is.null(args$blocks)
+  pois_vb <- identical(args$likelihood, "poisson") &&
+    (method == "vb" || (method == "gibbs" && by_blocks))
   # Gaussian NMF by blocks: methods "vb" and "icm", with `blocks` or `cluster`
   gauss_blocks <- by_blocks && method %in% c("vb", "icm") &&
     !identical(args$likelihood, "poisson") && length(args$rank) == 1L
   if (!pois_vb && !gauss_blocks && by_blocks) {
-    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for methods \"vb\" and \"icm\" (Gaussian NMF) and for `likelihood = \"poisson\"` with `method = \"vb\"` only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
+    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for methods \"vb\" and \"icm\" (Gaussian NMF) and for `likelihood = \"poisson\"` with methods \"vb\" and \"gibbs\" only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
                               sprintf("method \"%s\"%s", method,
                                 if (identical(args$likelihood, "poisson")) " with counts" else
                                   if (length(args$rank) == 2L) " of a tri-factorisation" else "")))

@@ -400,9 +400,10 @@ poisson_check <- function(job) {
   }
   job$cluster <- check_cluster(job$cluster)
   # Poisson VB by blocks of samples (R/blocks.R): a DelayedMatrix, `cluster`
-  # or `blocks`
-  blocked <- method == "vb" && (!is.null(job$cluster) || !is.null(job$blocks) ||
-                                  is_delayed(job$X))
+  # or `blocks`; Gibbs by blocks (R/blocks-pois-gibbs.R): `cluster` or `blocks`
+  by_blocks <- !is.null(job$cluster) || !is.null(job$blocks)
+  blocked <- (method == "vb" && (by_blocks || is_delayed(job$X))) ||
+    (method == "gibbs" && by_blocks)
   job$X <- if (blocked && is_delayed(job$X)) check_delayed_counts(job$X) else check_count_matrix(job$X)
   check_rank_bound(job$rank, job$X)
   job$sparsity <- check_choice(job$sparsity %||% "none", c("none", "coef", "both"), "sparsity")
@@ -450,7 +451,8 @@ check_delayed_counts <- function(X) {
 # check its counts and sum them. The holders are released when bnmf()
 # returns (or here, when the counts are refused).
 pois_blocks_setup <- function(job) {
-  open_blocks(job, block_runner, function(job, sm) {
+  runner <- if (identical(job$method, "gibbs")) pois_gibbs_block_runner else block_runner
+  open_blocks(job, runner, function(job, sm) {
     if (any(sm[, "bad"] != 0)) {
       abort_input("`X` must hold counts (whole numbers >= 0; NA for missing) for `likelihood = \"poisson\"`.")
     }
@@ -631,7 +633,8 @@ pois_ssvi_chain <- function(task, job) {
 poisson_run_task <- function(task, job) {
   switch(job$method,
          vb = if (is.null(job$runner)) pois_vb_chain(task, job) else pois_vb_blocks_chain(task, job),
-         gibbs = pois_gibbs_chain(task, job),
+         gibbs = if (is.null(job$runner)) pois_gibbs_chain(task, job) else
+           pois_gibbs_blocks_chain(task, job),
          ssvi = pois_ssvi_chain(task, job))
 }
 

@@ -8,6 +8,8 @@
 ##   R_LIBS=<lib> Rscript bench/blocks.R cluster   # time per sweep: 2 workers vs one process
 ##   R_LIBS=<lib> Rscript bench/blocks.R gsame     # Gaussian VB and ICM: identical fits (1 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R gspeed [vb|icm]   # Gaussian: memory vs file vs cluster
+##   R_LIBS=<lib> Rscript bench/blocks.R pgibbs    # Poisson Gibbs: identical fits (10 min)
+##   R_LIBS=<lib> Rscript bench/blocks.R pgibbs speed   # Poisson Gibbs: memory vs blocks vs file vs cluster
 ##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R sce [blocks]   # an HDF5-backed SCE
 ##   for w in memory blocks tenx; do
 ##     /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R peak $w; done   # peak memory
@@ -65,14 +67,21 @@ tenx <- function() {
   TENxMatrix(file, "counts")
 }
 
-# the fit timed: Poisson VB, or (modes gsame, gspeed) Gaussian VB or ICM
+# the fit timed: Poisson VB, or (modes gsame, gspeed) Gaussian VB or ICM,
+# or (mode pgibbs) Poisson Gibbs
 gauss <- if (mode %in% c("gsame", "gspeed")) (if (length(args) >= 2L) args[2L] else "vb")
+pmethod <- if (mode == "pgibbs") "gibbs" else "vb"
+pextra <- list() # pgibbs: the prior
 ginit <- "random" # gspeed: a start with tau (no initial sweeps of least squares)
 fit_time <- function(X, iter, ...) {
   set.seed(1)
   t <- system.time(f <- suppressWarnings(
-    if (is.null(gauss)) bnmf(X, rank = K, likelihood = "poisson", method = "vb", iter = iter,
-                             tol = 0, ...)
+    if (pmethod == "gibbs") do.call(bnmf, c(list(X, rank = K, likelihood = "poisson",
+                                                  method = "gibbs", iter = iter,
+                                                  burnin = iter %/% 2, progress = FALSE),
+                                             pextra, list(...)))
+    else if (is.null(gauss)) bnmf(X, rank = K, likelihood = "poisson", method = "vb", iter = iter,
+                                  tol = 0, ...)
     else bnmf(X, rank = K, method = gauss, iter = iter, tol = 0, init = ginit, ...)))
   list(fit = f, time = c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]]))
 }
@@ -311,5 +320,80 @@ if (mode == "gsame") {
     for (a in c("10x file, 3 blocks", "cluster, 10x file, 3 blocks")) row(a, "dgCMatrix, 3 blocks")
     cat(sprintf("| %s | final objective %.10g | | | | |\n", g, utils::tail(obj(fits[[1]]), 1)))
   }
+  parallel::stopCluster(cl)
+}
+
+if (mode == "pgibbs" && length(args) < 2L) {
+  # Poisson Gibbs by blocks: the same draws from memory (dense, dgCMatrix),
+  # a 10x file, a dense HDF5Matrix and a 2-worker cluster for a partition in
+  # 3 blocks (gamma priors and ARD); beside them the sampler in memory
+  # without blocks (other random numbers: its posterior means of the
+  # log-likelihood and of sum(W H) against those of the blocks)
+  suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
+  set.seed(5)
+  Is <- 300; Js <- 2000; K <- 5
+  W <- matrix(stats::rgamma(Is * K, 0.5, 1), Is, K)
+  H <- matrix(stats::rgamma(K * Js, 0.5, 1), K, Js)
+  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js)
+  S <- methods::as(X, "CsparseMatrix")
+  d <- tempfile("bnmf-pgibbs-")
+  dir.create(d)
+  f <- file.path(d, "tenx.h5")
+  rhdf5::h5createFile(f)
+  rhdf5::h5createGroup(f, "g")
+  rhdf5::h5write(as.integer(S@x), f, "g/data")
+  rhdf5::h5write(S@i, f, "g/indices")
+  rhdf5::h5write(S@p, f, "g/indptr")
+  rhdf5::h5write(dim(S), f, "g/shape")
+  T <- TENxMatrix(f, "g")
+  D <- writeHDF5Array(X, file.path(d, "dense.h5"), "x")
+  cl <- parallel::makePSOCKcluster(2)
+  num <- function(f) lapply(f[c("W", "H", "W_sd", "H_sd", "lambda", "trace", "state")], function(z) {
+    if (is.matrix(z)) unname(z) else z
+  })
+  cat(sprintf("X: %d x %d counts (%.0f%% zeros), K = %d, 200 sweeps (100 kept)\n\n", Is, Js,
+              100 * mean(X == 0), K))
+  cat("| prior | fit | reference | identical() | max abs diff W | mean loglik (kept) | sum(E[W] E[H]) |\n|---|---|---|---|---|---|---|\n")
+  for (pr in c("gamma", "ard")) {
+    pextra <- if (pr == "ard") list(prior = ard()) else list()
+    fits <- list(
+      "memory (no blocks)" = fit_time(X, 200L)$fit,
+      "memory, 3 blocks" = fit_time(X, 200L, blocks = 3)$fit,
+      "dgCMatrix, 3 blocks" = fit_time(S, 200L, blocks = 3)$fit,
+      "10x file, 3 blocks" = fit_time(T, 200L, blocks = 3)$fit,
+      "HDF5Matrix, 3 blocks" = fit_time(D, 200L, blocks = 3)$fit,
+      "cluster (2 workers), 3 blocks" = fit_time(X, 200L, blocks = 3, cluster = cl)$fit,
+      "cluster, 10x file, 3 blocks" = fit_time(T, 200L, blocks = 3, cluster = cl)$fit)
+    ref <- fits[["memory, 3 blocks"]]
+    for (a in names(fits)) {
+      x <- fits[[a]]
+      same <- if (a == "memory (no blocks)") "(other draws)" else identical(num(x), num(ref))
+      cat(sprintf("| %s | %s | memory, 3 blocks | %s | %.3g | %.2f | %.1f |\n", pr, a, same,
+                  max(abs(unname(x$W) - unname(ref$W))), mean(x$trace$loglik[x$trace$sampling]),
+                  sum(x$W %*% x$H)))
+    }
+  }
+  parallel::stopCluster(cl)
+}
+
+if (mode == "pgibbs" && length(args) >= 2L && args[2L] == "speed") {
+  # Poisson Gibbs on the file's counts: the time per sweep in memory without
+  # blocks, by 10 blocks in memory and from the 10x file (read every sweep),
+  # one process with 2 blocks, and a 2-worker cluster (2 blocks, from memory
+  # and from the file); (fit of 1 + 10 sweeps - fit of 1) / 10, median of
+  # 2 rounds
+  X <- read_whole()
+  T <- tenx()
+  cl <- parallel::makePSOCKcluster(2)
+  cat(sprintf("Poisson Gibbs, X %d x %d (dgCMatrix, %.0f MB), K = %d\n\n", I, J,
+              utils::object.size(X) / 2^20, K))
+  interleave(list(
+    "in memory, no blocks" = function() sweep_time(X),
+    "in memory, 10 blocks" = function() sweep_time(X, blocks = n_blocks),
+    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks),
+    "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
+    "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
+    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)),
+    rounds = 2L)
   parallel::stopCluster(cl)
 }

@@ -48,6 +48,9 @@ SEXP bnmf_pois_vb_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims);
 SEXP bnmf_pois_vb_finish_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims);
 SEXP bnmf_pois_vb_logmeans_call(SEXP al, SEXP be, SEXP dims, SEXP transpose);
 SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl);
+SEXP bnmf_pois_gibbs_wstep_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims);
+SEXP bnmf_pois_gibbs_finish_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims, SEXP ctrl);
 SEXP bnmf_pois_ssvi_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
 SEXP bnmf_pois_masks_call(SEXP state, SEXP data, SEXP x, SEXP n);
 /* rlist.c: the count argument n of the generators' entries */

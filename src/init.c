@@ -51,6 +51,10 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(nmf_blocks_objective, 4),
     CALLDEF(nmf_sum_log_rates, 1),
     CALLDEF(pois_gibbs, 5),
+    /* Poisson Gibbs by blocks of samples (pois_gibbs.c) */
+    CALLDEF(pois_gibbs_block, 6),
+    CALLDEF(pois_gibbs_wstep, 4),
+    CALLDEF(pois_gibbs_finish, 5),
     CALLDEF(pois_ssvi, 5),
     CALLDEF(pois_masks, 4),
     { NULL, NULL, 0 }

@@ -1,6 +1,9 @@
 /*
  * pois_gibbs.c -- the auxiliary-variable Gibbs sampler of Poisson-Gamma NMF
- * (see pois_nmf.c for the model) and its .Call entry.
+ * (see pois_nmf.c for the model) and its .Call entries: the sampler of data
+ * in memory and the steps of the sampler by blocks of samples (columns).
+ * Both run the same kernels: the split (gibbs_split), H's draw (draw_H),
+ * W's draw given the sums of H (draw_W) and lambda's draw (draw_rate).
  */
 #include "bnmf_call.h"
 #include "pois.h"
@@ -101,6 +104,13 @@ static double pois_log_prior(const pois_data *pd, const pois_prior *pp, const do
     return s;
 }
 
+/* One rate lambda_k ~ Gamma(shape, r) (ARD), kept positive. */
+static inline double draw_rate(double shape, double r)
+{
+    const double l = rgamma(shape, 1.0 / r);
+    return l > 0.0 ? l : DBL_MIN; /* an underflow of the draw */
+}
+
 /* ARD: lambda_k ~ Gamma(alpha0 + I a + J c, beta0 + sum_i W_ik + sum_j H_kj),
  * drawn for k = 1, ..., K in turn. */
 static void draw_lambda(const pois_data *pd, const pois_prior *pp, const double *W,
@@ -112,8 +122,44 @@ static void draw_lambda(const pois_data *pd, const pois_prior *pp, const double 
         double r = pp->beta0;
         for (int i = 0; i < I; i++) r += W[i + (size_t) k * I];
         for (int j = 0; j < J; j++) r += H[k + (size_t) j * K];
-        lambda[k] = rgamma(shape, 1.0 / r);
-        if (!(lambda[k] > 0.0)) lambda[k] = DBL_MIN; /* an underflow of the draw */
+        lambda[k] = draw_rate(shape, r);
+    }
+}
+
+/* W_ik ~ Gamma(a + ZWt_ki, rate_k + RS_ki), k by k (rate_k: lambda_k with
+ * ARD, else b); RS (K x I): the sums of H over the observed entries of each
+ * row (bnmf_pois_obs_sums()). */
+static void draw_W(int I, int K, const pois_prior *pp, const double *lam, const double *ZWt,
+                   const double *RS, double *W)
+{
+    for (int k = 0; k < K; k++) {
+        const double rk = lam ? lam[k] : pp->b;
+        for (int i = 0; i < I; i++) {
+            const size_t u = k + (size_t) i * K;
+            W[i + (size_t) k * I] = rgamma(pp->a + ZWt[u], 1.0 / (rk + RS[u]));
+        }
+    }
+}
+
+/* H_kj ~ Gamma(c + ZH_kj, rate_k + RS_kj), in storage order (rate_k: lambda_k
+ * with ARD, else d); RS (K x J): the sums of W over the observed entries of
+ * each column. */
+static void draw_H(int J, int K, const pois_prior *pp, const double *lam, const double *ZH,
+                   const double *RS, double *H)
+{
+    for (int j = 0; j < J; j++)
+        for (int k = 0; k < K; k++) {
+            const size_t t = k + (size_t) j * K;
+            H[t] = rgamma(pp->c + ZH[t], 1.0 / ((lam ? lam[k] : pp->d) + RS[t]));
+        }
+}
+
+/* Running sums and sums of squares of n entries. */
+static void add_moments(const double *Z, size_t n, double *sum, double *sq)
+{
+    for (size_t t = 0; t < n; t++) {
+        sum[t] += Z[t];
+        sq[t] += Z[t] * Z[t];
     }
 }
 
@@ -121,14 +167,8 @@ static void draw_lambda(const pois_data *pd, const pois_prior *pp, const double 
 static void gibbs_accumulate(const pois_data *pd, pois_gibbs_state *st)
 {
     const int I = pd->I, J = pd->J, K = pd->K;
-    for (size_t t = 0; t < (size_t) I * K; t++) {
-        st->W_sum[t] += st->W[t];
-        st->W_sq[t] += st->W[t] * st->W[t];
-    }
-    for (size_t t = 0; t < (size_t) K * J; t++) {
-        st->H_sum[t] += st->H[t];
-        st->H_sq[t] += st->H[t] * st->H[t];
-    }
+    add_moments(st->W, (size_t) I * K, st->W_sum, st->W_sq);
+    add_moments(st->H, (size_t) K * J, st->H_sum, st->H_sq);
     if (st->WH_sum) {
         const double one = 1.0;
         F77_CALL(dgemm)("N", "N", &I, &J, &K, &one, st->W, &I, st->H, &K, &one, st->WH_sum,
@@ -165,25 +205,10 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
             tr[s - 1 + n] = tr[s - 1] + pois_log_prior(pd, pp, W, H, lam);
         }
         bnmf_pois_obs_sums(pd->d, H, 1, RS);
-        for (int k = 0; k < K; k++) {
-            const double rk = lam ? lam[k] : pp->b;
-            for (int i = 0; i < I; i++) {
-                const size_t u = k + (size_t) i * K;
-                W[i + (size_t) k * I] = rgamma(pp->a + ZWt[u], 1.0 / (rk + RS[u]));
-            }
-        }
+        draw_W(I, K, pp, lam, ZWt, RS, W);
         bnmf_pois_obs_sums(pd->d, W, 0, RS);
-        if (lam) {
-            for (int j = 0; j < J; j++)
-                for (int k = 0; k < K; k++) {
-                    const size_t t = k + (size_t) j * K;
-                    H[t] = rgamma(pp->c + ZH[t], 1.0 / (lam[k] + RS[t]));
-                }
-            draw_lambda(pd, pp, W, H, lam);
-        } else {
-            for (size_t t = 0; t < (size_t) K * J; t++)
-                H[t] = rgamma(pp->c + ZH[t], 1.0 / (pp->d + RS[t]));
-        }
+        draw_H(J, K, pp, lam, ZH, RS, H);
+        if (lam) draw_lambda(pd, pp, W, H, lam);
         if (accumulate && (s + 1) % thin == 0) {
             gibbs_accumulate(pd, st);
             if (Wd) {
@@ -233,5 +258,196 @@ SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
     const char *names[] = {"trace", "W_draws", "H_draws"};
     SEXP out = bnmf_named_list(3, names, v);
     UNPROTECT(3);
+    return out;
+}
+
+/* ---- Gibbs sampling by blocks of samples ---------------------------------- */
+
+/*
+ * Given W (and lambda with ARD), H[, j] and the split of column j's counts
+ * read column j of X only, and W's draw needs of the columns only sums over
+ * them. So a sweep of the sampler by blocks of samples (columns) is the
+ * sweep above, Z, W, H, lambda, with its steps moved between the chain and
+ * the blocks:
+ *
+ *   block b (bnmf_pois_gibbs_block_call), given W and the rates:
+ *     1. H[, b] from its split ZH_b (draw_H(); not in a chain's first call);
+ *     2. the split of its counts given W and H[, b] (gibbs_split()),
+ *        ZH_b kept for the next sweep, and the sums of the chain's next
+ *        steps: ZWt_b (K x I), RS_b[k, i] = sum_{j in b, j in Omega_i} H_kj,
+ *        SH_b[k] = sum_{j in b} H_kj, LH_b[k] = sum_{j in b} log H_kj, and
+ *        its terms of log p(X | W, H);
+ *   the chain (bnmf_pois_gibbs_finish_call, then bnmf_pois_gibbs_wstep_call),
+ *   given those summed in block order: lambda (ARD; it follows H's draw as
+ *   in one process), the running sums and the trace of the state, then W
+ *   (draw_W()).
+ *
+ * A block draws from its own stream, the chain from the chain's: the fit
+ * is the same bit for bit, for a given partition, wherever the blocks are
+ * read or held.
+ */
+
+/* The list of a block's sums, as the chain adds them. */
+static const char *gblock_stat_names[] = {"ZWt", "RS", "SH", "LH", "lik", "lfact", "wh"};
+#define N_GBLOCK_STATS 7
+
+/*
+ * .Call entry, block b: its counts (data, x: its columns as prepare_data()
+ * lays them out) and its state bstate = list(H, ZH, H_sum, H_sq) (K x J_b,
+ * modified in place); wq = list(W (I x K)[, lambda (K), with ARD]). ctrl:
+ * list(draw, keep, known): draw = 1 draws H[, b] before the split (keep =
+ * 1 adds it to the running sums), known as for bnmf_pois_vb_call. Draws
+ * from R's random number state (the block's stream). Returns the block's
+ * sums list(ZWt, RS, SH, LH, lik, lfact, wh) and `known`.
+ */
+SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl)
+{
+    nmf_data d; pois_data pd; pois_prior pp;
+    bnmf_read_data(data, 1, &d);
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
+        Rf_error("bnmf internal error: x must be a double vector of the data's length");
+    bnmf_pois_data_known(&d, REAL(x), 0, bnmf_real_elt(ctrl, "known", 2), &pd);
+    bnmf_pois_read_prior(prior, 0, &pp);
+    const int draw = bnmf_pois_count(ctrl, "draw", 0), keep = bnmf_pois_count(ctrl, "keep", 0);
+    const int I = d.I, J = d.J, K = d.K;
+    const R_xlen_t nH = (R_xlen_t) K * J, nW = (R_xlen_t) I * K;
+    double *H = bnmf_real_elt(bstate, "H", nH), *ZH = bnmf_real_elt(bstate, "ZH", nH);
+    double *H_sum = bnmf_real_elt(bstate, "H_sum", nH), *H_sq = bnmf_real_elt(bstate, "H_sq", nH);
+    const double *W = bnmf_real_elt(wq, "W", nW);
+    const double *lam = pp.ard ? bnmf_real_elt(wq, "lambda", K) : NULL;
+    double *Wt = (double *) R_alloc((size_t) nW, sizeof(double));
+    double *p = (double *) R_alloc(K, sizeof(double)), *sb = (double *) R_alloc(I, sizeof(double));
+    int np = 0;
+    SEXP v[N_GBLOCK_STATS + 1];
+    v[0] = PROTECT(Rf_allocVector(REALSXP, nW)); np++;
+    v[1] = PROTECT(Rf_allocVector(REALSXP, nW)); np++;
+    v[2] = PROTECT(Rf_allocVector(REALSXP, K)); np++;
+    v[3] = PROTECT(Rf_allocVector(REALSXP, K)); np++;
+    bnmf_transpose(W, I, K, Wt);
+    bnmf_rng_get(0);
+    if (draw) {
+        double *RSH = (double *) R_alloc((size_t) nH, sizeof(double));
+        bnmf_pois_obs_sums(&d, W, 0, RSH);
+        draw_H(J, K, &pp, lam, ZH, RSH, H);
+        if (keep) add_moments(H, (size_t) nH, H_sum, H_sq);
+    }
+    const double lik = gibbs_split(&pd, Wt, H, REAL(v[0]), ZH, p, sb);
+    bnmf_rng_put();
+    bnmf_pois_obs_sums(&d, H, 1, REAL(v[1]));
+    double *SH = REAL(v[2]), *LH = REAL(v[3]);
+    for (int k = 0; k < K; k++) SH[k] = LH[k] = 0.0;
+    for (int j = 0; j < J; j++)
+        for (int k = 0; k < K; k++) {
+            const double h = H[k + (size_t) j * K];
+            SH[k] += h;
+            LH[k] += log(h);
+        }
+    const double wh = bnmf_pois_sum_obs_wh(&d, W, H);
+    v[4] = PROTECT(Rf_ScalarReal(lik)); np++;
+    v[5] = PROTECT(Rf_ScalarReal(pd.lfact)); np++;
+    v[6] = PROTECT(Rf_ScalarReal(wh)); np++;
+    v[7] = PROTECT(Rf_allocVector(REALSXP, 2)); np++;
+    REAL(v[7])[0] = pd.nnz;
+    REAL(v[7])[1] = pd.lfact;
+    const char *names[N_GBLOCK_STATS + 1];
+    for (int t = 0; t < N_GBLOCK_STATS; t++) names[t] = gblock_stat_names[t];
+    names[N_GBLOCK_STATS] = "known";
+    SEXP out = bnmf_named_list(N_GBLOCK_STATS + 1, names, v);
+    UNPROTECT(np);
+    return out;
+}
+
+/* The chain's state: ws = list(W, W_sum, W_sq, n_kept[, lambda,
+ * lambda_sum]); dims = c(I, J, K) of the whole data. */
+typedef struct {
+    int I, J, K;
+    double *W, *W_sum, *W_sq, *n_kept, *lambda, *lambda_sum;
+} gibbs_chain_state;
+
+static void read_ws(SEXP ws, SEXP dims, const pois_prior *pp, gibbs_chain_state *cs)
+{
+    if (TYPEOF(dims) != REALSXP || XLENGTH(dims) != 3)
+        Rf_error("bnmf internal error: dims must be c(I, J, K)");
+    for (int t = 0; t < 3; t++)
+        if (!(REAL(dims)[t] >= 1.0 && REAL(dims)[t] <= INT_MAX))
+            Rf_error("bnmf internal error: dims must be c(I, J, K)");
+    cs->I = (int) REAL(dims)[0]; cs->J = (int) REAL(dims)[1]; cs->K = (int) REAL(dims)[2];
+    const R_xlen_t nW = (R_xlen_t) cs->I * cs->K;
+    cs->W = bnmf_real_elt(ws, "W", nW);
+    cs->W_sum = bnmf_real_elt(ws, "W_sum", nW);
+    cs->W_sq = bnmf_real_elt(ws, "W_sq", nW);
+    cs->n_kept = bnmf_real_elt(ws, "n_kept", 1);
+    cs->lambda = pp->ard ? bnmf_real_elt(ws, "lambda", cs->K) : NULL;
+    cs->lambda_sum = pp->ard ? bnmf_real_elt(ws, "lambda_sum", cs->K) : NULL;
+}
+
+/*
+ * .Call entry, the chain's W: W | Z, H (with ARD given lambda) from the
+ * blocks' sums acc = list(ZWt, RS) (K x I, summed in block order), in place
+ * in ws (read_ws()), from R's random number state (the chain's stream).
+ */
+SEXP bnmf_pois_gibbs_wstep_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims)
+{
+    pois_prior pp; gibbs_chain_state cs;
+    bnmf_pois_read_prior(prior, 0, &pp);
+    read_ws(ws, dims, &pp, &cs);
+    const R_xlen_t nW = (R_xlen_t) cs.I * cs.K;
+    const double *ZWt = bnmf_real_elt(acc, "ZWt", nW), *RS = bnmf_real_elt(acc, "RS", nW);
+    bnmf_rng_get(0);
+    draw_W(cs.I, cs.K, &pp, cs.lambda, ZWt, RS, cs.W);
+    bnmf_rng_put();
+    return R_NilValue;
+}
+
+/*
+ * .Call entry, the end of a sweep by blocks, given the blocks' sums acc =
+ * list(SH, LH, lik, lfact, wh) at their new H: with ARD lambda | W, H (in
+ * place in ws, from the chain's stream); with ctrl$keep = 1 the state
+ * enters the running sums. Returns c(log p(X | W, H), log joint density)
+ * of the state, as the sampler in one process computes them (the sums of
+ * H by factor in place of its entries).
+ */
+SEXP bnmf_pois_gibbs_finish_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims, SEXP ctrl)
+{
+    pois_prior pp; gibbs_chain_state cs;
+    bnmf_pois_read_prior(prior, 0, &pp);
+    read_ws(ws, dims, &pp, &cs);
+    const int keep = bnmf_pois_count(ctrl, "keep", 0);
+    const int I = cs.I, J = cs.J, K = cs.K;
+    const double *SH = bnmf_real_elt(acc, "SH", K), *LH = bnmf_real_elt(acc, "LH", K);
+    const double lik = *bnmf_real_elt(acc, "lik", 1), lfact = *bnmf_real_elt(acc, "lfact", 1);
+    const double wh = *bnmf_real_elt(acc, "wh", 1);
+    double *lam = cs.lambda;
+    double lp;
+    if (lam) {
+        const double shape = pp.alpha0 + I * pp.a + J * pp.c;
+        bnmf_rng_get(0);
+        for (int k = 0; k < K; k++) {
+            double r = pp.beta0;
+            for (int i = 0; i < I; i++) r += cs.W[i + (size_t) k * I];
+            lam[k] = draw_rate(shape, r + SH[k]);
+        }
+        bnmf_rng_put();
+        lp = bnmf_gamma_log_prior(lam, K, pp.alpha0, pp.beta0);
+        for (int k = 0; k < K; k++) {
+            lp += bnmf_gamma_log_prior(cs.W + (size_t) k * I, I, pp.a, lam[k]);
+            lp += (pp.c - 1.0) * LH[k] - lam[k] * SH[k];
+            lp += J * (pp.c * log(lam[k]) - lgammafn(pp.c));
+        }
+    } else {
+        lp = bnmf_gamma_log_prior(cs.W, (R_xlen_t) I * K, pp.a, pp.b);
+        for (int k = 0; k < K; k++) lp += (pp.c - 1.0) * LH[k] - pp.d * SH[k];
+        lp += (double) K * J * (pp.c * log(pp.d) - lgammafn(pp.c));
+    }
+    if (keep) {
+        add_moments(cs.W, (size_t) I * K, cs.W_sum, cs.W_sq);
+        if (lam)
+            for (int k = 0; k < K; k++) cs.lambda_sum[k] += lam[k];
+        *cs.n_kept += 1.0;
+    }
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 2));
+    REAL(out)[0] = lik - lfact - wh;
+    REAL(out)[1] = REAL(out)[0] + lp;
+    UNPROTECT(1);
     return out;
 }

@@ -61,7 +61,7 @@ for (K in c(6L, 10L, 16L, 20L, 33L)) {
   out[[paste("gibbs", K)]] <- bnmf(Y, rank = K, method = "gibbs", iter = 30, burnin = 10,
                                    wh_thin = 2)[c("W", "H", "W_sd", "H_sd", "tau", "moments")]
 }
-# Poisson VB, Gibbs and SSVI (the ratio pass and the Gibbs split: bnmf_dot4,
+# Poisson VB, Gibbs (in memory and by blocks) and SSVI (the ratio pass and the Gibbs split: bnmf_dot4,
 # bnmf_axpy4, bnmf_xlog_sum)
 # and the I-divergence updates (bnmf_kl_ratio, bnmf_kl_loss)
 Yc <- matrix(rpois(length(Y), pmax(replace(Y, is.na(Y), 0), 0)), nrow(Y))
@@ -73,6 +73,10 @@ for (K in c(6L, 10L, 20L, 33L)) {
   set.seed(1)
   out[[paste("poisson gibbs", K)]] <- bnmf(Yc, rank = K, likelihood = "poisson",
                                            method = "gibbs", iter = 20)[c("W", "H", "trace")]
+  set.seed(1)
+  out[[paste("poisson gibbs blocks", K)]] <- bnmf(Yc, rank = K, likelihood = "poisson",
+                                                  method = "gibbs", iter = 20,
+                                                  blocks = 3)[c("W", "H", "trace")]
   set.seed(1)
   out[[paste("ssvi", K)]] <- bnmf(Yc, rank = K, method = "ssvi", iter = 5)[c("W", "H")]
   set.seed(1)

@@ -210,6 +210,14 @@ for (data in list(Xc, Xcm, Xcs)) {
                    control = ssvi_control(mask_sweeps = 3, mask_samples = 2, final = 3)))
   }
 }
+# Poisson Gibbs by blocks of samples (gamma priors and ARD, kept draws, update)
+for (data in list(Xcm, Xcs)) {
+  for (pr in list(gamma_prior(1, 1), ard())) {
+    fit <- bnmf(data, rank = 2, likelihood = "poisson", method = "gibbs", iter = 20, blocks = 3,
+                prior = pr, keep = "draws", progress = FALSE)
+    invisible(list(fitted(fit), summary(fit), update(fit, iter = 4)))
+  }
+}
 invisible(bnmf:::pois_mask_sweeps(Xcm[1:5, 1:4], matrix(1, 5, 2), matrix(1, 2, 4),
                                   matrix(1L, 5, 2), matrix(0L, 2, 4), c(0, 1), c(1, 0.5), 3))
 # The BLAS's threads (src/blas_threads.c): read, set to what it is, bad n.

@@ -41,6 +41,10 @@ conformance_fits <- function() {
       iter = 30),
     f("poisson-ard-blocks", "vb", rank = 3, method = "vb", likelihood = "poisson",
       prior = ard(), blocks = 3, iter = 30),
+    f("poisson-blocks", "gibbs", rank = 2, method = "gibbs", likelihood = "poisson", blocks = 3,
+      iter = 40),
+    f("poisson-ard-blocks", "gibbs", rank = 3, method = "gibbs", likelihood = "poisson",
+      prior = ard(), blocks = 3, iter = 40),
     f("gaussian-blocks", "vb", rank = 2, method = "vb", blocks = 3, iter = 30),
     f("gaussian-blocks", "icm", rank = 2, method = "icm", blocks = 3, iter = 30),
     f("poisson-ard", "gibbs", rank = 3, method = "gibbs", likelihood = "poisson", prior = ard(),
@@ -136,17 +140,21 @@ conformance_required <- function() {
                         "nmtf gibbs", "nmtf vb", "nmtf icm", "poisson vb", "poisson gibbs",
                         "poisson ssvi", "poisson-ard vb", "poisson-ard gibbs",
                         "poisson-blocks vb", "poisson-ard-blocks vb", "gaussian-blocks vb",
-                        "gaussian-blocks icm"),
+                        "gaussian-blocks icm", "poisson-blocks gibbs",
+                        "poisson-ard-blocks gibbs"),
     logLik = c("nmf gibbs", "nmf icm", "nmf vb", "nmf rrt", "nmtf gibbs", "nmtf vb", "nmtf icm",
                "poisson vb", "poisson gibbs", "poisson ssvi", "poisson-ard vb",
                "poisson-ard gibbs", "poisson-blocks vb", "poisson-ard-blocks vb",
-               "gaussian-blocks vb", "gaussian-blocks icm"),
+               "gaussian-blocks vb", "gaussian-blocks icm", "poisson-blocks gibbs",
+               "poisson-ard-blocks gibbs"),
     update = c("nmf gibbs", "nmf icm", "nmf vb", "nmf np", "nmtf gibbs", "nmtf vb", "nmtf icm",
                "poisson vb", "poisson gibbs", "poisson-ard vb", "poisson-ard gibbs",
                "poisson-blocks vb", "poisson-ard-blocks vb", "gaussian-blocks vb",
-               "gaussian-blocks icm"),
-    as_draws = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc"),
-    as.mcmc = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc")
+               "gaussian-blocks icm", "poisson-blocks gibbs", "poisson-ard-blocks gibbs"),
+    as_draws = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc",
+                 "poisson-blocks gibbs", "poisson-ard-blocks gibbs"),
+    as.mcmc = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc",
+                "poisson-blocks gibbs", "poisson-ard-blocks gibbs")
   )
 }
 

@@ -4,7 +4,7 @@
 #   X_ft ~ Poisson(sum_k W_fk S^W_fk H_kt S^H_kt),  W_fk ~ Gamma(a, b),
 #   H_kt ~ Gamma(c, d) (shape, rate).
 #
-# ---- F = 1, T = 2, K = 1 by quadrature ------------------------------------
+# ---- F = 1, T = 2 (or more), K = 1 by quadrature ------------------------------
 #
 # Given W = w, the H_t are independent a posteriori and the Poisson-Gamma
 # integral over H_t is analytic (a negative binomial):
@@ -51,11 +51,11 @@ pois_exact_tiny <- function(x, a, b, c, d, rel.tol = 1e-12) {
   m <- function(g) integ(g)[["value"]] / z[["value"]]
   shape <- c + xo
   rate <- function(w, t) d + if (obs[t]) w else 0
-  H <- vapply(1:2, function(t) m(function(w) shape[t] / rate(w, t)), numeric(1))
-  WH <- vapply(1:2, function(t) m(function(w) w * shape[t] / rate(w, t)), numeric(1))
-  H2 <- vapply(1:2, function(t) m(function(w) shape[t] * (shape[t] + 1) / rate(w, t)^2),
+  H <- vapply(seq_along(x), function(t) m(function(w) shape[t] / rate(w, t)), numeric(1))
+  WH <- vapply(seq_along(x), function(t) m(function(w) w * shape[t] / rate(w, t)), numeric(1))
+  H2 <- vapply(seq_along(x), function(t) m(function(w) shape[t] * (shape[t] + 1) / rate(w, t)^2),
                numeric(1))
-  WH2 <- vapply(1:2, function(t) m(function(w) w^2 * shape[t] * (shape[t] + 1) / rate(w, t)^2),
+  WH2 <- vapply(seq_along(x), function(t) m(function(w) w^2 * shape[t] * (shape[t] + 1) / rate(w, t)^2),
                 numeric(1))
   list(W = m(function(w) w), W2 = m(function(w) w^2), H = H, H2 = H2, WH = WH,
        WH2 = WH2, logpx = l0 + log(z[["value"]]),
