@@ -410,11 +410,12 @@ bnmf_job <- function(args, given, env) {
   # Poisson VB reads a DelayedMatrix by blocks; the others read it into memory
   pois_vb <- method == "vb" && identical(args$likelihood, "poisson")
   by_blocks <- !is.null(args$cluster) || !is.null(args$blocks)
-  # Gaussian NMF by blocks: methods "vb" and "icm", with `blocks` or `cluster`
-  gauss_blocks <- by_blocks && method %in% c("vb", "icm") &&
+  # Gaussian NMF by blocks: methods "vb", "icm" and "gibbs", with `blocks` or
+  # `cluster`
+  gauss_blocks <- by_blocks && method %in% c("vb", "icm", "gibbs") &&
     !identical(args$likelihood, "poisson") && length(args$rank) == 1L
   if (!pois_vb && !gauss_blocks && by_blocks) {
-    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for methods \"vb\" and \"icm\" (Gaussian NMF) and for `likelihood = \"poisson\"` with `method = \"vb\"` only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
+    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for methods \"vb\", \"icm\" and \"gibbs\" (Gaussian NMF) and for `likelihood = \"poisson\"` with `method = \"vb\"` only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
                               sprintf("method \"%s\"%s", method,
                                 if (identical(args$likelihood, "poisson")) " with counts" else
                                   if (length(args$rank) == 2L) " of a tri-factorisation" else "")))
