@@ -47,7 +47,10 @@ gholder_gibbs_init <- function(key, seeds, keep_draws) {
   h <- get(key, envir = block_store)
   h$seeds <- seeds
   h$keep_draws <- keep_draws
-  h$draws <- rep(list(list()), length(h$specs))
+  # each block's draws in an environment, by number: appending to a list
+  # held here would copy it on every kept sweep
+  h$draws <- lapply(h$specs, function(sp) new.env(parent = emptyenv()))
+  h$n_draws <- integer(length(h$specs))
   invisible(NULL)
 }
 
@@ -75,7 +78,10 @@ gholder_w_gibbs <- function(key, scale, ctrl, keep) {
     out <- .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
     if (!is.null(keep)) {
       .Call(C_nmf_block_keep, h$states[[b]], blk$data, blk$x, keep$W, keep$ctrl)
-      if (h$keep_draws) h$draws[[b]][[length(h$draws[[b]]) + 1L]] <- h$states[[b]]$H + 0
+      if (h$keep_draws) {
+        h$n_draws[b] <- h$n_draws[b] + 1L
+        assign(as.character(h$n_draws[b]), h$states[[b]]$H + 0, envir = h$draws[[b]])
+      }
     }
     out
   })
@@ -85,7 +91,10 @@ gholder_w_gibbs <- function(key, scale, ctrl, keep) {
 gholder_gibbs_states <- function(key) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$states), function(b) {
-    c(h$states[[b]], list(draws = if (length(h$draws[[b]])) do.call(cbind, h$draws[[b]])))
+    n <- h$n_draws[b]
+    c(h$states[[b]], list(draws = if (n > 0L) {
+      do.call(cbind, mget(as.character(seq_len(n)), envir = h$draws[[b]]))
+    }))
   })
 }
 
@@ -395,10 +404,10 @@ gaussian_gibbs_blocks_chain <- function(task, job) {
   n_kept <- 0
   n_wh <- 0
   wh_wait <- as.double(start$wh_wait %||% 0)
-  W_draws <- list()
   prev <- if (!is.null(start$logpost)) start$logpost else -Inf
   sweep <- function(n, accumulate) {
     tr <- matrix(0, n, 4)
+    Wd <- matrix(0, I * K, if (accumulate && keep_draws) n %/% s$thin else 0L)
     for (i in seq_len(n)) {
       kept <- accumulate && i %% s$thin == 0L
       # what the blocks keep of this sweep, once W is final (after the
@@ -425,12 +434,13 @@ gaussian_gibbs_blocks_chain <- function(task, job) {
         inv_n <- 1 / n_kept
         welford_env(mom, "W_mean", "W_m2", env$wq$W, inv_n)
         welford_env(mom, "tau_mean", "tau_m2", env$wq$tau, inv_n)
-        if (keep_draws) W_draws[[length(W_draws) + 1L]] <<- env$wq$W + 0
+        if (keep_draws) Wd[, i %/% s$thin] <- env$wq$W
       }
     }
-    list(trace = tr, converged = FALSE)
+    list(trace = tr, converged = FALSE, W_draws = Wd)
   }
-  ch <- run_chunks(sweep, "gibbs", s$iter, s$burnin, s$thin, job$chain_progress, task$label)
+  ch <- run_chunks(sweep, "gibbs", s$iter, s$burnin, s$thin, job$chain_progress, task$label,
+                   draws = "W_draws")
   # the blocks' parts, in block order: H[, b] and its moments are K x J_b
   # (column-major, so their concatenation is H's), W H's follow X's order
   bs <- runner$gibbs_states()
@@ -442,8 +452,7 @@ gaussian_gibbs_blocks_chain <- function(task, job) {
                 tau_mean = mom$tau_mean, tau_m2 = mom$tau_m2,
                 WH_mean = cat_of("WH_mean"), WH_m2 = cat_of("WH_m2"),
                 n_wh = n_wh, wh_wait = wh_wait)
-  H_draws <- if (keep_draws && length(W_draws)) do.call(rbind, lapply(bs, `[[`, "draws"))
-  list(state = state, trace = ch$trace,
-       W_draws = if (keep_draws && length(W_draws)) do.call(cbind, W_draws),
-       H_draws = H_draws, converged = FALSE, latent = numeric(), seed = task_stream())
+  W_draws <- ch$draws$W_draws
+  H_draws <- if (!is.null(W_draws)) do.call(rbind, lapply(bs, `[[`, "draws"))
+  list(state = state, trace = ch$trace, W_draws = W_draws, H_draws = H_draws, converged = FALSE, latent = numeric(), seed = task_stream())
 }
