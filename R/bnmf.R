@@ -307,14 +307,15 @@
 #'   (default: the first assay); see the section Bioconductor data. Any
 #'   other `X` takes none.
 #' @param cluster `likelihood = "poisson"` with `method = "vb"`, and
-#'   Gaussian NMF with methods `"vb"` and `"icm"`: a cluster
+#'   Gaussian NMF with methods `"vb"`, `"icm"` and `"gibbs"`: a cluster
 #'   of the parallel package (`parallel::makePSOCKcluster()`, on one or
 #'   many hosts, with bnmf installed on each) whose workers hold the blocks
 #'   of samples and update them in parallel; `NULL` (the default) fits in
 #'   this process. The same numbers as in this process for the same
-#'   `blocks`. See the section Data in blocks.
+#'   `blocks` (Gibbs: each block draws from its own random stream). See the
+#'   section Data in blocks.
 #' @param blocks `likelihood = "poisson"` with `method = "vb"`, and
-#'   Gaussian NMF with methods `"vb"` and `"icm"`: the number of blocks of consecutive samples (columns) the sweeps run over. `NULL`
+#'   Gaussian NMF with methods `"vb"`, `"icm"` and `"gibbs"`: the number of blocks of consecutive samples (columns) the sweeps run over. `NULL`
 #'   (the default): one block for a matrix in memory, blocks of about
 #'   `DelayedArray::getAutoBlockSize()` bytes for a `DelayedMatrix`, and at
 #'   least one per worker of `cluster`. See the section Data in blocks.
