@@ -330,9 +330,9 @@ if (mode == "ggibbs") {
   # stream, so it is another chain: its difference is Monte Carlo error.
   # (2) Time per sweep, 2000 x 20000 counts with 2% non-zeros (dgCMatrix),
   # K = 10: in memory without blocks, by 10 blocks in memory and from a 10x
-  # file, on a 2-worker cluster (2 blocks, from memory and from the file);
-  # from a start with tau, (fit of 6 sweeps - fit of 1) / 5, median of 2
-  # rounds.
+  # file (gzip level 6, rhdf5's default), on a 2-worker cluster (2 blocks,
+  # from memory and from the file); from a start with tau, (fit of 21
+  # sweeps - fit of 1) / 20, median of 3 rounds.
   # (one of them a process: HDF5Array 1.26's TENxMatrix() fails after its
   # first call in a session with rhdf5 2.42)
   suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
@@ -392,7 +392,7 @@ if (mode == "ggibbs" && part == "speed") {
   T <- write_tenx_g(S, (function() { d <- tempfile("bnmf-ggibbs-"); dir.create(d); d })())
   ginit <- list(W = matrix(stats::rexp(I * K), I, K), H = matrix(stats::rexp(K * J), K, J),
                 tau = 1)
-  n_sweeps <- 5L
+  n_sweeps <- 20L
   cat(sprintf("Gaussian Gibbs, X %d x %d (dgCMatrix, %d stored values, %.0f MB), K = %d\n\n", I, J,
               length(S@x), utils::object.size(S) / 2^20, K))
   interleave(list(
@@ -402,6 +402,6 @@ if (mode == "ggibbs" && part == "speed") {
     "one process, 2 blocks in memory" = function() sweep_time(S, blocks = 2),
     "2-worker cluster, 2 blocks from memory" = function() sweep_time(S, cluster = cl),
     "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)),
-    rounds = 2L)
+    rounds = 3L)
 }
 if (mode == "ggibbs") parallel::stopCluster(cl)
