@@ -150,7 +150,7 @@ test_that("Gibbs by blocks gets the joint distribution right", {
   # The successive-conditional simulator of helper-geweke.R with the sweep
   # by blocks (3 blocks of one column) and its holders in this process; new
   # data are written into the holders' blocks after each sweep.
-  I <- 4; J <- 3; K <- 2
+  I <- 4; J <- 3; K <- 2; NB <- 3L
   ref <- geweke_nmf_model(I = I, J = J, K = K, lambda = 1, alpha = 3, beta = 2)
   runners <- new.env()
   on.exit(for (r in as.list(runners)) r$close(), add = TRUE)
@@ -158,7 +158,10 @@ test_that("Gibbs by blocks gets the joint distribution right", {
   new_data <- function(s, W, H, tau) {
     X <- W %*% H + matrix(stats::rnorm(I * J, sd = 1 / sqrt(tau)), I, J)
     h <- get(s$key, envir = bnmf:::block_store)
-    for (b in seq_along(s$runner$cols)) h$blocks[[b]]$x <- X[, b, drop = FALSE]
+    for (b in seq_along(s$runner$cols)) {
+      r <- s$runner$cols[[b]]
+      h$blocks[[b]]$x <- X[, r[1L]:r[2L], drop = FALSE]
+    }
     s$ctrl$sumsq <- sum(X^2)
     s$env$acc <- s$runner$w_step(NULL, list(rule = 3))
     s
@@ -168,13 +171,13 @@ test_that("Gibbs by blocks gets the joint distribution right", {
     H <- matrix(stats::rexp(K * J), K, J)
     tau <- stats::rgamma(1, 3, 2)
     X <- W %*% H
-    runner <- bnmf:::gaussian_block_runner(bnmf:::block_source(X, 3L, 0L), K)
+    runner <- bnmf:::gaussian_block_runner(bnmf:::block_source(X, NB, 0L), K)
     assign(as.character(length(runners) + 1L), runner, envir = runners)
-    seeds <- lapply(seq_len(3), function(b) {
+    seeds <- lapply(seq_len(NB), function(b) {
       parallel::nextRNGStream(c(10407L, as.integer(stats::runif(6) * 2147483646) + 1L))
     })
-    runner$gibbs_init(lapply(1:3, function(j) list(H = H[, j, drop = FALSE])), prior$lamH,
-                      seeds, FALSE)
+    runner$gibbs_init(lapply(runner$cols, function(r) list(H = H[, r[1L]:r[2L], drop = FALSE])),
+                      prior$lamH, seeds, FALSE)
     env <- new.env()
     env$wq <- list(W = as.double(W) + 0, tau = tau + 0)
     env$log_rates <- 0
