@@ -122,7 +122,7 @@ test_that("Gibbs by blocks samples the posterior of the sampler in memory", {
   W0 <- cbind(c(3, 2, 1, 0.2, 0.1, 0.1), c(0.1, 0.2, 0.5, 2, 3, 2))
   H0 <- rbind(c(2, 1.5, 0.1, 0.2, 1, 2, 0.3, 1.2), c(0.1, 0.2, 2, 1.8, 1, 0.5, 2.5, 0.1))
   X <- W0 %*% H0 + matrix(rnorm(48, sd = 0.3), 6, 8)
-  n <- 6000
+  n <- 4000
   run <- function(seed, ...) {
     set.seed(seed)
     bnmf(X, rank = 2, method = "gibbs", iter = n + 500, burnin = 500, keep = "draws", ...)
@@ -199,7 +199,7 @@ test_that("Gibbs by blocks gets the joint distribution right", {
       logHKJ = log(s$H[K, J]))
   }
   model <- list(init = init, step = step, stats = stats, prior = ref$prior, exact = ref$exact)
-  expect_geweke(geweke_run(model, n = 8000, seed = 41, runs = 40), label = "by blocks")
+  expect_geweke(geweke_run(model, n = 12000, seed = 41), label = "by blocks")
 })
 
 test_that("Gibbs by blocks refuses missing entries and ARD, classed", {
