@@ -103,7 +103,9 @@ gholder_gibbs_states <- function(key) {
 # The Gaussian runner: block_runner()'s holders (this process or the
 # workers of `cluster`) with the Gaussian map steps. Returns a list of
 # functions: init(H, H_var, H_ent, lamH), h_step(wq, ctrl), w_step(scale,
-# ctrl), gather(vb), close(), the blocks' column ranges and summaries.
+# ctrl), gather(vb), close(); Gibbs's gibbs_init(states, lamH, seeds,
+# keep_draws), h_gibbs(wq, ctrl), w_gibbs(scale, ctrl, keep),
+# gibbs_states(); the blocks' column ranges and summaries.
 gaussian_block_runner <- function(src, K, cluster = NULL) {
   base <- block_runner(src, K, cluster)
   key <- environment(base$step)$key
