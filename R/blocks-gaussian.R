@@ -1,10 +1,14 @@
-# Gaussian NMF (methods "icm" and "vb") by blocks of samples: the blocks'
+# Gaussian NMF (methods "icm", "vb" and "gibbs") by blocks of samples: the blocks'
 # sources and holders are those of the Poisson fit (R/blocks.R); the C side
 # is in src/nmf_blocks.c. A sweep is W's update from the blocks' sums, a map
 # over the blocks (each updates its H[, b] given W and returns its terms of
 # the SSE and of the factors' scales), the balance of the scales and tau's
 # update, and a second map (each rescales its H[, b] and returns X_b H_b',
 # H_b's Gram matrix and its terms of the objective), summed in block order.
+# Gibbs draws each block's H[, b] from the block's own random stream (the
+# holder keeps its state between calls), W, the scales and tau from the
+# chain's; a kept sweep adds H[, b] (and W H on the block's entries) to the
+# block's running moments, gathered when the chain ends.
 
 # ---- the holders' side ----------------------------------------------------------
 
@@ -37,12 +41,71 @@ gholder_w <- function(key, scale, ctrl) {
 
 gholder_states <- function(key) get(key, envir = block_store)$states
 
+# Gibbs: each block's random stream (`seeds`, the chain's substreams) and
+# whether it keeps its H[, b] draws; the kept draws so far are dropped.
+gholder_gibbs_init <- function(key, seeds, keep_draws) {
+  h <- get(key, envir = block_store)
+  h$seeds <- seeds
+  h$keep_draws <- keep_draws
+  # each block's draws in an environment, by number: appending to a list
+  # held here would copy it on every kept sweep
+  h$draws <- lapply(h$specs, function(sp) new.env(parent = emptyenv()))
+  h$n_draws <- integer(length(h$specs))
+  invisible(NULL)
+}
+
+# Gibbs: the map of H's draw over the holder's blocks, each on its own
+# stream (swapped in as R's state around its call, and kept after it).
+gholder_h_gibbs <- function(key, wq, ctrl) {
+  h <- get(key, envir = block_store)
+  lapply(seq_along(h$specs), function(b) {
+    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    r <- with_stream(h$seeds[[b]], function() {
+      .Call(C_nmf_block_h, h$states[[b]], blk$data, blk$x, h$lamH[[b]], wq, ctrl)
+    })
+    h$seeds[[b]] <- r$seed
+    r$value
+  })
+}
+
+# Gibbs: the map of the rescaling and W's products, and on a kept sweep
+# (`keep`: list(W, ctrl = list(inv_n, inv_wh))) the blocks' running moments
+# and kept draws. No draws: the blocks' streams are not needed.
+gholder_w_gibbs <- function(key, scale, ctrl, keep) {
+  h <- get(key, envir = block_store)
+  lapply(seq_along(h$specs), function(b) {
+    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    out <- .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
+    if (!is.null(keep)) {
+      .Call(C_nmf_block_keep, h$states[[b]], blk$data, blk$x, keep$W, keep$ctrl)
+      if (h$keep_draws) {
+        h$n_draws[b] <- h$n_draws[b] + 1L
+        assign(as.character(h$n_draws[b]), h$states[[b]]$H + 0, envir = h$draws[[b]])
+      }
+    }
+    out
+  })
+}
+
+# Gibbs: the blocks' states and their kept draws (K J_b x draws each).
+gholder_gibbs_states <- function(key) {
+  h <- get(key, envir = block_store)
+  lapply(seq_along(h$states), function(b) {
+    n <- h$n_draws[b]
+    c(h$states[[b]], list(draws = if (n > 0L) {
+      do.call(cbind, mget(as.character(seq_len(n)), envir = h$draws[[b]]))
+    }))
+  })
+}
+
 # ---- the runner -----------------------------------------------------------------
 
 # The Gaussian runner: block_runner()'s holders (this process or the
 # workers of `cluster`) with the Gaussian map steps. Returns a list of
 # functions: init(H, H_var, H_ent, lamH), h_step(wq, ctrl), w_step(scale,
-# ctrl), gather(vb), close(), the blocks' column ranges and summaries.
+# ctrl), gather(vb), close(); Gibbs's gibbs_init(states, lamH, seeds,
+# keep_draws), h_gibbs(wq, ctrl), w_gibbs(scale, ctrl, keep),
+# gibbs_states(); the blocks' column ranges and summaries.
 gaussian_block_runner <- function(src, K, cluster = NULL) {
   base <- block_runner(src, K, cluster)
   key <- environment(base$step)$key
@@ -57,6 +120,26 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
       lapply(owner, function(o) lapply(per_block, function(p) p[o]))
     })
   }
+  # the reduces, in block order: of the H steps and of the W products
+  reduce_h <- function(res) {
+    acc <- list(lin = 0, quad = 0, B = numeric(K), mh = numeric(K))
+    for (w in res) for (st in w) {
+      acc$lin <- acc$lin + st$lin
+      acc$quad <- acc$quad + st$quad
+      acc$B <- acc$B + st$B
+      acc$mh <- pmax(acc$mh, st$mh)
+    }
+    acc
+  }
+  reduce_w <- function(res) {
+    acc <- list(D = NULL, G = NULL, hterms = c(0, 0))
+    for (w in res) for (st in w) {
+      acc$D <- if (is.null(acc$D)) 0 + st$D else acc$D + st$D
+      acc$G <- if (is.null(acc$G)) 0 + st$G else acc$G + st$G
+      acc$hterms <- acc$hterms + st$hterms
+    }
+    acc
+  }
   list(
     cols = cols,
     summaries = base$summaries,
@@ -70,26 +153,26 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
       call_all(gholder_init, list(), list(states = states, lamH = lam))
       invisible(NULL)
     },
-    h_step = function(wq, ctrl) {
-      res <- call_all(gholder_h, list(wq = wq, ctrl = ctrl))
-      acc <- list(lin = 0, quad = 0, B = numeric(K), mh = numeric(K))
-      for (w in res) for (st in w) {
-        acc$lin <- acc$lin + st$lin
-        acc$quad <- acc$quad + st$quad
-        acc$B <- acc$B + st$B
-        acc$mh <- pmax(acc$mh, st$mh)
-      }
-      acc
-    },
+    h_step = function(wq, ctrl) reduce_h(call_all(gholder_h, list(wq = wq, ctrl = ctrl))),
     w_step = function(scale, ctrl) {
-      res <- call_all(gholder_w, list(scale = scale, ctrl = ctrl))
-      acc <- list(D = NULL, G = NULL, hterms = c(0, 0))
-      for (w in res) for (st in w) {
-        acc$D <- if (is.null(acc$D)) 0 + st$D else acc$D + st$D
-        acc$G <- if (is.null(acc$G)) 0 + st$G else acc$G + st$G
-        acc$hterms <- acc$hterms + st$hterms
-      }
-      acc
+      reduce_w(call_all(gholder_w, list(scale = scale, ctrl = ctrl)))
+    },
+    # Gibbs: the blocks' H[, b] and their running moments (states: list(H,
+    # H_mean, H_m2, WH_mean, WH_m2) a block), prior rates, streams and
+    # whether they keep their draws
+    gibbs_init = function(states, lamH, seeds, keep_draws) {
+      call_all(gholder_init, list(), list(states = states, lamH = lapply(cols, function(r) {
+        lamH[, r[1L]:r[2L], drop = FALSE]
+      })))
+      call_all(gholder_gibbs_init, list(keep_draws = keep_draws), list(seeds = seeds))
+      invisible(NULL)
+    },
+    h_gibbs = function(wq, ctrl) reduce_h(call_all(gholder_h_gibbs, list(wq = wq, ctrl = ctrl))),
+    w_gibbs = function(scale, ctrl, keep) {
+      reduce_w(call_all(gholder_w_gibbs, list(scale = scale, ctrl = ctrl, keep = keep)))
+    },
+    gibbs_states = function() {
+      unlist(call_all(gholder_gibbs_states, list()), recursive = FALSE)
     },
     gather = function(vb) {
       st <- unlist(call_all(gholder_states, list()), recursive = FALSE)
@@ -103,7 +186,7 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
 
 # ---- the setup and the chain ----------------------------------------------------
 
-# The blocks of a Gaussian ICM or VB fit: their source and holders, which
+# The blocks of a Gaussian ICM, VB or Gibbs fit: their source and holders, which
 # read each block once to check it and sum its values and squares. The
 # holders are released when bnmf() returns (or here, when X is refused).
 gaussian_blocks_setup <- function(job) {
@@ -120,7 +203,9 @@ gaussian_blocks_setup <- function(job) {
     job$data <- list(dims = c(I, J, as.integer(K)), sum_obs = sum(sm[, "sum"]),
                      sumsq_obs = sum(sm[, "sumsq"]), n_obs = as.double(I) * J,
                      miss_pos = integer(), n_missing = 0L)
-    job$settings$missing <- "mask"
+    # (the settings of the fit in memory: ICM and VB record how they treat
+    # missing entries, Gibbs does not)
+    if (job$method != "gibbs") job$settings$missing <- "mask"
     job
   })
 }
@@ -142,16 +227,17 @@ gaussian_block_sweep <- function(env, runner, prior, ctrl, upd_W, upd_H, upd_tau
   .Call(C_nmf_blocks_objective, env$wq, env$acc$hterms, prior, ctrl)
 }
 
-# A chain of ICM or VB by blocks: W, tau (and q's parts of them) here, H in
-# the blocks' holders; the same start and sweeps as run_chain() in memory.
-gaussian_blocks_chain <- function(task, job) {
-  s <- job$settings
+# The start of a chain by blocks as run_chain()'s: the task's start or a
+# random one and, without a tau, tau's start (a random start first takes 10
+# sweeps of non-negative least squares, ICM under a flat prior, by blocks).
+# Returns list(start, W0 (I x K), H0 (K x J), tau0, ctrl0 (the controls of
+# the whole data), log_rates (a function of a prior: sum log lam over W's
+# and the blocks' proper rates)).
+gaussian_blocks_start <- function(task, job) {
   runner <- job$runner
   data <- job$data
   prior <- job$prior_c
-  method <- job$method
   I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
-  vb <- method == "vb"
   start <- task$start
   warm <- is.null(start)
   if (warm) start <- random_init(I, J, K, data$sum_obs / data$n_obs)
@@ -165,10 +251,8 @@ gaussian_blocks_chain <- function(task, job) {
         .Call(C_nmf_sum_log_rates, as.double(pr$lamH[, r[1L]:r[2L]]))
       }))
   }
-  env <- new.env(parent = emptyenv())
   if (is.null(tau0)) {
-    # tau's start as run_chain(): a random start first takes 10 sweeps of
-    # non-negative least squares (ICM under a flat prior)
+    env <- new.env(parent = emptyenv())
     flat <- prior
     flat$ard <- numeric()
     if (warm) {
@@ -187,6 +271,26 @@ gaussian_blocks_chain <- function(task, job) {
     tau0 <- env$wq$tau
     H0 <- runner$gather(FALSE)$H
   }
+  list(start = start, W0 = W0, H0 = H0, tau0 = tau0, ctrl0 = ctrl0, log_rates = log_rates)
+}
+
+# A chain of ICM or VB by blocks: W, tau (and q's parts of them) here, H in
+# the blocks' holders; the same start and sweeps as run_chain() in memory.
+gaussian_blocks_chain <- function(task, job) {
+  if (job$method == "gibbs") return(gaussian_gibbs_blocks_chain(task, job))
+  s <- job$settings
+  runner <- job$runner
+  data <- job$data
+  prior <- job$prior_c
+  method <- job$method
+  I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
+  vb <- method == "vb"
+  st0 <- gaussian_blocks_start(task, job)
+  start <- st0$start
+  W0 <- st0$W0; H0 <- st0$H0; tau0 <- st0$tau0
+  ctrl0 <- st0$ctrl0
+  log_rates <- st0$log_rates
+  env <- new.env(parent = emptyenv())
   rule <- if (vb) 2 else 1
   ctrl <- c(ctrl0, list(rule = rule))
   env$wq <- c(list(W = as.double(W0) + 0),
@@ -229,4 +333,129 @@ gaussian_blocks_chain <- function(task, job) {
   }
   list(state = state, trace = ch$trace, W_draws = NULL, H_draws = NULL,
        converged = ch$converged, latent = numeric(), seed = task_stream())
+}
+
+# ---- Gibbs by blocks ----------------------------------------------------------
+
+# One Gibbs sweep by blocks, in the order of bnmf_nmf_sweeps (src/nmf_run.c):
+# W's draw from `env$acc` (the blocks' X_b H_b' and Gram matrices of the H
+# before it), on the chain's stream; H's draw in each block, on the block's
+# stream; the scale move (B_k summed over the blocks) and tau's draw on the
+# chain's stream; each block's H[, b] rescaled and its products (and on a
+# kept sweep its moments: `keep` as gholder_w_gibbs's); the objective.
+# Returns the sweep's row of the trace.
+gaussian_gibbs_block_sweep <- function(env, runner, prior, ctrl, keep_fun) {
+  .Call(C_nmf_blocks_wstep, env$wq, env$acc, prior, ctrl)
+  hs <- runner$h_gibbs(env$wq, c(ctrl["rule"], list(update = 1)))
+  ctrl$balance <- 1
+  ctrl$update_tau <- 1
+  bal <- .Call(C_nmf_blocks_balance, env$wq, hs, prior, ctrl)
+  env$acc <- runner$w_gibbs(bal$scale, ctrl["rule"], keep_fun())
+  ctrl$sse <- bal$sse
+  ctrl$log_rates <- env$log_rates
+  .Call(C_nmf_blocks_objective, env$wq, env$acc$hterms, prior, ctrl)
+}
+
+# Welford's update of a running mean and sum of squared deviations (as
+# bnmf_keep_sweep in src/nmf_moments.c), in env: the n-th value v.
+welford_env <- function(env, mean, m2, v, inv_n) {
+  delta <- v - env[[mean]]
+  env[[mean]] <- env[[mean]] + delta * inv_n
+  env[[m2]] <- env[[m2]] + delta * (v - env[[mean]])
+}
+
+# A Gibbs chain by blocks: W, tau and their running moments (and kept W
+# draws) here; H[, b], its running moments (and kept draws) and those of W H
+# on the block's entries in the blocks' holders, each block drawing from its
+# own stream (block_streams(), taken at the chain's start). The same start,
+# burn-in, thinning and wh_thin as run_chain() in memory. W H's moments are
+# kept on the entries the fit in memory keeps (every entry of a dense
+# matrix, the stored ones of a dgCMatrix); none for a DelayedMatrix, whose
+# I x J (or nnz) moments would not fit in memory at the scales that read it
+# by blocks.
+gaussian_gibbs_blocks_chain <- function(task, job) {
+  s <- job$settings
+  runner <- job$runner
+  data <- job$data
+  prior <- job$prior_c
+  I <- data$dims[1L]; J <- data$dims[2L]; K <- data$dims[3L]
+  seeds <- block_streams(length(runner$cols))
+  st0 <- gaussian_blocks_start(task, job)
+  start <- st0$start
+  keep_wh <- !is_delayed(job$X)
+  keep_draws <- s$keep == "draws"
+  wh_thin <- s$wh_thin %||% 1L
+  sparse <- inherits(job$X, "dgCMatrix")
+  states <- lapply(runner$cols, function(r) {
+    j <- r[1L]:r[2L]
+    nwh <- if (!keep_wh) 0 else if (sparse) {
+      job$X@p[r[2L] + 1L] - job$X@p[r[1L]]
+    } else I * length(j)
+    list(H = st0$H0[, j, drop = FALSE], H_mean = numeric(K * length(j)),
+         H_m2 = numeric(K * length(j)), WH_mean = numeric(nwh), WH_m2 = numeric(nwh))
+  })
+  runner$gibbs_init(states, prior$lamH, seeds, keep_draws)
+  ctrl <- c(st0$ctrl0, list(rule = 3))
+  env <- new.env(parent = emptyenv())
+  env$wq <- list(W = as.double(st0$W0) + 0, tau = as.double(st0$tau0) + 0)
+  env$log_rates <- st0$log_rates(prior)
+  env$acc <- runner$w_step(NULL, list(rule = 3))
+  # the master's running moments and counts (bnmf_keep_sweep's)
+  mom <- new.env(parent = emptyenv())
+  mom$W_mean <- numeric(I * K); mom$W_m2 <- numeric(I * K)
+  mom$tau_mean <- 0; mom$tau_m2 <- 0
+  n_kept <- 0
+  n_wh <- 0
+  wh_wait <- as.double(start$wh_wait %||% 0)
+  prev <- if (!is.null(start$logpost)) start$logpost else -Inf
+  sweep <- function(n, accumulate) {
+    tr <- matrix(0, n, 4)
+    Wd <- matrix(0, I * K, if (accumulate && keep_draws) n %/% s$thin else 0L)
+    for (i in seq_len(n)) {
+      kept <- accumulate && i %% s$thin == 0L
+      # what the blocks keep of this sweep, once W is final (after the
+      # scale move, in gaussian_gibbs_block_sweep)
+      keep_fun <- function() {
+        if (!kept) return(NULL)
+        n_kept <<- n_kept + 1
+        inv_wh <- 0
+        if (keep_wh) {
+          if (wh_wait <= 0) {
+            n_wh <<- n_wh + 1
+            inv_wh <- 1 / n_wh
+            wh_wait <<- wh_thin - 1
+          } else {
+            wh_wait <<- wh_wait - 1
+          }
+        }
+        list(W = env$wq$W, ctrl = list(inv_n = 1 / n_kept, inv_wh = inv_wh))
+      }
+      row <- gaussian_gibbs_block_sweep(env, runner, prior, ctrl, keep_fun)
+      tr[i, ] <- row
+      prev <<- row[3L]
+      if (kept) {
+        inv_n <- 1 / n_kept
+        welford_env(mom, "W_mean", "W_m2", env$wq$W, inv_n)
+        welford_env(mom, "tau_mean", "tau_m2", env$wq$tau, inv_n)
+        if (keep_draws) Wd[, i %/% s$thin] <- env$wq$W
+      }
+    }
+    list(trace = tr, converged = FALSE, W_draws = Wd)
+  }
+  ch <- run_chunks(sweep, "gibbs", s$iter, s$burnin, s$thin, job$chain_progress, task$label,
+                   draws = "W_draws")
+  # the blocks' parts, in block order: H[, b] and its moments are K x J_b
+  # (column-major, so their concatenation is H's), W H's follow X's order
+  bs <- runner$gibbs_states()
+  cat_of <- function(nm) unlist(lapply(bs, `[[`, nm), use.names = FALSE)
+  state <- list(W = matrix(env$wq$W, I, K), H = matrix(cat_of("H"), K, J),
+                tau = env$wq$tau, logpost = prev, n_kept = n_kept,
+                W_mean = mom$W_mean, W_m2 = mom$W_m2,
+                H_mean = cat_of("H_mean"), H_m2 = cat_of("H_m2"),
+                tau_mean = mom$tau_mean, tau_m2 = mom$tau_m2,
+                WH_mean = cat_of("WH_mean"), WH_m2 = cat_of("WH_m2"),
+                n_wh = n_wh, wh_wait = wh_wait)
+  W_draws <- ch$draws$W_draws
+  H_draws <- if (!is.null(W_draws)) do.call(rbind, lapply(bs, `[[`, "draws"))
+  list(state = state, trace = ch$trace, W_draws = W_draws, H_draws = H_draws, converged = FALSE, latent = numeric(), seed = task_stream())
 }

@@ -307,15 +307,15 @@
 #'   (default: the first assay); see the section Bioconductor data. Any
 #'   other `X` takes none.
 #' @param cluster `likelihood = "poisson"` with methods `"vb"` and `"gibbs"`, and
-#'   Gaussian NMF with methods `"vb"` and `"icm"`: a cluster
+#'   Gaussian NMF with methods `"vb"`, `"icm"` and `"gibbs"`: a cluster
 #'   of the parallel package (`parallel::makePSOCKcluster()`, on one or
 #'   many hosts, with bnmf installed on each) whose workers hold the blocks
 #'   of samples and update them in parallel; `NULL` (the default) fits in
 #'   this process. The same numbers as in this process for the same
-#'   `blocks` (Gibbs: each block on its own random number stream). See the
+#'   `blocks` (Gibbs: each block draws from its own random number stream). See the
 #'   section Data in blocks.
 #' @param blocks `likelihood = "poisson"` with methods `"vb"` and `"gibbs"`, and
-#'   Gaussian NMF with methods `"vb"` and `"icm"`: the number of blocks of consecutive samples (columns) the sweeps run over. `NULL`
+#'   Gaussian NMF with methods `"vb"`, `"icm"` and `"gibbs"`: the number of blocks of consecutive samples (columns) the sweeps run over. `NULL`
 #'   (the default): one block for a matrix in memory, blocks of about
 #'   `DelayedArray::getAutoBlockSize()` bytes for a `DelayedMatrix`, and at
 #'   least one per worker of `cluster`. See the section Data in blocks.
@@ -413,11 +413,12 @@ bnmf_job <- function(args, given, env) {
   by_blocks <- !is.null(args$cluster) || !is.null(args$blocks)
   pois_vb <- identical(args$likelihood, "poisson") &&
     (method == "vb" || (method == "gibbs" && by_blocks))
-  # Gaussian NMF by blocks: methods "vb" and "icm", with `blocks` or `cluster`
-  gauss_blocks <- by_blocks && method %in% c("vb", "icm") &&
+  # Gaussian NMF by blocks: methods "vb", "icm" and "gibbs", with `blocks` or
+  # `cluster`
+  gauss_blocks <- by_blocks && method %in% c("vb", "icm", "gibbs") &&
     !identical(args$likelihood, "poisson") && length(args$rank) == 1L
   if (!pois_vb && !gauss_blocks && by_blocks) {
-    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for methods \"vb\" and \"icm\" (Gaussian NMF) and for `likelihood = \"poisson\"` with methods \"vb\" and \"gibbs\" only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
+    abort_unsupported(sprintf("`cluster`, `blocks`: fits by blocks of samples are for methods \"vb\", \"icm\" and \"gibbs\" (Gaussian NMF) and for `likelihood = \"poisson\"` with methods \"vb\" and \"gibbs\" only, not %s; fit the data in memory without them (or, for several chains, restarts or ranks in parallel, use a `future::plan()`).",
                               sprintf("method \"%s\"%s", method,
                                 if (identical(args$likelihood, "poisson")) " with counts" else
                                   if (length(args$rank) == 2L) " of a tri-factorisation" else "")))

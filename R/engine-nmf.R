@@ -27,14 +27,17 @@ gaussian_check <- function(job) {
   if (method %in% c("icm", "vb", "np")) {
     job$control <- check_control(job$control, paste0(method, "_control"))
   }
-  # ICM and VB by blocks of samples (R/blocks-gaussian.R): `blocks` or `cluster`
+  # ICM, VB and Gibbs by blocks of samples (R/blocks-gaussian.R): `blocks` or
+  # `cluster`
   job$cluster <- check_cluster(job$cluster)
-  if (method %in% c("icm", "vb") && (!is.null(job$cluster) || !is.null(job$blocks))) {
+  if (method %in% c("icm", "vb", "gibbs") && (!is.null(job$cluster) || !is.null(job$blocks))) {
     if (is_delayed(job$X) && (length(dim(job$X)) != 2L || any(dim(job$X) < 1L) ||
              !DelayedArray::type(job$X) %in% c("double", "integer", "logical"))) {
       abort_input("`X` must be a numeric matrix with at least one row and one column.")
     }
-    check_fit_size(nrow(job$X), ncol(job$X), job$rank, job$settings$chains, copies = 7)
+    s <- job$settings
+    check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains, copies = 7,
+                   draws = if (method == "gibbs" && keep == "draws") (s$iter - s$burnin) %/% s$thin else 0)
     return(gaussian_blocks_setup(job))
   }
   if (method == "np" && loss == "kl" && job$control$missing == "impute") {

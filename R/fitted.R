@@ -132,9 +132,19 @@ wh_mean.bnmf <- function(object) {
 
 # Dense X: the running mean of W H. Sparse X (moments on the stored entries
 # only): on the stored entries the running mean, elsewhere the average over
-# the kept draws, else the product of the means.
+# the kept draws, else the product of the means. A DelayedMatrix fitted by
+# blocks (no moments of W H): the latter everywhere.
 wh_mean.bnmf_gibbs <- function(object) {
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
+  if (!length(object$moments$WH$mean)) {
+    # none kept (a fit by blocks of a DelayedMatrix): as elsewhere on a
+    # sparse X, the average over the kept draws, else the product of the means
+    if (is.null(object$draws)) return(NextMethod())
+    check_dense(object, "`predict()`")
+    m <- draws_wh_mean(object)
+    dimnames(m) <- object$dimnames
+    return(m)
+  }
   if (!object$sparse) {
     return(matrix(object$moments$WH$mean, object$dims[1L], object$dims[2L],
                   dimnames = object$dimnames))
@@ -273,9 +283,10 @@ wh_at.bnmf_gibbs <- function(object, i, j) {
 }
 
 # The running mean `m` of a Gibbs fit's W H at entries (i, j): kept on every
-# entry of a dense X, on the stored entries of a sparse one; elsewhere
-# wh_terms().
+# entry of a dense X, on the stored entries of a sparse one, on none of a
+# DelayedMatrix fitted by blocks; elsewhere wh_terms().
 moments_at <- function(object, m, i, j) {
+  if (!length(m)) return(wh_at.bnmf(object, i, j))
   if (!object$sparse) return(m[linear_index(i, j, object$dims[1L])])
   pos <- stored_pos(object$X, i, j)
   out <- numeric(length(pos))

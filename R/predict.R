@@ -167,6 +167,7 @@ wh_sd.bnmf <- function(object) no_posterior(object, "`se.fit = TRUE`")
 wh_sd.bnmf_gibbs <- function(object) {
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   if (object$sparse) abort_input("`se.fit = TRUE` needs a Gibbs fit of a dense matrix, or a VB fit.")
+  no_wh_moments(object)
   matrix(moment_sd(object$moments$WH$m2, object$moments$WH$n),
          object$dims[1L], object$dims[2L], dimnames = object$dimnames)
 }
@@ -175,6 +176,12 @@ wh_sd.bnmf_vb <- function(object) {
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
   check_dense(object, "`predict(se.fit = TRUE)`")
   newdata_wh_sd(object, object$H, object$H_sd, object$dimnames)
+}
+
+# A Gibbs fit by blocks of a DelayedMatrix keeps no moments of W H: refused.
+no_wh_moments <- function(object) {
+  if (length(object$moments$WH$mean)) return(invisible(NULL))
+  abort_unsupported("`se.fit = TRUE`: a Gibbs fit by blocks of a DelayedMatrix keeps no moments of W H (they would take I x J values); fit the data in memory, or use a VB fit.")
 }
 
 # Posterior sd of (WH)_ij on the entries (i, j), 1-based.
@@ -186,6 +193,7 @@ wh_sd_at.bnmf <- function(object, i, j) no_posterior(object, "`se.fit = TRUE`")
 # the stored entries of a sparse one.
 wh_sd_at.bnmf_gibbs <- function(object, i, j) {
   if (!inherits(object, "bnmf_nmf")) return(NextMethod())
+  no_wh_moments(object)
   pos <- if (object$sparse) stored_pos(object$X, i, j) else linear_index(i, j, object$dims[1L])
   if (anyNA(pos)) {
     abort_input("`se.fit = TRUE`: a Gibbs fit of a sparse X keeps the moments of W H on the stored entries of X only; ask for stored entries, or use a VB fit.")

@@ -10,6 +10,8 @@
 ##   R_LIBS=<lib> Rscript bench/blocks.R gspeed [vb|icm]   # Gaussian: memory vs file vs cluster
 ##   R_LIBS=<lib> Rscript bench/blocks.R pgibbs    # Poisson Gibbs: identical fits (10 min)
 ##   R_LIBS=<lib> Rscript bench/blocks.R pgibbs speed   # Poisson Gibbs: memory vs blocks vs file vs cluster
+##   R_LIBS=<lib> Rscript bench/blocks.R ggibbs [same|speed]   # Gaussian Gibbs: identical
+##                                                 # fits (2 min); time per sweep (3 min)
 ##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R sce [blocks]   # an HDF5-backed SCE
 ##   for w in memory blocks tenx; do
 ##     /usr/bin/time -v env R_LIBS=<lib> Rscript bench/blocks.R peak $w; done   # peak memory
@@ -397,3 +399,99 @@ if (mode == "pgibbs" && length(args) >= 2L && args[2L] == "speed") {
     rounds = 2L)
   parallel::stopCluster(cl)
 }
+
+# A 10x file of the dgCMatrix S (group "g") in directory d; its TENxMatrix.
+write_tenx_g <- function(S, d) {
+  f <- file.path(d, "tenx.h5")
+  rhdf5::h5createFile(f)
+  rhdf5::h5createGroup(f, "g")
+  rhdf5::h5write(as.integer(S@x), f, "g/data")
+  rhdf5::h5write(S@i, f, "g/indices")
+  rhdf5::h5write(S@p, f, "g/indptr")
+  rhdf5::h5write(dim(S), f, "g/shape")
+  HDF5Array::TENxMatrix(f, "g")
+}
+
+if (mode == "ggibbs") {
+  # Gaussian Gibbs by blocks. (1) The same fit (posterior means, draws'
+  # trace) from memory (dense, dgCMatrix), a dense HDF5Matrix, a 10x file
+  # and a 2-worker cluster for a partition in 3 blocks (300 x 2000, K = 5,
+  # 100 sweeps, 50 kept); the fit in memory without blocks draws from one
+  # stream, so it is another chain: its difference is Monte Carlo error.
+  # (2) Time per sweep, 2000 x 20000 counts with 2% non-zeros (dgCMatrix),
+  # K = 10: in memory without blocks, by 10 blocks in memory and from a 10x
+  # file (gzip level 6, rhdf5's default), on a 2-worker cluster (2 blocks,
+  # from memory and from the file); from a start with tau, (fit of 21
+  # sweeps - fit of 1) / 20, median of 3 rounds.
+  # (one of them a process: HDF5Array 1.26's TENxMatrix() fails after its
+  # first call in a session with rhdf5 2.42)
+  suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
+  part <- if (length(args) >= 2L) args[2L] else "same"
+  gibbs_fit <- function(X, iter, ...) {
+    set.seed(1)
+    t <- system.time(f <- bnmf(X, rank = K, method = "gibbs", iter = iter,
+                               burnin = iter %/% 2, init = ginit, ...))
+    list(fit = f, time = c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]]))
+  }
+  fit_time <- gibbs_fit
+  cl <- parallel::makePSOCKcluster(2)
+}
+
+if (mode == "ggibbs" && part == "same") {
+  set.seed(5)
+  Is <- 300; Js <- 2000; K <- 5
+  W <- matrix(stats::rgamma(Is * K, 0.5, 1), Is, K)
+  H <- matrix(stats::rgamma(K * Js, 0.5, 1), K, Js)
+  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js) + 0
+  S <- methods::as(X, "CsparseMatrix")
+  d <- tempfile("bnmf-ggibbs-")
+  dir.create(d)
+  T <- write_tenx_g(S, d)
+  D <- writeHDF5Array(X, file.path(d, "dense.h5"), "x")
+  fits <- list(
+    "memory (no blocks)" = gibbs_fit(X, 100L)$fit,
+    "memory, 3 blocks" = gibbs_fit(X, 100L, blocks = 3)$fit,
+    "HDF5Matrix, 3 blocks" = gibbs_fit(D, 100L, blocks = 3)$fit,
+    "cluster (2 workers), 3 blocks" = gibbs_fit(X, 100L, blocks = 3, cluster = cl)$fit,
+    "dgCMatrix, 3 blocks" = gibbs_fit(S, 100L, blocks = 3)$fit,
+    "10x file, 3 blocks" = gibbs_fit(T, 100L, blocks = 3)$fit,
+    "cluster, 10x file, 3 blocks" = gibbs_fit(T, 100L, blocks = 3, cluster = cl)$fit)
+  cat(sprintf("X: %d x %d Poisson counts as Gaussian data (%.0f%% zeros), K = %d, 100 sweeps (50 kept)\n\n",
+              Is, Js, 100 * mean(X == 0), K))
+  cat("| fit | reference | max abs diff W mean | H mean | tau mean | trace (logpost) |\n|---|---|---|---|---|---|\n")
+  row <- function(a, b) {
+    x <- fits[[a]]; y <- fits[[b]]
+    cat(sprintf("| %s | %s | %.3g | %.3g | %.3g | %.3g |\n", a, b,
+                max(abs(unname(x$W) - unname(y$W))), max(abs(unname(x$H) - unname(y$H))),
+                abs(x$tau - y$tau), max(abs(x$trace$logpost - y$trace$logpost))))
+  }
+  for (a in c("HDF5Matrix, 3 blocks", "cluster (2 workers), 3 blocks", "dgCMatrix, 3 blocks")) {
+    row(a, "memory, 3 blocks")
+  }
+  for (a in c("10x file, 3 blocks", "cluster, 10x file, 3 blocks")) row(a, "dgCMatrix, 3 blocks")
+  a <- fits[["memory, 3 blocks"]]; b <- fits[["memory (no blocks)"]]
+  cat(sprintf("\nanother chain, in memory without blocks: tau mean %.5g (sd %.3g) against %.5g (sd %.3g) by blocks\n\n",
+              b$tau, b$tau_sd, a$tau, a$tau_sd))
+}
+
+if (mode == "ggibbs" && part == "speed") {
+  set.seed(2)
+  I <- 2000; J <- 20000; K <- 10
+  S <- Matrix::rsparsematrix(I, J, 0.02, rand.x = function(n) stats::rpois(n, 3) + 1)
+  S <- methods::as(S, "CsparseMatrix")
+  T <- write_tenx_g(S, (function() { d <- tempfile("bnmf-ggibbs-"); dir.create(d); d })())
+  ginit <- list(W = matrix(stats::rexp(I * K), I, K), H = matrix(stats::rexp(K * J), K, J),
+                tau = 1)
+  n_sweeps <- 20L
+  cat(sprintf("Gaussian Gibbs, X %d x %d (dgCMatrix, %d stored values, %.0f MB), K = %d\n\n", I, J,
+              length(S@x), utils::object.size(S) / 2^20, K))
+  interleave(list(
+    "in memory, no blocks" = function() sweep_time(S),
+    "in memory, 10 blocks" = function() sweep_time(S, blocks = n_blocks),
+    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks),
+    "one process, 2 blocks in memory" = function() sweep_time(S, blocks = 2),
+    "2-worker cluster, 2 blocks from memory" = function() sweep_time(S, cluster = cl),
+    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)),
+    rounds = 3L)
+}
+if (mode == "ggibbs") parallel::stopCluster(cl)

@@ -40,6 +40,7 @@ SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq
 SEXP bnmf_pois_vb_add_call(SEXP acc, SEXP stats);
 SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP ctrl);
 SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, SEXP ctrl);
+SEXP bnmf_nmf_block_keep_call(SEXP bst, SEXP data, SEXP x, SEXP W, SEXP ctrl);
 SEXP bnmf_nmf_blocks_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP ctrl);
 SEXP bnmf_nmf_blocks_balance_call(SEXP wq, SEXP hs, SEXP prior, SEXP ctrl);
 SEXP bnmf_nmf_blocks_objective_call(SEXP wq, SEXP hterms, SEXP prior, SEXP ctrl);

@@ -45,6 +45,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(pois_vb_logmeans, 4),
     /* Gaussian NMF by blocks of samples (nmf_blocks.c) */
     CALLDEF(nmf_block_h, 6),
+    CALLDEF(nmf_block_keep, 5),
     CALLDEF(nmf_block_w, 6),
     CALLDEF(nmf_blocks_wstep, 4),
     CALLDEF(nmf_blocks_balance, 4),

@@ -3,16 +3,23 @@
  * the entries of R/blocks-gaussian.R. A sweep of the fit in memory
  * (bnmf_nmf_sweeps, nmf_run.c) is, in order: W's update from X H' and H's
  * (expected) Gram matrix, H's update given W, the balance of the factors'
- * scales, tau's update and the objective. By blocks:
+ * scales (Gibbs: the exact move along them), tau's update and the
+ * objective. By blocks:
  *  - nmf_blocks_wstep: W's update from the blocks' X_b H_b' and Gram
  *    matrices summed (bnmf_update_W_given);
  *  - nmf_block_h, on each block: its H[, b] given W (bnmf_update_H on the
  *    block's columns), its terms of the SSE and of the scale sums;
- *  - nmf_blocks_balance: the scales (bnmf_balance_scales's, from the
- *    blocks' sums), W rescaled, the SSE and tau;
+ *  - nmf_blocks_balance: the scales (bnmf_balance_scales's, or Gibbs's
+ *    move, bnmf_scale_step, from the blocks' sums), W rescaled, the SSE
+ *    and tau;
  *  - nmf_block_w, on each block: H[, b] rescaled, then X_b H_b', H_b's
  *    Gram matrix and H_b's terms of the objective;
- *  - nmf_blocks_objective: the ELBO (VB) or log joint (ICM).
+ *  - nmf_blocks_objective: the ELBO (VB) or log joint (ICM, Gibbs);
+ *  - nmf_block_keep, on each block (Gibbs, a kept sweep): the running
+ *    moments of its H[, b] and of W H on its entries.
+ * Gibbs draws H[, b] from the block's own random stream (R/blocks.R swaps
+ * it in as R's state around the call), W, the scales and tau from the
+ * chain's: the numbers do not depend on where a block is held.
  * The same kernels as the fit in memory, the same operations in the same
  * order: one block gives its numbers bit for bit (complete data, no ARD).
  */
@@ -24,7 +31,8 @@ static nmf_rule block_rule_of(SEXP ctrl)
     const double r = *bnmf_real_elt(ctrl, "rule", 1);
     if (r == 1.0) return RULE_MODE;
     if (r == 2.0) return RULE_MOMENT;
-    Rf_error("bnmf internal error: the rule of a fit by blocks must be ICM (1) or VB (2)");
+    if (r == 3.0) return RULE_DRAW;
+    Rf_error("bnmf internal error: the rule of a fit by blocks must be ICM (1), VB (2) or Gibbs (3)");
     return RULE_MODE;
 }
 
@@ -157,6 +165,38 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
     return res;
 }
 
+/*
+ * .Call entry, on a block, after a kept Gibbs sweep: its running moments,
+ * in place in bst = list(H, H_mean, H_m2, WH_mean, WH_m2) (WH's: every
+ * entry of a dense block, the stored ones of a sparse one; empty when the
+ * fit keeps none), given W (the master's, after the scale move).
+ * ctrl$inv_n: 1 / the count of kept draws; ctrl$inv_wh: 1 / the count of
+ * draws in WH's moments, or 0 when this draw does not enter them.
+ */
+SEXP bnmf_nmf_block_keep_call(SEXP bst, SEXP data, SEXP x, SEXP W, SEXP ctrl)
+{
+    nmf_data d;
+    const double *xv;
+    read_block_data(data, x, &d, &xv);
+    const int K = d.K, J = d.J, I = d.I;
+    const R_xlen_t nh = (R_xlen_t) K * J;
+    double *H = bnmf_real_elt(bst, "H", nh);
+    double *Hm = bnmf_real_elt(bst, "H_mean", nh), *Hs = bnmf_real_elt(bst, "H_m2", nh);
+    if (TYPEOF(W) != REALSXP || XLENGTH(W) != (R_xlen_t) I * K)
+        Rf_error("bnmf internal error: W must be I x K doubles");
+    const double inv_n = *bnmf_real_elt(ctrl, "inv_n", 1);
+    const double inv_wh = *bnmf_real_elt(ctrl, "inv_wh", 1);
+    double *WHm = NULL, *WHs = NULL;
+    if (inv_wh > 0.0) {
+        WHm = bnmf_real_elt(bst, "WH_mean", d.nx);
+        WHs = bnmf_real_elt(bst, "WH_m2", d.nx);
+    }
+    sweep_work ws;
+    bnmf_sweep_work(&d, &ws, NULL);
+    bnmf_block_keep(&d, REAL(W), H, Hm, Hs, inv_n, WHm, WHs, inv_wh, &ws);
+    return R_NilValue;
+}
+
 /* The whole data's dimensions and counts: ctrl$dims = c(I, J, K), n_obs. */
 static void read_whole(SEXP ctrl, nmf_data *d)
 {
@@ -213,8 +253,9 @@ SEXP bnmf_nmf_blocks_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP ctrl)
 /*
  * .Call entry, on the master, after the blocks' H steps: hs = list(lin,
  * quad, B, mh) summed over the blocks (mh: their largest). ctrl$balance:
- * balance the scales as bnmf_balance_scales (W in place); ctrl$update_tau:
- * tau's update (in place). Returns list(scale = list(on, c, u) for the
+ * balance the scales as bnmf_balance_scales (Gibbs: move them as
+ * bnmf_scale_move, one bnmf_scale_step a factor; W in place);
+ * ctrl$update_tau: tau's update or draw (in place). Returns list(scale = list(on, c, u) for the
  * blocks, sse).
  */
 SEXP bnmf_nmf_blocks_balance_call(SEXP wq, SEXP hs, SEXP prior, SEXP ctrl)
@@ -236,21 +277,37 @@ SEXP bnmf_nmf_blocks_balance_call(SEXP wq, SEXP hs, SEXP prior, SEXP ctrl)
     v[2] = PROTECT(Rf_allocVector(REALSXP, K));
     double *on = REAL(v[0]), *cc = REAL(v[1]), *uu = REAL(v[2]);
     const int balance = *bnmf_real_elt(ctrl, "balance", 1) != 0.0;
+    const int draw = rule == RULE_DRAW;
+    const int upd_tau = *bnmf_real_elt(ctrl, "update_tau", 1) != 0.0;
     nmf_data dw = d;
     dw.J = 0;
     const double p = (double) I - (double) J;
+    /* Gibbs: the scale move's draws, then tau's, on the chain's stream */
+    if (draw) bnmf_rng_get(1);
     for (int k = 0; k < K; k++) {
         on[k] = 0.0;
         cc[k] = 1.0;
         uu[k] = 0.0;
         if (!balance) continue;
-        /* bnmf_balance_scales with B_k from the blocks */
+        /* bnmf_balance_scales (bnmf_scale_move for Gibbs) with B_k from
+         * the blocks */
         double A, B0;
         bnmf_scale_sums(&dw, &pr, W, NULL, k, &A, &B0);
         const double B = Bs[k];
-        if (!(A > 0.0) || !(B > 0.0)) continue;
         double c, u = 0.0;
-        if (!vbr) {
+        if (draw) {
+            if (!bnmf_scale_step(A, B, p, &u)) continue;
+            c = exp(u);
+            double mw = 0.0;
+            for (int i = 0; i < I; i++) {
+                const double w = W[i + (size_t) k * I];
+                mw = w > mw ? w : mw;
+            }
+            if (!(c > 0.0) || !R_FINITE(c) || !bnmf_scale_fits_max(mw, mh[k], I, J, u))
+                bnmf_scale_range_error(k, c);
+        } else if (!(A > 0.0) || !(B > 0.0)) {
+            continue;
+        } else if (!vbr) {
             c = sqrt(B / A);
         } else {
             double Ay, By;
@@ -276,8 +333,9 @@ SEXP bnmf_nmf_blocks_balance_call(SEXP wq, SEXP hs, SEXP prior, SEXP ctrl)
     }
     double sse = d.sumsq_obs - 2.0 * lin + quad;
     if (sse < 0.0) sse = 0.0;
-    if (*bnmf_real_elt(ctrl, "update_tau", 1) != 0.0)
+    if (upd_tau)
         bnmf_update_tau(&pr, rule, pr.alpha + 0.5 * d.n_obs, sse, tau, tau_rate);
+    if (draw) bnmf_rng_put();
     const char *sn[] = {"on", "c", "u"};
     SEXP sc = PROTECT(bnmf_named_list(3, sn, v));
     SEXP r[2];

@@ -209,3 +209,19 @@ void bnmf_keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
         (*kept)++;
     }
 }
+
+/* What a block of samples (nmf_blocks.c) keeps of a Gibbs sweep: the
+ * running moments of its H[, b] (inv_n = 1 / n, the chain's count of kept
+ * draws) and, with WH_mean (inv_wh = 1 / the count of draws in them), those
+ * of W H on its entries as accumulate_wh (every entry of a dense block, the
+ * stored ones of a sparse block): the updates of bnmf_keep_sweep. */
+void bnmf_block_keep(const nmf_data *d, const double *W, const double *H, double *H_mean,
+                     double *H_m2, double inv_n, double *WH_mean, double *WH_m2,
+                     double inv_wh, sweep_work *ws)
+{
+    welford_run(H_mean, H_m2, H, (size_t) d->K * d->J, inv_n);
+    if (!WH_mean) return;
+    const size_t nb = d->J < 64 ? (size_t) d->J : 64;
+    double *S = d->sparse ? NULL : (double *) R_alloc((size_t) d->I * nb, sizeof(double));
+    accumulate_wh(d, W, H, WH_mean, WH_m2, inv_wh, S, ws);
+}

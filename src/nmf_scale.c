@@ -118,30 +118,52 @@ void bnmf_scale_move(const nmf_data *d, const nmf_prior *pr, double *W, double *
 {
     const double p = (double) d->I - (double) d->J;
     for (int k = first; k < d->K; k++) {
-        double A, B;
+        double A, B, u;
         bnmf_scale_sums(d, pr, W, H, k, &A, &B);
-        if (!(A > 0.0) || !(B > 0.0)) continue;
-        double mode, Ay, By;
-        const int logs = bnmf_scale_mode(A, B, p, &mode, &Ay, &By);
-        const double sd = 1.0 / sqrt(Ay + By);
-        const double u = mode + sd * bnmf_norm_std();
-        /* log target minus log proposal, at the proposal and at u = 0 (from
-         * logs: A e^u = Ay e^(u - mode), B e^-u = By e^(mode - u)). */
-        const double z1 = (u - mode) / sd, z0 = mode / sd;
-        const double ta = logs ? Ay * exp(u - mode) : A * exp(u);
-        const double tb = logs ? By * exp(mode - u) : B * exp(-u);
-        const double log_ratio = (-ta - tb + p * u + 0.5 * z1 * z1) -
-            (-A - B + 0.5 * z0 * z0);
-        if (log(bnmf_unif()) >= log_ratio) continue;
+        if (!bnmf_scale_step(A, B, p, &u)) continue;
         const double c = exp(u);
-        if (!(c > 0.0) || !R_FINITE(c) || !scale_fits(d, W, H, k, u)) {
-            bnmf_rng_put();
-            Rf_error("the scale of factor %d left the range of double precision "
-                     "(factor W[, k] times %g): an exponential rate this small puts the "
-                     "prior's scale outside it; use a larger rate", k + 1, c);
-        }
+        if (!(c > 0.0) || !R_FINITE(c) || !scale_fits(d, W, H, k, u))
+            bnmf_scale_range_error(k, c);
         rescale_factor(d, W, H, k, c);
     }
+}
+
+/**
+ * The Metropolis-Hastings step of bnmf_scale_move for one factor, from its
+ * sums A = A_k, B = B_k and p = I - J: the independence proposal u from
+ * the Laplace approximation of p(u), accepted against u = 0. Returns 1
+ * with *u when the move is accepted (the caller rescales by c = e^u after
+ * checking its range: bnmf_scale_fits_max), 0 when it is not or when A or
+ * B is not positive (no draw then). The fit by blocks of samples
+ * (nmf_blocks.c) takes the same step from B_k summed over the blocks.
+ */
+int bnmf_scale_step(double A, double B, double p, double *u)
+{
+    if (!(A > 0.0) || !(B > 0.0)) return 0;
+    double mode, Ay, By;
+    const int logs = bnmf_scale_mode(A, B, p, &mode, &Ay, &By);
+    const double sd = 1.0 / sqrt(Ay + By);
+    const double v = mode + sd * bnmf_norm_std();
+    /* log target minus log proposal, at the proposal and at u = 0 (from
+     * logs: A e^u = Ay e^(u - mode), B e^-u = By e^(mode - u)). */
+    const double z1 = (v - mode) / sd, z0 = mode / sd;
+    const double ta = logs ? Ay * exp(v - mode) : A * exp(v);
+    const double tb = logs ? By * exp(mode - v) : B * exp(-v);
+    const double log_ratio = (-ta - tb + p * v + 0.5 * z1 * z1) -
+        (-A - B + 0.5 * z0 * z0);
+    if (log(bnmf_unif()) >= log_ratio) return 0;
+    *u = v;
+    return 1;
+}
+
+/* An accepted scale c of factor k (0-based) that leaves the range of double
+ * precision: the error (the RNG state given back first). */
+void bnmf_scale_range_error(int k, double c)
+{
+    bnmf_rng_put();
+    Rf_error("the scale of factor %d left the range of double precision "
+             "(factor W[, k] times %g): an exponential rate this small puts the "
+             "prior's scale outside it; use a larger rate", k + 1, c);
 }
 
 /**

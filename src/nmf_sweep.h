@@ -28,6 +28,8 @@ double *bnmf_alloc_lines(size_t n);
 void bnmf_balance_scales(const nmf_data *d, const nmf_prior *pr, double *W, double *H,
                          const vb_part *vb);
 int bnmf_scale_fits_max(double mw, double mh, int I, int J, double u);
+int bnmf_scale_step(double A, double B, double p, double *u);
+void bnmf_scale_range_error(int k, double c);
 
 /* nmf_run.c: the sums and objectives the fit by blocks of samples shares
  * (nmf_blocks.c) */
@@ -55,5 +57,8 @@ void bnmf_wh_batch_flush(const nmf_data *d, wh_batch *b, nmf_state *st);
 void bnmf_keep_sweep(const nmf_data *d, const nmf_prior *pr, nmf_state *st,
                      const sweep_ctrl *c, sweep_out *out, int *kept, int n_draws,
                      wh_batch *whb, sweep_work *ws);
+void bnmf_block_keep(const nmf_data *d, const double *W, const double *H, double *H_mean,
+                     double *H_m2, double inv_n, double *WH_mean, double *WH_m2,
+                     double inv_wh, sweep_work *ws);
 
 #endif

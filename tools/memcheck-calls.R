@@ -43,6 +43,15 @@ Xb <- pmax(matrix(rexp(300 * 2), 300, 2) %*% matrix(rexp(2 * 70), 2, 70) +
 fit <- bnmf(Xb, rank = 2, method = "gibbs", iter = 17, burnin = 10, wh_thin = 1,
             progress = FALSE)
 invisible(update(fit, iter = 6, progress = FALSE))
+# Gibbs by blocks of samples (src/nmf_blocks.c): dense and sparse, kept
+# draws, the moments of W H in the blocks.
+Xs0 <- Xs
+Xs0@x[is.na(Xs0@x)] <- 1
+for (data in list(X, Xs0)) {
+  fit <- bnmf(data, rank = K, method = "gibbs", iter = 20, burnin = 10, wh_thin = 1,
+              blocks = 3, keep = "draws", progress = FALSE)
+  invisible(list(fitted(fit), summary(fit), update(fit, iter = 4, progress = FALSE)))
+}
 # From K = 16 on, ICM and VB update masked rows with few missing entries
 # without their own Gram matrix (an odd K and odd numbers of missing entries:
 # the kernel pads them to pairs); dense and sparse, with ARD.

@@ -1,5 +1,6 @@
-# Data by blocks (test-blocks.R, test-blocks-pois-gibbs.R): counts, and a
-# 10x HDF5 file of them made once a session.
+# Data and files of the fits by blocks of samples (test-blocks.R,
+# test-blocks-gibbs.R, test-blocks-pois-gibbs.R): counts, Gaussian data, a
+# 10x HDF5 file of the counts made once a session.
 
 blocks_counts <- function(I = 30, J = 45, na = 20, sparse = FALSE) {
   set.seed(21)
@@ -9,6 +10,19 @@ blocks_counts <- function(I = 30, J = 45, na = 20, sparse = FALSE) {
               dimnames = list(paste0("g", seq_len(I)), paste0("c", seq_len(J))))
   if (na) X[sample(length(X), na)] <- NA
   if (sparse) X <- Matrix::Matrix(X, sparse = TRUE)
+  X
+}
+
+blocks_gaussian <- function(I = 30, J = 45, sparse = FALSE) {
+  set.seed(22)
+  W <- matrix(rexp(I * 3), I, 3)
+  H <- matrix(rexp(3 * J), 3, J)
+  X <- W %*% H + matrix(rnorm(I * J, sd = 0.2), I, J)
+  dimnames(X) <- list(paste0("g", seq_len(I)), paste0("c", seq_len(J)))
+  if (sparse) {
+    X[X < 1] <- 0
+    X <- Matrix::Matrix(X, sparse = TRUE)
+  }
   X
 }
 

@@ -47,6 +47,7 @@ conformance_fits <- function() {
       prior = ard(), blocks = 3, iter = 40),
     f("gaussian-blocks", "vb", rank = 2, method = "vb", blocks = 3, iter = 30),
     f("gaussian-blocks", "icm", rank = 2, method = "icm", blocks = 3, iter = 30),
+    f("gaussian-blocks", "gibbs", rank = 2, method = "gibbs", blocks = 3, iter = 40),
     f("poisson-ard", "gibbs", rank = 3, method = "gibbs", likelihood = "poisson", prior = ard(),
       iter = 40),
     f("poisson", "ssvi", rank = 2, method = "ssvi", likelihood = "poisson", sparsity = "both",
@@ -140,21 +141,22 @@ conformance_required <- function() {
                         "nmtf gibbs", "nmtf vb", "nmtf icm", "poisson vb", "poisson gibbs",
                         "poisson ssvi", "poisson-ard vb", "poisson-ard gibbs",
                         "poisson-blocks vb", "poisson-ard-blocks vb", "gaussian-blocks vb",
-                        "gaussian-blocks icm", "poisson-blocks gibbs",
+                        "gaussian-blocks icm", "gaussian-blocks gibbs", "poisson-blocks gibbs",
                         "poisson-ard-blocks gibbs"),
     logLik = c("nmf gibbs", "nmf icm", "nmf vb", "nmf rrt", "nmtf gibbs", "nmtf vb", "nmtf icm",
                "poisson vb", "poisson gibbs", "poisson ssvi", "poisson-ard vb",
                "poisson-ard gibbs", "poisson-blocks vb", "poisson-ard-blocks vb",
-               "gaussian-blocks vb", "gaussian-blocks icm", "poisson-blocks gibbs",
-               "poisson-ard-blocks gibbs"),
+               "gaussian-blocks vb", "gaussian-blocks icm", "gaussian-blocks gibbs",
+               "poisson-blocks gibbs", "poisson-ard-blocks gibbs"),
     update = c("nmf gibbs", "nmf icm", "nmf vb", "nmf np", "nmtf gibbs", "nmtf vb", "nmtf icm",
                "poisson vb", "poisson gibbs", "poisson-ard vb", "poisson-ard gibbs",
                "poisson-blocks vb", "poisson-ard-blocks vb", "gaussian-blocks vb",
-               "gaussian-blocks icm", "poisson-blocks gibbs", "poisson-ard-blocks gibbs"),
+               "gaussian-blocks icm", "gaussian-blocks gibbs", "poisson-blocks gibbs",
+               "poisson-ard-blocks gibbs"),
     as_draws = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc",
-                 "poisson-blocks gibbs", "poisson-ard-blocks gibbs"),
+                 "gaussian-blocks gibbs", "poisson-blocks gibbs", "poisson-ard-blocks gibbs"),
     as.mcmc = c("nmf gibbs", "nmtf gibbs", "poisson gibbs", "poisson-ard gibbs", "nmf hmc",
-                "poisson-blocks gibbs", "poisson-ard-blocks gibbs")
+                "gaussian-blocks gibbs", "poisson-blocks gibbs", "poisson-ard-blocks gibbs")
   )
 }
 
