@@ -5,7 +5,7 @@
 ## beside the machine's ceiling (two independent processes against one).
 ##
 ##   R_LIBS=<lib> Rscript bench/atlas.R make                 # the atlas file (about 10 min)
-##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/atlas.R fit [sweeps]   # default 100
+##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/atlas.R fit [sweeps] [name]   # default 100 atlas
 ##   R_LIBS=<lib> Rscript bench/atlas.R make 5000 100000 small   # the small file for `cluster`
 ##   R_LIBS=<lib> Rscript bench/atlas.R cluster [rounds] [sweeps]   # default 5 rounds, 10 sweeps
 ##   (R_LIBS=<lib> Rscript bench/atlas.R half <sweeps>: the work `cluster` runs
@@ -30,7 +30,8 @@
 ## <name>-truth.rds.
 ##
 ## `fit`: bnmf(X ~ nmf(20), likelihood = "poisson", method = "vb", iter =
-## sweeps, tol = 0) with X the TENxMatrix of atlas.h5, default blocks, one
+## sweeps, tol = 0) with X the TENxMatrix of <name>.h5 (default atlas), default
+## blocks, one
 ## thread (options(bnmf.threads), default 1). The time of every sweep is
 ## taken from the calls of the blocks' map (bnmf:::holder_step, traced: one
 ## call before the sweeps for the starting statistics, then one a sweep);
@@ -44,8 +45,8 @@
 ## `cluster` (on small.h5, K = 20): time per sweep of a 2-worker PSOCK
 ## cluster (each worker reads its block of the 10x file once and keeps it)
 ## against one process with the same 2 blocks in memory: (fit of 1 + n
-## sweeps - fit of 1 sweep) / n, rounds alternating the two, medians and
-## ranges. Beside it, the machine's ceiling: `half` (a fit of n sweeps on
+## sweeps - fit of 1 sweep) / n, rounds alternating the two (after a
+## warm-up fit), medians and ranges. Beside it, the machine's ceiling: `half` (a fit of n sweeps on
 ## the first half of the cells in memory, one block: the work of one
 ## worker) run alone and as two processes at once, alternating; ceiling =
 ## 2 t(alone) / max(t(each of the pair)). The master's peak resident size
@@ -172,9 +173,10 @@ match_factors <- function(W_true, W_fit) {
 
 if (mode == "fit") {
   iter <- if (length(args) >= 2L) as.integer(args[2L]) else 100L
-  X <- tenx("atlas")
+  name <- if (length(args) >= 3L) args[3L] else "atlas"
+  X <- tenx(name)
   cat(sprintf("X: TENxMatrix %d x %d, %s; K = %d; %d sweeps, tol = 0; bnmf.threads = %s; DelayedArray auto block size %.0f bytes; load: %s\n",
-              nrow(X), ncol(X), file.path(dir, "atlas.h5"), K, iter,
+              nrow(X), ncol(X), file.path(dir, paste0(name, ".h5")), K, iter,
               format(getOption("bnmf.threads", 1L)), DelayedArray::getAutoBlockSize(), load_avg()))
   stamps <- numeric()
   trace("holder_step", where = asNamespace("bnmf"), print = FALSE,
@@ -199,11 +201,11 @@ if (mode == "fit") {
   cat(sprintf("time per sweep (elapsed): median %.1f s, range %.1f-%.1f s, mean %.1f s over %d sweeps\n",
               stats::median(sw), min(sw), max(sw), mean(sw), length(sw)))
   tr <- fit$trace[, "logpost"]
-  idx <- unique(pmin(length(tr), c(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200)))
+  idx <- unique(pmin(length(tr), c(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 400)))
   cat("ELBO by sweep:\n")
   print(data.frame(sweep = idx, elbo = sprintf("%.6e", tr[idx]),
                    rel_change_from_prev = c(NA, sprintf("%.2e", abs(diff(tr))[idx[-1L] - 1L] / abs(tr[idx[-1L]])))))
-  truth <- readRDS(file.path(dir, "atlas-truth.rds"))
+  truth <- readRDS(file.path(dir, paste0(name, "-truth.rds")))
   Wf <- unname(as.matrix(fit$W)); Hf <- unname(as.matrix(fit$H))
   m <- match_factors(truth$W, Wf)
   set.seed(2)
@@ -215,7 +217,7 @@ if (mode == "fit") {
               min(corH), stats::median(corH), max(corH)))
   print(round(rbind(W = m$corW, H = corH), 4))
   saveRDS(list(trace = tr, sweeps = sw, perm = m$perm, corW = m$corW, corH = corH),
-          file.path(dir, "atlas-fit-summary.rds"))
+          file.path(dir, paste0(name, "-fit-summary.rds")))
   cat(sprintf("load after the fit: %s\n", load_avg()))
 }
 
@@ -265,18 +267,14 @@ if (mode == "cluster") {
   cat(sprintf("X in memory for the one-process fits: %.0f MB as a dgCMatrix (%d stored counts)\n",
               utils::object.size(X) / 2^20, length(X@x)))
   rscript <- file.path(R.home("bin"), "Rscript")
-  half <- function(procs) {
-    ps <- lapply(seq_len(procs), function(p) {
-      f <- tempfile(); list(f = f, pid = system2(rscript, c("bench/atlas.R", "half", n),
-                                                 stdout = f, stderr = FALSE, wait = FALSE))
-    })
-    repeat {
-      done <- vapply(ps, function(p) length(readLines(p$f, warn = FALSE)) > 0L, NA)
-      if (all(done)) break
-      Sys.sleep(0.2)
-    }
-    vapply(ps, function(p) as.numeric(readLines(p$f)[1L]), 0)
+  half <- function(procs) { # `procs` processes at once; each one's time
+    fs <- replicate(procs, tempfile())
+    cmd <- paste(sprintf("%s bench/atlas.R half %d > %s 2> /dev/null &", shQuote(rscript), n, fs),
+                 collapse = " ")
+    system(paste(cmd, "wait"))
+    vapply(fs, function(f) as.numeric(readLines(f)[1L]), 0)
   }
+  invisible(list(fit_time(X, 2L, blocks = 2), half(1L))) # warm-up, not counted
   res <- list(one = numeric(), clu = numeric(), alone = numeric(), pair = numeric())
   for (r in seq_len(rounds)) {
     res$one[r] <- sweep_time(X, n, blocks = 2)
