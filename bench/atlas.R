@@ -30,25 +30,24 @@
 ## <name>-truth.rds.
 ##
 ## `fit`: bnmf(X ~ nmf(20), likelihood = "poisson", method = "vb", iter =
-## sweeps, tol = 0) with X the TENxMatrix of <name>.h5 (default atlas), default
-## blocks, one
-## thread (options(bnmf.threads), default 1). The time of every sweep is
-## taken from the calls of the blocks' map (bnmf:::holder_step, traced: one
-## call before the sweeps for the starting statistics, then one a sweep);
+## sweeps, tol = 0) with X the TENxMatrix of <name>.h5 (default atlas),
+## default blocks, one thread (options(bnmf.threads), default 1). The time
+## of every sweep is taken from the calls of the blocks' map
+## (bnmf:::holder_step, traced: one call before the sweeps for the starting
+## statistics, then one a sweep);
 ## peak memory from /proc/self/status (VmHWM) and /usr/bin/time -v.
 ## Recovery: fitted W columns matched to true W columns (columns normalised
 ## to sum 1; Hungarian assignment of clue::solve_LSAP on their
 ## correlations, greedy without clue), the matched correlations of W
-## columns and of H rows (H rows on 20,000 random cells, each factor scaled
-## as its W column was).
+## columns and of H rows (H rows on 20,000 random cells).
 ##
 ## `cluster` (on small.h5, K = 20): time per sweep of a 2-worker PSOCK
 ## cluster (each worker reads its block of the 10x file once and keeps it)
 ## against one process with the same 2 blocks in memory: (fit of 1 + n
 ## sweeps - fit of 1 sweep) / n, rounds alternating the two (after a
-## warm-up fit), medians and ranges. Beside it, the machine's ceiling: `half` (a fit of n sweeps on
-## the first half of the cells in memory, one block: the work of one
-## worker) run alone and as two processes at once, alternating; ceiling =
+## warm-up fit), medians and ranges. Beside it, the machine's ceiling:
+## `half` (a fit of n sweeps on the first half of the cells in memory, one
+## block: the work of one worker) run alone and as two processes at once, alternating; ceiling =
 ## 2 t(alone) / max(t(each of the pair)). The master's peak resident size
 ## (VmHWM) during a cluster fit, measured first, before anything is loaded
 ## in the master.
