@@ -4,8 +4,8 @@
 ## recovery of the true factors; and a 2-worker cluster against one process,
 ## beside the machine's ceiling (two independent processes against one).
 ##
-##   R_LIBS=<lib> Rscript bench/atlas.R make                 # the atlas file (about 10 min)
-##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/atlas.R fit [sweeps] [name]   # default 100 atlas
+##   R_LIBS=<lib> Rscript bench/atlas.R make                 # the atlas file (2 min)
+##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/atlas.R fit [sweeps] [name]   # 100, atlas; 40 s a sweep
 ##   R_LIBS=<lib> Rscript bench/atlas.R make 5000 100000 small   # the small file for `cluster`
 ##   R_LIBS=<lib> Rscript bench/atlas.R cluster [rounds] [sweeps]   # default 5 rounds, 10 sweeps
 ##   (R_LIBS=<lib> Rscript bench/atlas.R half <sweeps>: the work `cluster` runs
@@ -47,8 +47,8 @@
 ## sweeps - fit of 1 sweep) / n, rounds alternating the two (after a
 ## warm-up fit), medians and ranges. Beside it, the machine's ceiling:
 ## `half` (a fit of n sweeps on the first half of the cells in memory, one
-## block: the work of one worker) run alone and as two processes at once, alternating; ceiling =
-## 2 t(alone) / max(t(each of the pair)). The master's peak resident size
+## block: the work of one worker) run alone and as two processes at once,
+## alternating; ceiling = 2 t(alone) / max(t(each of the pair)). The master's peak resident size
 ## (VmHWM) during a cluster fit, measured first, before anything is loaded
 ## in the master.
 
