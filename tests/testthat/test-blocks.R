@@ -188,7 +188,11 @@ test_that("a 2-worker cluster gives the numbers of one process for the same bloc
 test_that("a worker that died ends the fit with an error naming it", {
   skip_on_cran()
   cl <- parallel::makePSOCKcluster(2)
-  on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
+  # each worker stopped on its own, and the dead one's socket closed
+  on.exit(for (w in seq_along(cl)) {
+    try(parallel::stopCluster(cl[w]), silent = TRUE)
+    try(close(cl[[w]]$con), silent = TRUE)
+  }, add = TRUE)
   pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
   tools::pskill(pids[2])
   Sys.sleep(0.5)
