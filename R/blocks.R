@@ -32,7 +32,10 @@
 #'   the file, which must be readable at the same path on the workers;
 #'   otherwise the columns are sent to it) and keeps them, and answers one
 #'   call per sweep. A worker that stops answering ends the fit with an
-#'   error (class `bnmf_error_cluster`) naming it.
+#'   error (class `bnmf_error_cluster`) naming it. Make the cluster after
+#'   `options(socketOptions = "no-delay")` (see [socketConnection()]):
+#'   without it, Nagle's algorithm on the master's sockets can hold each
+#'   call for ~50 ms, the whole time of a sweep on small data.
 #' * `blocks` sets the number of blocks (of consecutive columns, of about
 #'   equal sizes).
 #'
