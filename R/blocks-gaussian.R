@@ -25,7 +25,7 @@ gholder_init <- function(key, states, lamH) {
 gholder_h <- function(key, wq, ctrl) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
-    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    blk <- holder_block(h, b)
     .Call(C_nmf_block_h, h$states[[b]], blk$data, blk$x, h$lamH[[b]], wq, ctrl)
   })
 }
@@ -34,7 +34,7 @@ gholder_h <- function(key, wq, ctrl) {
 gholder_w <- function(key, scale, ctrl) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
-    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    blk <- holder_block(h, b)
     .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
   })
 }
@@ -59,7 +59,7 @@ gholder_gibbs_init <- function(key, seeds, keep_draws) {
 gholder_h_gibbs <- function(key, wq, ctrl) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
-    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    blk <- holder_block(h, b)
     r <- with_stream(h$seeds[[b]], function() {
       .Call(C_nmf_block_h, h$states[[b]], blk$data, blk$x, h$lamH[[b]], wq, ctrl)
     })
@@ -74,7 +74,7 @@ gholder_h_gibbs <- function(key, wq, ctrl) {
 gholder_w_gibbs <- function(key, scale, ctrl, keep) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
-    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    blk <- holder_block(h, b)
     out <- .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
     if (!is.null(keep)) {
       .Call(C_nmf_block_keep, h$states[[b]], blk$data, blk$x, keep$W, keep$ctrl)

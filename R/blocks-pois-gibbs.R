@@ -32,7 +32,7 @@ pgholder_step <- function(key, wq, prior_c, draw, keep) {
   h <- get(key, envir = block_store)
   ctrl <- list(draw = as.double(draw), keep = as.double(keep))
   lapply(seq_along(h$specs), function(b) {
-    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    blk <- holder_block(h, b)
     ctrl$known <- h$known[[b]]
     r <- with_stream(h$seeds[[b]], function() {
       .Call(C_pois_gibbs_block, h$states[[b]], blk$data, blk$x, prior_c, wq, ctrl)

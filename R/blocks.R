@@ -238,11 +238,14 @@ read_tenx_block <- function(spec) {
 # A block ready for the sweeps: its data (prepare_data()) and values, and
 # (check = TRUE, when it is first read) what the checks of the counts need:
 # sum, missing, positive, bad values.
-load_block <- function(spec, K, check = TRUE) {
+load_block <- function(spec, K, check = TRUE, no_na = FALSE) {
   Xb <- read_block(spec)
   if (!inherits(Xb, "dgCMatrix")) storage.mode(Xb) <- "double"
   vals <- if (inherits(Xb, "dgCMatrix")) Xb@x else Xb
-  data <- prepare_data(Xb, K)
+  # read again in a sweep (check = FALSE): the block's sums, used only by
+  # the checks and the fit's set-up, are not taken again, nor the positions
+  # of its missing entries when its first reading found none (`no_na`)
+  data <- prepare_data(Xb, K, sums = check, no_na = no_na)
   list(data = data, x = vals,
        summary = if (check) {
          c(sum = sum(vals, na.rm = TRUE), nmiss = sum(is.na(vals)),
@@ -279,8 +282,14 @@ holder_load <- function(key, specs, K, keep) {
     }
     blk$summary
   })
+  h$no_na <- vapply(sums, function(sm) sm[["nmiss"]] == 0, logical(1))
   assign(key, h, envir = block_store)
   sums
+}
+
+# Block b of holder h: held, or read again from its source.
+holder_block <- function(h, b) {
+  h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE, no_na = h$no_na[[b]])
 }
 
 # q(H) of the holder's blocks: `states` a list of list(shape_H, rate_H, H),
@@ -301,7 +310,7 @@ holder_init <- function(key, states) {
 holder_step <- function(key, wq, prior_c, update, threads) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
-    blk <- h$blocks[[b]] %||% load_block(h$specs[[b]], h$K, check = FALSE)
+    blk <- holder_block(h, b)
     st <- .Call(C_pois_vb_block, h$states[[b]], blk$data, blk$x, prior_c, wq,
                 list(update = as.double(update), threads = as.double(threads),
                      known = h$known[[b]]))

@@ -7,14 +7,14 @@
 
 # Describe the data for the C code: dimensions, sparse structure and the
 # missing entries (listed by column and by row, 0-based).
-prepare_data <- function(X, K) {
+prepare_data <- function(X, K, sums = TRUE, no_na = FALSE) {
   d <- dim(X)
   I <- d[1L]
   J <- d[2L]
   sparse <- inherits(X, "dgCMatrix")
   if (sparse) {
     vals <- X@x
-    miss_pos <- which(is.na(vals))
+    miss_pos <- if (no_na) integer() else which(is.na(vals))
     cols <- if (length(miss_pos)) rep.int(seq_len(J) - 1L, diff(X@p))[miss_pos] else integer()
     miss_i <- X@i[miss_pos]
     miss_j <- cols
@@ -22,7 +22,7 @@ prepare_data <- function(X, K) {
     xp <- X@p
   } else {
     vals <- X
-    miss_pos <- if (anyNA(X)) which(is.na(X)) else integer()
+    miss_pos <- if (!no_na && anyNA(X)) which(is.na(X)) else integer()
     miss_i <- as.integer((miss_pos - 1L) %% I)
     miss_j <- as.integer((miss_pos - 1L) %/% I)
     xi <- xp <- integer()
@@ -40,9 +40,9 @@ prepare_data <- function(X, K) {
     mrow_j = as.integer(miss_j[row_order]),
     # Sums over the observed entries (zeros of a sparse X included), without
     # an I x J temporary when nothing is missing.
-    sumsq_obs = if (nmiss) sum(vals^2, na.rm = TRUE) else sum_squares(vals),
+    sumsq_obs = if (!sums) NA_real_ else if (nmiss) sum(vals^2, na.rm = TRUE) else sum_squares(vals),
     n_obs = as.double(I) * J - nmiss,
-    sum_obs = sum(vals, na.rm = TRUE)
+    sum_obs = if (!sums) NA_real_ else sum(vals, na.rm = TRUE)
   )
 }
 
