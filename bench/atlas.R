@@ -8,6 +8,8 @@
 ##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/atlas.R fit [sweeps] [name]   # 100, atlas; 40 s a sweep
 ##   R_LIBS=<lib> Rscript bench/atlas.R make 5000 100000 small   # the small file for `cluster`
 ##   R_LIBS=<lib> Rscript bench/atlas.R cluster [rounds] [sweeps]   # default 5 rounds, 10 sweeps
+##   R_LIBS=<lib> Rscript bench/atlas.R read [name]   # CPU of a pass of the sweeps' block reads (3 min)
+##   R_LIBS=<lib> Rscript bench/atlas.R start [name] [sweeps]   # VB's optimum from random and true starts (6 min)
 ##   (R_LIBS=<lib> Rscript bench/atlas.R half <sweeps>: the work `cluster` runs
 ##    alone and as two processes at once, for the ceiling)
 ##
@@ -218,6 +220,66 @@ if (mode == "fit") {
   saveRDS(list(trace = tr, sweeps = sw, perm = m$perm, corW = m$corW, corH = corH),
           file.path(dir, paste0(name, "-fit-summary.rds")))
   cat(sprintf("load after the fit: %s\n", load_avg()))
+}
+
+# ---- read: the cost of reading the blocks again in a sweep ------------------------
+
+# `read [name]`: one pass over the default blocks of the file as the sweeps
+# of a fit in this process read them (load_block(check = FALSE): the rhdf5
+# reads, the dgCMatrix, the block's data for the C side), against the reads
+# alone (read_tenx_block()); CPU seconds (user + system), the fastest of 3.
+if (mode == "read") {
+  name <- if (length(args) >= 2L) args[2L] else "atlas"
+  X <- tenx(name)
+  src <- bnmf:::block_source(X, NULL, 0L)
+  cpu <- function(expr) {
+    t <- system.time(expr)
+    t[["user.self"]] + t[["sys.self"]]
+  }
+  again <- function(sp) {
+    # the sweeps' call: holder_block() where the package has it
+    if (exists("holder_block", asNamespace("bnmf"))) {
+      bnmf:::load_block(sp, K, check = FALSE, no_na = TRUE)
+    } else {
+      bnmf:::load_block(sp, K, check = FALSE)
+    }
+  }
+  r_all <- min(replicate(3L, cpu(for (sp in src$specs) again(sp))))
+  r_read <- min(replicate(3L, cpu(for (sp in src$specs) bnmf:::read_tenx_block(sp))))
+  cat(sprintf("%s: %d blocks; a pass as the sweeps read them %.2f s CPU; the reads alone %.2f s; bnmf %s at %s\n",
+              name, length(src$specs), r_all, r_read, format(utils::packageVersion("bnmf")),
+              dirname(system.file(package = "bnmf"))))
+}
+
+# ---- start: the optimum VB finds from a random start and from the truth ----------
+
+# `start [name] [sweeps]` (default small, 300): the counts of the file in
+# memory (a dgCMatrix), Poisson VB at K = 20 with tol = 0 from the default
+# random start and from the true W, H; the final ELBO and the matched
+# correlations of W columns of each. If the start from the truth ends at a
+# higher ELBO, the random start stopped at a worse local optimum.
+if (mode == "start") {
+  name <- if (length(args) >= 2L) args[2L] else "small"
+  iter <- if (length(args) >= 3L) as.integer(args[3L]) else 300L
+  file <- file.path(dir, paste0(name, ".h5"))
+  p <- as.double(rhdf5::h5read(file, "counts/indptr"))
+  sh <- as.integer(rhdf5::h5read(file, "counts/shape"))
+  X <- bnmf:::read_tenx_block(list(file = file, group = "counts", I = sh[1L],
+                                    cols = c(1, sh[2L]), indptr = p))
+  truth <- readRDS(file.path(dir, paste0(name, "-truth.rds")))
+  cat(sprintf("%s: %d x %d, %d stored counts; K = %d, %d sweeps, tol = 0; load %s\n", name,
+              nrow(X), ncol(X), length(X@x), K, iter, load_avg()))
+  for (from in c("random", "truth")) {
+    set.seed(1)
+    fit <- suppressWarnings(bnmf(X, K, likelihood = "poisson", method = "vb", iter = iter,
+                                 tol = 0, progress = FALSE,
+                                 init = if (from == "truth") truth[c("W", "H")] else "random"))
+    m <- match_factors(truth$W, unname(as.matrix(fit$W)))
+    tr <- fit$trace[, "logpost"]
+    cat(sprintf("from %-6s: ELBO %.6e (relative change over the last 10 sweeps %.1e); matched correlation of W columns: min %.3f, median %.3f, max %.3f\n",
+                from, tr[length(tr)], abs(tr[length(tr)] - tr[length(tr) - 10L]) / abs(tr[length(tr)]),
+                min(m$corW), stats::median(m$corW), max(m$corW)))
+  }
 }
 
 # ---- half: the work of one worker (for the ceiling) -------------------------------
