@@ -97,6 +97,34 @@ sweep_time <- function(X, ...) {
     sweep_cpu = (tn[["cpu"]] - t1[["cpu"]]) / n_sweeps)
 }
 
+# A 10x file of the dgCMatrix S (group "g") in directory d; its TENxMatrix.
+write_tenx_g <- function(S, d) {
+  f <- file.path(d, "tenx.h5")
+  rhdf5::h5createFile(f)
+  rhdf5::h5createGroup(f, "g")
+  rhdf5::h5write(as.integer(S@x), f, "g/data")
+  rhdf5::h5write(S@i, f, "g/indices")
+  rhdf5::h5write(S@p, f, "g/indptr")
+  rhdf5::h5write(dim(S), f, "g/shape")
+  HDF5Array::TENxMatrix(f, "g")
+}
+
+# The small counts of the modes that compare fits (300 x 2000, rank 5,
+# seed 5): the matrix, as a dgCMatrix, in a 10x file and in a dense
+# HDF5Matrix (files in a new directory named after `tag`).
+small_counts <- function(tag) {
+  set.seed(5)
+  Is <- 300; Js <- 2000
+  W <- matrix(stats::rgamma(Is * 5, 0.5, 1), Is, 5)
+  H <- matrix(stats::rgamma(5 * Js, 0.5, 1), 5, Js)
+  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js)
+  S <- methods::as(X, "CsparseMatrix")
+  d <- tempfile(paste0("bnmf-", tag, "-"))
+  dir.create(d)
+  list(X = X, S = S, T = write_tenx_g(S, d),
+       D = HDF5Array::writeHDF5Array(X, file.path(d, "dense.h5"), "x"))
+}
+
 # Configurations timed in turn (round r runs each once), medians over rounds.
 interleave <- function(configs, rounds = 5L) {
   res <- lapply(configs, function(c) list())
@@ -192,23 +220,9 @@ if (mode == "same") {
   # on a 2-worker cluster, for a given partition (3 blocks), and one block
   # against the fit in memory without blocks
   suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
-  set.seed(5)
-  Is <- 300; Js <- 2000
-  W <- matrix(stats::rgamma(Is * 5, 0.5, 1), Is, 5)
-  H <- matrix(stats::rgamma(5 * Js, 0.5, 1), 5, Js)
-  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js)
-  S <- methods::as(X, "CsparseMatrix")
-  d <- tempfile("bnmf-same-")
-  dir.create(d)
-  f <- file.path(d, "tenx.h5")
-  rhdf5::h5createFile(f)
-  rhdf5::h5createGroup(f, "g")
-  rhdf5::h5write(as.integer(S@x), f, "g/data")
-  rhdf5::h5write(S@i, f, "g/indices")
-  rhdf5::h5write(S@p, f, "g/indptr")
-  rhdf5::h5write(dim(S), f, "g/shape")
-  T <- TENxMatrix(f, "g")
-  D <- writeHDF5Array(X, file.path(d, "dense.h5"), "x")
+  sc <- small_counts("same")
+  X <- sc$X; S <- sc$S; T <- sc$T; D <- sc$D
+  Is <- nrow(X); Js <- ncol(X)
   cl <- parallel::makePSOCKcluster(2)
   fits <- list(
     "memory (no blocks)" = fit_time(X, 100L)$fit,
@@ -332,23 +346,9 @@ if (mode == "pgibbs" && length(args) < 2L) {
   # without blocks (other random numbers: its posterior means of the
   # log-likelihood and of sum(W H) against those of the blocks)
   suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
-  set.seed(5)
-  Is <- 300; Js <- 2000; K <- 5
-  W <- matrix(stats::rgamma(Is * K, 0.5, 1), Is, K)
-  H <- matrix(stats::rgamma(K * Js, 0.5, 1), K, Js)
-  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js)
-  S <- methods::as(X, "CsparseMatrix")
-  d <- tempfile("bnmf-pgibbs-")
-  dir.create(d)
-  f <- file.path(d, "tenx.h5")
-  rhdf5::h5createFile(f)
-  rhdf5::h5createGroup(f, "g")
-  rhdf5::h5write(as.integer(S@x), f, "g/data")
-  rhdf5::h5write(S@i, f, "g/indices")
-  rhdf5::h5write(S@p, f, "g/indptr")
-  rhdf5::h5write(dim(S), f, "g/shape")
-  T <- TENxMatrix(f, "g")
-  D <- writeHDF5Array(X, file.path(d, "dense.h5"), "x")
+  sc <- small_counts("pgibbs")
+  X <- sc$X; S <- sc$S; T <- sc$T; D <- sc$D
+  Is <- nrow(X); Js <- ncol(X); K <- 5
   cl <- parallel::makePSOCKcluster(2)
   num <- function(f) lapply(f[c("W", "H", "W_sd", "H_sd", "lambda", "trace", "state")], function(z) {
     if (is.matrix(z)) unname(z) else z
@@ -400,17 +400,6 @@ if (mode == "pgibbs" && length(args) >= 2L && args[2L] == "speed") {
   parallel::stopCluster(cl)
 }
 
-# A 10x file of the dgCMatrix S (group "g") in directory d; its TENxMatrix.
-write_tenx_g <- function(S, d) {
-  f <- file.path(d, "tenx.h5")
-  rhdf5::h5createFile(f)
-  rhdf5::h5createGroup(f, "g")
-  rhdf5::h5write(as.integer(S@x), f, "g/data")
-  rhdf5::h5write(S@i, f, "g/indices")
-  rhdf5::h5write(S@p, f, "g/indptr")
-  rhdf5::h5write(dim(S), f, "g/shape")
-  HDF5Array::TENxMatrix(f, "g")
-}
 
 if (mode == "ggibbs") {
   # Gaussian Gibbs by blocks. (1) The same fit (posterior means, draws'

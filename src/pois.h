@@ -86,6 +86,8 @@ void bnmf_pois_read(SEXP data, SEXP x, int K_needed, int by_row, nmf_data *d,
                     pois_data *pd);
 void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nmf_data *d,
                          pois_data *pd, pois_prior *pp);
+void bnmf_pois_read_known(SEXP data, SEXP x, SEXP prior, SEXP ctrl, nmf_data *d, pois_data *pd,
+                          pois_prior *pp);
 void bnmf_pois_obs_sums(const nmf_data *d, const double *M, int rows_of_W,
                         double *out);
 double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H);

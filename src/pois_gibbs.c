@@ -303,11 +303,7 @@ static const char *gblock_stat_names[] = {"ZWt", "RS", "SH", "LH", "lik", "lfact
 SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl)
 {
     nmf_data d; pois_data pd; pois_prior pp;
-    bnmf_read_data(data, 1, &d);
-    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
-        Rf_error("bnmf internal error: x must be a double vector of the data's length");
-    bnmf_pois_data_known(&d, REAL(x), 0, bnmf_real_elt(ctrl, "known", 2), &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    bnmf_pois_read_known(data, x, prior, ctrl, &d, &pd, &pp);
     const int draw = bnmf_pois_count(ctrl, "draw", 0), keep = bnmf_pois_count(ctrl, "keep", 0);
     const int I = d.I, J = d.J, K = d.K;
     const R_xlen_t nH = (R_xlen_t) K * J, nW = (R_xlen_t) I * K;

@@ -159,6 +159,21 @@ void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nm
     bnmf_pois_read_prior(prior, beta, pp);
 }
 
+/* The arguments of a .Call entry on counts (Poisson VB in memory and by
+ * blocks, Gibbs by blocks): the counts (data, x: the columns as
+ * prepare_data() lays them out), the prior, and ctrl$known (what an
+ * earlier call on the same x found, as bnmf_pois_data_known takes it; NA
+ * until then). */
+void bnmf_pois_read_known(SEXP data, SEXP x, SEXP prior, SEXP ctrl, nmf_data *d, pois_data *pd,
+                          pois_prior *pp)
+{
+    bnmf_read_data(data, 1, d);
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d->nx)
+        Rf_error("bnmf internal error: x must be a double vector of the data's length");
+    bnmf_pois_data_known(d, REAL(x), 0, bnmf_real_elt(ctrl, "known", 2), pd);
+    bnmf_pois_read_prior(prior, 0, pp);
+}
+
 /* ---- shared kernels ------------------------------------------------------- */
 
 /**

@@ -322,12 +322,7 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
 {
     nmf_data d; pois_data pd; pois_prior pp; pois_vb_state q;
-    bnmf_read_data(data, 1, &d);
-    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
-        Rf_error("bnmf internal error: x must be a double vector of the data's length");
-    const double *known = bnmf_real_elt(ctrl, "known", 2);
-    bnmf_pois_data_known(&d, REAL(x), 0, known, &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    bnmf_pois_read_known(data, x, prior, ctrl, &d, &pd, &pp);
     bnmf_pois_read_vb_state(state, &pd, &q);
     if (pp.ard) bnmf_pois_read_vb_lambda(state, &pd, &q);
     pd.threads = bnmf_pois_count(ctrl, "threads", 1);
@@ -416,11 +411,7 @@ static const char *block_stat_names[] = {"NWt", "RS", "TH", "SH", "lik", "lfact"
 SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl)
 {
     nmf_data d; pois_data pd; pois_prior pp;
-    bnmf_read_data(data, 1, &d);
-    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
-        Rf_error("bnmf internal error: x must be a double vector of the data's length");
-    bnmf_pois_data_known(&d, REAL(x), 0, bnmf_real_elt(ctrl, "known", 2), &pd);
-    bnmf_pois_read_prior(prior, 0, &pp);
+    bnmf_pois_read_known(data, x, prior, ctrl, &d, &pd, &pp);
     pd.threads = bnmf_pois_count(ctrl, "threads", 1);
     const int update = bnmf_pois_count(ctrl, "update", 0);
     const int I = d.I, J = d.J, K = d.K;
