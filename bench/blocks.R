@@ -125,6 +125,19 @@ small_counts <- function(tag) {
        D = HDF5Array::writeHDF5Array(X, file.path(d, "dense.h5"), "x"))
 }
 
+# The configurations of the modes that time a sweep: X in memory without
+# and with blocks, its 10x file T by blocks, and the 2-worker cluster cl
+# holding 2 blocks (from memory and from the file).
+speed_configs <- function(X, T, cl) {
+  list(
+    "in memory, no blocks" = function() sweep_time(X),
+    "in memory, 10 blocks" = function() sweep_time(X, blocks = n_blocks),
+    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks),
+    "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
+    "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
+    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl))
+}
+
 # Configurations timed in turn (round r runs each once), medians over rounds.
 interleave <- function(configs, rounds = 5L) {
   res <- lapply(configs, function(c) list())
@@ -270,14 +283,7 @@ if (mode == "gspeed") {
   cl <- parallel::makePSOCKcluster(2)
   cat(sprintf("Gaussian %s, X %d x %d (dgCMatrix, %.0f MB), K = %d\n\n", toupper(gauss), I, J,
               utils::object.size(X) / 2^20, K))
-  interleave(list(
-    "in memory, no blocks" = function() sweep_time(X),
-    "in memory, 10 blocks" = function() sweep_time(X, blocks = n_blocks),
-    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks),
-    "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
-    "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
-    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)),
-    rounds = 2L)
+  interleave(speed_configs(X, T, cl), rounds = 2L)
   parallel::stopCluster(cl)
 }
 
@@ -286,23 +292,9 @@ if (mode == "gsame") {
   # file, a dense HDF5Matrix and a 2-worker cluster for a partition in 3
   # blocks; 1 block against the fit in memory without blocks
   suppressPackageStartupMessages({library(Matrix); library(HDF5Array)})
-  set.seed(5)
-  Is <- 300; Js <- 2000; Kg <- 5
-  W <- matrix(stats::rgamma(Is * Kg, 0.5, 1), Is, Kg)
-  H <- matrix(stats::rgamma(Kg * Js, 0.5, 1), Kg, Js)
-  X <- matrix(stats::rpois(Is * Js, W %*% H), Is, Js) + 0
-  S <- methods::as(X, "CsparseMatrix")
-  d <- tempfile("bnmf-gsame-")
-  dir.create(d)
-  f <- file.path(d, "tenx.h5")
-  rhdf5::h5createFile(f)
-  rhdf5::h5createGroup(f, "g")
-  rhdf5::h5write(as.integer(S@x), f, "g/data")
-  rhdf5::h5write(S@i, f, "g/indices")
-  rhdf5::h5write(S@p, f, "g/indptr")
-  rhdf5::h5write(dim(S), f, "g/shape")
-  T <- TENxMatrix(f, "g")
-  D <- writeHDF5Array(X, file.path(d, "dense.h5"), "x")
+  sc <- small_counts("gsame")
+  X <- sc$X + 0; S <- sc$S; T <- sc$T; D <- sc$D
+  Is <- nrow(X); Js <- ncol(X); Kg <- 5
   cl <- parallel::makePSOCKcluster(2)
   K <- Kg
   obj <- function(f) f$trace$logpost
@@ -389,14 +381,7 @@ if (mode == "pgibbs" && length(args) >= 2L && args[2L] == "speed") {
   cl <- parallel::makePSOCKcluster(2)
   cat(sprintf("Poisson Gibbs, X %d x %d (dgCMatrix, %.0f MB), K = %d\n\n", I, J,
               utils::object.size(X) / 2^20, K))
-  interleave(list(
-    "in memory, no blocks" = function() sweep_time(X),
-    "in memory, 10 blocks" = function() sweep_time(X, blocks = n_blocks),
-    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks),
-    "one process, 2 blocks in memory" = function() sweep_time(X, blocks = 2),
-    "2-worker cluster, 2 blocks from memory" = function() sweep_time(X, cluster = cl),
-    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)),
-    rounds = 2L)
+  interleave(speed_configs(X, T, cl), rounds = 2L)
   parallel::stopCluster(cl)
 }
 
@@ -474,13 +459,6 @@ if (mode == "ggibbs" && part == "speed") {
   n_sweeps <- 20L
   cat(sprintf("Gaussian Gibbs, X %d x %d (dgCMatrix, %d stored values, %.0f MB), K = %d\n\n", I, J,
               length(S@x), utils::object.size(S) / 2^20, K))
-  interleave(list(
-    "in memory, no blocks" = function() sweep_time(S),
-    "in memory, 10 blocks" = function() sweep_time(S, blocks = n_blocks),
-    "10x file, 10 blocks read each sweep" = function() sweep_time(T, blocks = n_blocks),
-    "one process, 2 blocks in memory" = function() sweep_time(S, blocks = 2),
-    "2-worker cluster, 2 blocks from memory" = function() sweep_time(S, cluster = cl),
-    "2-worker cluster, 2 blocks from the 10x file" = function() sweep_time(T, cluster = cl)),
-    rounds = 3L)
+  interleave(speed_configs(S, T, cl), rounds = 3L)
 }
 if (mode == "ggibbs") parallel::stopCluster(cl)
