@@ -40,7 +40,7 @@ suppressPackageStartupMessages({
 })
 step <- commandArgs(TRUE)[1]
 iter_fit <- if (length(commandArgs(TRUE)) >= 2) as.integer(commandArgs(TRUE)[2]) else 200L
-threads <- if (length(commandArgs(TRUE)) >= 3) as.integer(commandArgs(TRUE)[3]) else 1L
+threads <- if (identical(step, "fit") && length(commandArgs(TRUE)) >= 3) as.integer(commandArgs(TRUE)[3]) else 1L
 options(bnmf.threads = threads)
 path <- Sys.getenv("POISX_SCALE", "/tmp/poisson-scale.rds")
 K <- 20L
