@@ -88,6 +88,7 @@ void bnmf_pois_read_args(SEXP data, SEXP x, SEXP prior, int by_row, int beta, nm
                          pois_data *pd, pois_prior *pp);
 void bnmf_pois_read_known(SEXP data, SEXP x, SEXP prior, SEXP ctrl, nmf_data *d, pois_data *pd,
                           pois_prior *pp);
+SEXP bnmf_pois_block_list(int n, const char **names, SEXP *v, const pois_data *pd);
 void bnmf_pois_obs_sums(const nmf_data *d, const double *M, int rows_of_W,
                         double *out);
 double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H);

@@ -342,13 +342,7 @@ SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP
     v[4] = PROTECT(Rf_ScalarReal(lik)); np++;
     v[5] = PROTECT(Rf_ScalarReal(pd.lfact)); np++;
     v[6] = PROTECT(Rf_ScalarReal(wh)); np++;
-    v[7] = PROTECT(Rf_allocVector(REALSXP, 2)); np++;
-    REAL(v[7])[0] = pd.nnz;
-    REAL(v[7])[1] = pd.lfact;
-    const char *names[N_GBLOCK_STATS + 1];
-    for (int t = 0; t < N_GBLOCK_STATS; t++) names[t] = gblock_stat_names[t];
-    names[N_GBLOCK_STATS] = "known";
-    SEXP out = bnmf_named_list(N_GBLOCK_STATS + 1, names, v);
+    SEXP out = bnmf_pois_block_list(N_GBLOCK_STATS, gblock_stat_names, v, &pd);
     UNPROTECT(np);
     return out;
 }

@@ -174,6 +174,23 @@ void bnmf_pois_read_known(SEXP data, SEXP x, SEXP prior, SEXP ctrl, nmf_data *d,
     bnmf_pois_read_prior(prior, 0, pp);
 }
 
+/* The list a block's .Call entry returns: its n statistics v[0..n-1]
+ * (protected by the caller) named by `names`, then `known` = c(nnz, lfact)
+ * of pd for the block's next call (bnmf_pois_data_known). */
+SEXP bnmf_pois_block_list(int n, const char **names, SEXP *v, const pois_data *pd)
+{
+    const char *nm[16];
+    if (n > 15) Rf_error("bnmf internal error: a block returns at most 15 statistics");
+    for (int t = 0; t < n; t++) nm[t] = names[t];
+    nm[n] = "known";
+    v[n] = PROTECT(Rf_allocVector(REALSXP, 2));
+    REAL(v[n])[0] = pd->nnz;
+    REAL(v[n])[1] = pd->lfact;
+    SEXP out = bnmf_named_list(n + 1, nm, v);
+    UNPROTECT(1);
+    return out;
+}
+
 /* ---- shared kernels ------------------------------------------------------- */
 
 /**

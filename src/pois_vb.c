@@ -443,13 +443,7 @@ SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq
     v[5] = PROTECT(Rf_ScalarReal(pd.lfact)); np++;
     v[6] = PROTECT(Rf_ScalarReal(wh)); np++;
     v[7] = PROTECT(Rf_ScalarReal(eH)); np++;
-    v[8] = PROTECT(Rf_allocVector(REALSXP, 2)); np++;
-    REAL(v[8])[0] = pd.nnz;
-    REAL(v[8])[1] = pd.lfact;
-    const char *names[N_BLOCK_STATS + 1];
-    for (int t = 0; t < N_BLOCK_STATS; t++) names[t] = block_stat_names[t];
-    names[N_BLOCK_STATS] = "known";
-    SEXP out = bnmf_named_list(N_BLOCK_STATS + 1, names, v);
+    SEXP out = bnmf_pois_block_list(N_BLOCK_STATS, block_stat_names, v, &pd);
     UNPROTECT(np);
     return out;
 }
