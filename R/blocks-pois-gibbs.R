@@ -67,14 +67,10 @@ pgholder_states <- function(key) {
 # streams).
 pois_gibbs_block_runner <- function(src, K, cluster = NULL) {
   base <- block_runner(src, K, cluster)
-  key <- environment(base$step)$key
-  owner <- environment(base$step)$owner
+  owner <- base$owner
   cols <- base$cols
   I <- src$I
-  call_all <- function(fun, args, per_worker = NULL) {
-    if (is.null(cluster)) return(list(do.call(fun, c(list(key), args, per_worker[[1L]]))))
-    cluster_call(cluster, fun, key, args, per_worker)
-  }
+  call_all <- base$call_all
   by_worker <- function(...) {
     parts <- list(...)
     if (is.null(cluster)) return(list(parts))

@@ -320,6 +320,22 @@ holder_step <- function(key, wq, prior_c, update, threads) {
   })
 }
 
+# fun(X_b, args, cols_b) on each of the holder's blocks, in their order;
+# X_b the block's values as a dgCMatrix or a matrix (NA as read), cols_b
+# its first and last column.
+holder_map <- function(key, fun, args) {
+  h <- get(key, envir = block_store)
+  lapply(seq_along(h$specs), function(b) {
+    blk <- holder_block(h, b)
+    d <- blk$data$dims
+    Xb <- if (blk$data$sparse == 1L) {
+      methods::new("dgCMatrix", i = blk$data$xi, p = blk$data$xp, x = as.double(blk$x),
+                   Dim = d[1:2])
+    } else matrix(blk$x, d[1L], d[2L])
+    fun(Xb, args, h$specs[[b]]$cols)
+  })
+}
+
 # The q(H) of the holder's blocks, in their order.
 holder_states <- function(key) {
   h <- get(key, envir = block_store)
@@ -373,7 +389,8 @@ holder_drop <- function(key) {
 # memory kept, those of a file read in every sweep) or the workers of
 # `cluster` (consecutive blocks per worker, kept). Returns a list of
 # functions: summaries(), init(H0), step(wq, prior_c, update, threads),
-# gather(), close(), and the blocks' column ranges.
+# gather(), close(), map(fun, args), call_all(fun, args, per_worker), and
+# the blocks' column ranges, the holders' key and which blocks each holds.
 block_runner <- function(src, K, cluster = NULL) {
   # a key unique to this fit, made without random numbers (they would move
   # the session's stream, and with it the fit's)
@@ -392,9 +409,24 @@ block_runner <- function(src, K, cluster = NULL) {
                    recursive = FALSE)
   }
   per_worker_states <- function(states) lapply(owner, function(o) list(states = states[o]))
+  # fun(key, <args>, <per_worker[[w]]>) on each holder (this process, or
+  # every worker), results in holder order
+  call_all <- function(fun, args, per_worker = NULL) {
+    if (is.null(cluster)) return(list(do.call(fun, c(list(key), args, per_worker[[1L]]))))
+    cluster_call(cluster, fun, key, args, per_worker)
+  }
   list(
+    key = key,
+    owner = owner,
+    call_all = call_all,
     cols = cols,
     summaries = sums,
+    # fun(X_b, args, cols_b) on every block (its counts as read: a
+    # dgCMatrix or a matrix; its first and last column), the results in
+    # block order
+    map = function(fun, args = list()) {
+      unlist(call_all(holder_map, list(fun = fun, args = args)), recursive = FALSE)
+    },
     init = function(shape_H, rate_H, H) {
       states <- lapply(cols, function(r) {
         j <- r[1L]:r[2L]

@@ -242,7 +242,10 @@
 #'   exponentials, improved by 10 sweeps of non-negative least squares; or a
 #'   list with matrices `W` (I x K), `H` (K x J) and optionally `tau` (by
 #'   default its conditional mode given `W` and `H`); or a list of such lists,
-#'   one per chain. For a tri-factorisation `"nmf"` (its default: `F` and
+#'   one per chain. For counts (`likelihood = "poisson"`) also
+#'   `"spectral"`: the samples clustered in the leading singular subspace of
+#'   their normalised counts, `W` the clusters' profiles (see the section
+#'   Poisson). For a tri-factorisation `"nmf"` (its default: `F` and
 #'   `G` from NMF ICM fits), `"kmeans"` (the start of Brouwer and Lio),
 #'   `"random"` or lists with `F`, `S`, `G` (see the section NMTF).
 #' @param tol ICM, VB and NP stop when the relative change of the log

@@ -64,6 +64,26 @@
 #' with the highest ELBO is kept. ARD does not combine with masks (method
 #' `"ssvi"`), nor with [marginal_likelihood()].
 #'
+#' On sparse counts with many factors (single cells: tens of counts a cell,
+#' 20 programmes), VB from the default random start can stop in a poor
+#' local optimum far from the factors the data support, and restarts rarely
+#' leave it. `init = "spectral"` starts from the samples' clusters: with
+#' \eqn{y_{ij} = \sqrt{x_{ij} / n_j}} (\eqn{n_j} sample j's total), the
+#' leading singular subspace of Y (a randomised range finder, two passes of
+#' \eqn{Y Y'}), each sample's embedding there scaled to unit length, k-means
+#' with K centres (on at most 50,000 samples drawn at random, the others
+#' given their nearest centre); `W[, k]` is cluster k's gene profile, `H[k,
+#' j]` sample j's total on its cluster (plus a tenth of the mean total over K
+#' everywhere). It costs four passes over the counts and works by blocks
+#' (`blocks`, `cluster`: the same start for a given partition); missing
+#' counts count as 0 in the start only; counts that cannot give K clusters
+#' start at random. On simulated counts of 5,000 genes x 20,000 cells at
+#' K = 20 (37 counts a cell), 300 VB sweeps from the random start matched
+#' the true W columns with median correlation 0.22 (0.23 after 1,500
+#' sweeps), from the spectral start 0.66 to 0.89 by seed, with a higher
+#' ELBO; where random starts do well (denser counts, fewer factors) it
+#' reaches the same optimum in about half the sweeps.
+#'
 #' * `method = "vb"`: mean-field VB with Gamma `q(W)`, `q(H)` and the
 #'   multinomial split of each count (Cemgil 2009); the ELBO ([elbo()]) is
 #'   exact and never decreases; iterations stop at relative change `tol`.
@@ -498,7 +518,9 @@ poisson_model <- function(job) {
 
 poisson_tasks <- function(job) {
   I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
-  starts <- make_starts(job$init, job$settings$chains, I, J, K)
+  if (is.character(job$init)) job$init <- check_choice(job$init, c("random", "spectral"), "init")
+  starts <- make_starts(if (is.character(job$init)) "random" else job$init,
+                        job$settings$chains, I, J, K)
   label <- c(gibbs = "Gibbs sampling (Poisson)", vb = "Variational Bayes (Poisson)",
              ssvi = "SSVI (Poisson)")[[job$method]]
   n <- length(starts)
@@ -521,7 +543,12 @@ poisson_tasks <- function(job) {
 
 pois_start <- function(task, job) {
   I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
-  st <- task$start %||% random_init(I, J, K, job$data$sum_obs / job$data$n_obs)
+  st <- task$start
+  if (is.null(st) && identical(job$init, "spectral")) {
+    map <- job$runner$map %||% function(fun, args) list(fun(job$X, args, c(1L, J)))
+    st <- spectral_start(map, I, J, K)
+  }
+  st <- st %||% random_init(I, J, K, job$data$sum_obs / job$data$n_obs)
   floor <- 1e-8 * sqrt(job$data$sum_obs / job$data$n_obs / K)
   list(W = pmax(matrix(as.double(st$W), I, K), floor),
        H = pmax(matrix(as.double(st$H), K, J), floor))

@@ -5,7 +5,7 @@
 ## beside the machine's ceiling (two independent processes against one).
 ##
 ##   R_LIBS=<lib> Rscript bench/atlas.R make                 # the atlas file (2 min)
-##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/atlas.R fit [sweeps] [name]   # 100, atlas; 40 s a sweep
+##   /usr/bin/time -v env R_LIBS=<lib> Rscript bench/atlas.R fit [sweeps] [name] [init]   # 100, atlas, random; 40 s a sweep
 ##   R_LIBS=<lib> Rscript bench/atlas.R make 5000 100000 small   # the small file for `cluster`
 ##   R_LIBS=<lib> Rscript bench/atlas.R cluster [rounds] [sweeps]   # default 5 rounds, 10 sweeps
 ##   R_LIBS=<lib> Rscript bench/atlas.R read [name]   # CPU of a pass of the sweeps' block reads (3 min)
@@ -175,9 +175,10 @@ match_factors <- function(W_true, W_fit) {
 if (mode == "fit") {
   iter <- if (length(args) >= 2L) as.integer(args[2L]) else 100L
   name <- if (length(args) >= 3L) args[3L] else "atlas"
+  init <- if (length(args) >= 4L) args[4L] else "random"
   X <- tenx(name)
-  cat(sprintf("X: TENxMatrix %d x %d, %s; K = %d; %d sweeps, tol = 0; bnmf.threads = %s; DelayedArray auto block size %.0f bytes; load: %s\n",
-              nrow(X), ncol(X), file.path(dir, paste0(name, ".h5")), K, iter,
+  cat(sprintf("X: TENxMatrix %d x %d, %s; K = %d; %d sweeps, tol = 0, init = \"%s\"; bnmf.threads = %s; DelayedArray auto block size %.0f bytes; load: %s\n",
+              nrow(X), ncol(X), file.path(dir, paste0(name, ".h5")), K, iter, init,
               format(getOption("bnmf.threads", 1L)), DelayedArray::getAutoBlockSize(), load_avg()))
   stamps <- numeric()
   trace("holder_step", where = asNamespace("bnmf"), print = FALSE,
@@ -188,10 +189,16 @@ if (mode == "fit") {
           message(sprintf("map %d done at %.1f s; VmRSS %.0f MB", length(g$stamps),
                           g$stamps[length(g$stamps)] - g$t0[["elapsed"]], g$status_mb("VmRSS")))
         }))
+  if (init == "spectral") {
+    trace("spectral_start", where = asNamespace("bnmf"), print = FALSE,
+          exit = quote(message(sprintf("spectral start done at %.1f s; VmRSS %.0f MB",
+                                       proc.time()[["elapsed"]] - get("t0", envir = globalenv())[["elapsed"]],
+                                       get("status_mb", envir = globalenv())("VmRSS")))))
+  }
   base <- mem_start()
   set.seed(1)
   t0 <- proc.time()
-  fit <- bnmf(X ~ nmf(K), likelihood = "poisson", method = "vb", iter = iter, tol = 0)
+  fit <- bnmf(X ~ nmf(K), likelihood = "poisson", method = "vb", iter = iter, tol = 0, init = init)
   t1 <- proc.time()
   cat(sprintf("resident before the fit %.0f MB; peak (VmHWM) during the fit %.0f MB\n", base,
               status_mb("VmHWM")))
@@ -218,7 +225,7 @@ if (mode == "fit") {
               min(corH), stats::median(corH), max(corH)))
   print(round(rbind(W = m$corW, H = corH), 4))
   saveRDS(list(trace = tr, sweeps = sw, perm = m$perm, corW = m$corW, corH = corH),
-          file.path(dir, paste0(name, "-fit-summary.rds")))
+          file.path(dir, paste0(name, "-fit-", init, "-summary.rds")))
   cat(sprintf("load after the fit: %s\n", load_avg()))
 }
 
