@@ -244,8 +244,8 @@
 #'   default its conditional mode given `W` and `H`); or a list of such lists,
 #'   one per chain. For counts (`likelihood = "poisson"`) also
 #'   `"spectral"`: the samples clustered in the leading singular subspace of
-#'   their normalised counts, `W` the clusters' profiles (see the section
-#'   Poisson). For a tri-factorisation `"nmf"` (its default: `F` and
+#'   their normalised counts, `W` the clusters' profiles; the default of
+#'   methods `"vb"` and `"gibbs"` without ARD (see the section Poisson). For a tri-factorisation `"nmf"` (its default: `F` and
 #'   `G` from NMF ICM fits), `"kmeans"` (the start of Brouwer and Lio),
 #'   `"random"` or lists with `F`, `S`, `G` (see the section NMTF).
 #' @param tol ICM, VB and NP stop when the relative change of the log

@@ -454,7 +454,9 @@ top_probs <- function(pf, n, score, I, K) {
     idx <- cbind(as.vector(tp), rep(seq_len(K), each = n))
     hits[idx] <- hits[idx] + pf$weights[s]
   }
-  hits / sum(pf$weights)
+  # (a feature in the top of every factorisation sums its weights in
+  # another order than sum() does: at most 1)
+  pmin(hits / sum(pf$weights), 1)
 }
 
 # The 95% posterior interval of W[, k], or NULL (point estimates): the

@@ -67,7 +67,9 @@
 #' On sparse counts with many factors (single cells: tens of counts a cell,
 #' 20 programmes), VB from the default random start can stop in a poor
 #' local optimum far from the factors the data support, and restarts rarely
-#' leave it. `init = "spectral"` starts from the samples' clusters: with
+#' leave it. So VB and Gibbs start from the samples' clusters
+#' (`init = "spectral"`, their default but with ARD, whose K clusters would
+#' keep factors it switches off; `init = "random"` for the random start): with
 #' \eqn{y_{ij} = \sqrt{x_{ij} / n_j}} (\eqn{n_j} sample j's total), the
 #' leading singular subspace of Y (a randomised range finder, two passes of
 #' \eqn{Y Y'}), each sample's embedding there scaled to unit length, k-means
@@ -444,12 +446,13 @@ poisson_check <- function(job) {
   job$settings <- check_settings(if (method == "gibbs") "gibbs" else "vb", iter, job$burnin,
                                  job$thin, chains, job$tol, keep, job$progress)
   s <- job$settings
+  draws <- if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0
   if (blocked) {
-    check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains, copies = 8)
+    check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains, copies = 8,
+                   draws = if (method == "gibbs") draws else 0)
     return(pois_blocks_setup(job))
   }
-  check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains,
-                 draws = if (keep == "draws") (s$iter - s$burnin) %/% s$thin else 0,
+  check_fit_size(nrow(job$X), ncol(job$X), job$rank, s$chains, draws = draws,
                  copies = 8, data = 1, nx = if (inherits(job$X, "Matrix")) length(job$X@x) else
                    length(job$X))
   job$data <- prepare_data(job$X, job$rank)
@@ -518,6 +521,12 @@ poisson_model <- function(job) {
 
 poisson_tasks <- function(job) {
   I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
+  # the default start: spectral for VB and Gibbs, but for ARD (whose K
+  # clusters would keep factors it switches off) and masks
+  if (!isTRUE(job$given[["init"]]) && job$method %in% c("vb", "gibbs") &&
+      !identical(job$model$prior$type, "ard")) {
+    job$init <- "spectral"
+  }
   if (is.character(job$init)) job$init <- check_choice(job$init, c("random", "spectral"), "init")
   starts <- make_starts(if (is.character(job$init)) "random" else job$init,
                         job$settings$chains, I, J, K)

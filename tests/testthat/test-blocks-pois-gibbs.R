@@ -165,3 +165,15 @@ test_that("by blocks, the posterior is that of the Gibbs sampler in memory (z-te
     expect_true(all(abs(z) < 4), info = paste(round(z, 2), collapse = " "))
   }
 })
+
+test_that("the kept draws of a sampler by blocks count towards bnmf.max_memory", {
+  X <- blocks_counts()
+  args <- list(X, rank = 2, likelihood = "poisson", method = "gibbs", iter = 100, burnin = 50,
+               blocks = 3, progress = FALSE)
+  # 8 bytes x (8 copies + 50 kept draws) x (30 x 2 + 2 x 45) = 69,600 bytes
+  # with the draws, 9,600 without
+  withr::local_options(bnmf.max_memory = 20000)
+  expect_error(do.call(bnmf, c(args, keep = "draws")), "68 kB", class = "bnmf_error_input")
+  set.seed(1)
+  expect_s3_class(do.call(bnmf, c(args, keep = "summary")), "bnmf_poisson")
+})
