@@ -189,7 +189,7 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
   list(
     cols = cols,
     summaries = base$summaries,
-    init = function(H, H_var, H_ent, lamH, W0) {
+    init = function(H, H_var, H_ent, lamH, W0 = NULL) {
       sl <- function(M, j) M[, j, drop = FALSE]
       states <- lapply(cols, function(r) {
         j <- r[1L]:r[2L]
@@ -206,7 +206,7 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
     # Gibbs: the blocks' H[, b] and their running moments (states: list(H,
     # H_mean, H_m2, WH_mean, WH_m2) a block), prior rates, streams and
     # whether they keep their draws
-    gibbs_init = function(states, lamH, seeds, keep_draws, W0, tau0) {
+    gibbs_init = function(states, lamH, seeds, keep_draws, W0 = NULL, tau0 = NULL) {
       call_all(gholder_init, list(W0 = W0), list(states = states, lamH = lapply(cols, function(r) {
         lamH[, r[1L]:r[2L], drop = FALSE]
       })))

@@ -1,0 +1,220 @@
+# Gaussian Gibbs, ICM and VB by blocks of samples with missing entries (NA)
+# (R/blocks-gaussian.R, src/nmf_blocks.c): each block keeps the values of
+# its missing entries (Gibbs: latent, drawn from the block's stream; ICM
+# and VB: imputed). The same numbers wherever the blocks are held; ICM and
+# VB those of the fit in memory with missing = "impute" to rounding; Gibbs
+# the posterior of the sampler in memory; "mask" refused.
+
+miss_rel <- function(a, b) max(abs(a - b) / pmax(abs(b), 1e-300))
+
+# Gaussian data 12 x 30 with 15% of the entries missing at random, dense or
+# a dgCMatrix (small values stored as zeros, NA stored).
+miss_data <- function(sparse = FALSE, I = 12, J = 30) {
+  X <- unname(blocks_gaussian(I = I, J = J))
+  set.seed(23)
+  if (sparse) X[X < 0.8] <- 0
+  X[sample(length(X), round(0.15 * length(X)))] <- NA
+  if (sparse) X <- Matrix::Matrix(X, sparse = TRUE)
+  X
+}
+
+# A start with tau: no warm-up sweeps (the fit in memory masks the missing
+# entries in them, the fit by blocks imputes them).
+miss_init <- function(X, K = 2) {
+  set.seed(31)
+  list(W = matrix(rexp(nrow(X) * K), nrow(X)), H = matrix(rexp(K * ncol(X)), K), tau = 2)
+}
+
+miss_fit <- function(X, method, ..., iter = 60, K = 2) {
+  set.seed(5)
+  muffle_convergence(bnmf(X, rank = K, method = method, iter = iter, progress = FALSE, ...))
+}
+
+miss_control <- function(method, missing) {
+  if (method == "icm") icm_control(missing = missing) else vb_control(missing = missing)
+}
+
+test_that("ICM and VB by blocks impute missing entries as the fit in memory, to rounding", {
+  # The partition changes only the association of the blocks' sums (and the
+  # imputed W H is taken before the balance of the factors' scales, not
+  # after): a few ulps a sweep, which the sweeps (contractions near the
+  # mode) do not amplify; after 60 sweeps 1e-14 relative is seen, 1e-9 is
+  # far above it and far below any difference of algorithm (masking instead
+  # of imputing moves W by 1e-3 here).
+  for (sparse in c(FALSE, TRUE)) for (method in c("icm", "vb")) {
+    X <- miss_data(sparse)
+    init <- miss_init(X)
+    ctl <- miss_control(method, "impute")
+    f0 <- miss_fit(X, method, init = init, control = ctl, tol = 0)
+    fm <- miss_fit(X, method, init = init, control = miss_control(method, "mask"), tol = 0)
+    expect_gt(miss_rel(fm$W, f0$W), 1e-6)
+    for (nb in c(1L, 3L)) {
+      f <- miss_fit(X, method, init = init, control = ctl, tol = 0, blocks = nb)
+      info <- sprintf("%s, sparse %s, %d blocks", method, sparse, nb)
+      expect_identical(f$settings$missing, "impute")
+      expect_identical(f$settings$blocks, nb)
+      expect_identical(f$n_missing, f0$n_missing)
+      expect_identical(f$n_obs, f0$n_obs)
+      expect_identical(class(f), class(f0))
+      expect_identical(names(f), names(f0))
+      expect_identical(names(f$chains[[1L]]), names(f0$chains[[1L]]))
+      expect_lt(miss_rel(f$W, f0$W), 1e-9, label = info)
+      expect_lt(miss_rel(f$H, f0$H), 1e-9, label = info)
+      expect_lt(miss_rel(f$tau, f0$tau), 1e-9, label = info)
+      expect_lt(miss_rel(f$trace$logpost, f0$trace$logpost), 1e-9, label = info)
+      expect_lt(miss_rel(f$trace$sse, f0$trace$sse), 1e-9, label = info)
+      # the imputed values kept for update(): W H (VB: E[W] E[H]) there
+      expect_length(f$chains[[1L]]$latent, f0$n_missing)
+      expect_lt(miss_rel(f$chains[[1L]]$latent, f0$chains[[1L]]$latent), 1e-9, label = info)
+      if (method == "vb") {
+        expect_lt(miss_rel(f$W_sd, f0$W_sd), 1e-9, label = info)
+        expect_lt(miss_rel(f$H_sd, f0$H_sd), 1e-9, label = info)
+      }
+    }
+    # and the objective never decreases
+    e <- f$trace$logpost
+    expect_true(all(diff(e) >= -1e-9 * abs(e[-1])))
+  }
+})
+
+test_that("by blocks, missing = \"auto\" imputes, also where the fit in memory masks", {
+  X <- miss_data()
+  X[1, 1:20] <- NA # two thirds of a row: "auto" masks in memory
+  init <- miss_init(X)
+  for (method in c("icm", "vb")) {
+    expect_identical(miss_fit(X, method, init = init, iter = 2)$settings$missing, "mask")
+    a <- miss_fit(X, method, init = init, blocks = 3)
+    expect_identical(a$settings$missing, "impute")
+    f0 <- miss_fit(X, method, init = init, control = miss_control(method, "impute"))
+    expect_identical(a$iterations, f0$iterations)
+    expect_lt(miss_rel(a$W, f0$W), 1e-9)
+    expect_lt(miss_rel(a$H, f0$H), 1e-9)
+    # from a random start (warm-up sweeps of least squares, imputed by blocks)
+    r <- miss_fit(X, method, blocks = 2, iter = 30)
+    expect_true(all(is.finite(r$trace$logpost)))
+    expect_true(all(is.finite(fitted(r))))
+  }
+})
+
+test_that("by blocks, missing = \"mask\" is refused, classed, naming what to use", {
+  X <- miss_data()
+  for (method in c("icm", "vb")) {
+    expect_error(bnmf(X, rank = 2, method = method, blocks = 2,
+                      control = miss_control(method, "mask")),
+                 class = "bnmf_error_unsupported", regexp = "missing = \"impute\"")
+  }
+  expect_identical(ls(bnmf:::block_store), character())
+  # complete data: nothing to mask, the fit runs
+  f <- miss_fit(unname(blocks_gaussian(I = 12, J = 30)), "icm", blocks = 2, iter = 5,
+                control = icm_control(missing = "mask"))
+  expect_identical(f$settings$missing, "mask")
+})
+
+test_that("with missing entries, the same numbers from memory, an HDF5Matrix and a 2-worker cluster", {
+  skip_on_cran()
+  cl <- test_cluster()
+  X <- miss_data()
+  S <- miss_data(sparse = TRUE)
+  init <- miss_init(X)
+  fits <- function(X, ...) {
+    list(icm = miss_fit(X, "icm", iter = 8, init = init, ...),
+         vb = miss_fit(X, "vb", iter = 8, init = init, ...),
+         icm_random = miss_fit(X, "icm", iter = 8, ...),
+         gibbs = miss_fit(X, "gibbs", iter = 12, burnin = 4, init = init, keep = "draws", ...))
+  }
+  same <- function(a, b) {
+    for (nm in names(a)) {
+      expect_identical(unname(a[[nm]]$W), unname(b[[nm]]$W), label = nm)
+      expect_identical(unname(a[[nm]]$H), unname(b[[nm]]$H), label = nm)
+      expect_identical(a[[nm]]$tau, b[[nm]]$tau, label = nm)
+      expect_identical(a[[nm]]$trace, b[[nm]]$trace, label = nm)
+      # (the chains' fields; a Gibbs fit of a DelayedMatrix has no W H
+      # moments, so no wh_wait)
+      ks <- intersect(names(a[[nm]]$chains[[1L]]), names(b[[nm]]$chains[[1L]]))
+      expect_true(all(c("W", "H", "tau", "latent", "seed") %in% ks))
+      expect_identical(lapply(a[[nm]]$chains, function(ch) unname(ch[ks])),
+                       lapply(b[[nm]]$chains, function(ch) unname(ch[ks])), label = nm)
+    }
+    expect_identical(a$gibbs$moments[c("W", "H", "tau")], b$gibbs$moments[c("W", "H", "tau")])
+    expect_identical(a$gibbs$draws, b$gibbs$draws)
+    expect_identical(a$vb$q_W, b$vb$q_W)
+  }
+  m3 <- fits(X, blocks = 3)
+  c3 <- fits(X, blocks = 3, cluster = cl)
+  same(m3, c3)
+  expect_identical(m3$gibbs$moments$WH, c3$gibbs$moments$WH)
+  # a dgCMatrix with NA stored
+  s3 <- fits(S, blocks = 3)
+  sc <- fits(S, blocks = 3, cluster = cl)
+  same(s3, sc)
+  expect_identical(s3$gibbs$moments$WH, sc$gibbs$moments$WH)
+  left <- parallel::clusterEvalQ(cl, ls(bnmf:::block_store))
+  expect_identical(left, list(character(), character()))
+  skip_if_no_hdf5()
+  D <- HDF5Array::writeHDF5Array(X, file.path(withr::local_tempdir(), "na.h5"), "x")
+  expect_identical(sum(is.na(as.matrix(D))), sum(is.na(X)))
+  d3 <- fits(D, blocks = 3)
+  same(m3, d3)
+  dc <- fits(D, blocks = 3, cluster = cl)
+  same(m3, dc)
+})
+
+test_that("a fit by blocks with missing entries answers as the fit in memory; update() continues it", {
+  X <- miss_data()
+  init <- miss_init(X)
+  for (method in c("icm", "vb", "gibbs")) {
+    ctl <- if (method != "gibbs") list(control = miss_control(method, "impute"))
+    f0 <- do.call(miss_fit, c(list(X, method, init = init, iter = 20), ctl))
+    f <- do.call(miss_fit, c(list(X, method, init = init, iter = 20, blocks = 3), ctl))
+    # fitted values everywhere, the missing entries included
+    expect_identical(dim(fitted(f)), dim(fitted(f0)))
+    expect_true(all(is.finite(fitted(f))))
+    expect_identical(is.na(residuals(f)), is.na(residuals(f0)))
+    expect_identical(dim(predict(f, i = 1:3, j = 1:3)), dim(predict(f0, i = 1:3, j = 1:3)))
+    if (method == "gibbs") {
+      expect_identical(length(f$moments$WH$mean), length(X))
+      expect_length(f$chains[[1L]]$latent, sum(is.na(X)))
+    }
+    u <- muffle_convergence(update(f, iter = 4, progress = FALSE))
+    expect_true(all(is.finite(u$W)))
+    expect_identical(u$settings$missing, f$settings$missing)
+  }
+})
+
+test_that("Gibbs by blocks with missing entries samples the posterior of the sampler in memory", {
+  set.seed(5)
+  W0 <- cbind(c(3, 2, 1, 0.2, 0.1, 0.1), c(0.1, 0.2, 0.5, 2, 3, 2))
+  H0 <- rbind(c(2, 1.5, 0.1, 0.2, 1, 2, 0.3, 1.2), c(0.1, 0.2, 2, 1.8, 1, 0.5, 2.5, 0.1))
+  X <- W0 %*% H0 + matrix(rnorm(48, sd = 0.3), 6, 8)
+  # 8 of the 48 entries missing, two in column 1 and one at (6, 8)
+  X[cbind(c(1, 3, 2, 4, 5, 6, 1, 6), c(1, 1, 3, 4, 5, 6, 7, 8))] <- NA
+  n <- 4000
+  run <- function(seed, ...) {
+    set.seed(seed)
+    bnmf(X, rank = 2, method = "gibbs", iter = n + 500, burnin = 500, keep = "draws",
+         progress = FALSE, ...)
+  }
+  # summaries of each kept draw: tau, W H at an observed entry and at two
+  # missing ones (free of the factors' labels), W[1, k] and H[k, 1] of the
+  # factor k that W[1, ] loads
+  summaries <- function(f) {
+    d <- f$draws[[1L]]
+    k <- which.max(f$W[1, ])
+    wh <- function(i, j) colSums(d$W[c(i, i + 6), ] * d$H[c(2 * j - 1, 2 * j), ])
+    S <- cbind(tau = f$trace$tau[f$trace$sampling], wh22 = wh(2, 2), wh11 = wh(1, 1),
+               wh68 = wh(6, 8), w1 = d$W[1 + 6 * (k - 1), ], h1 = d$H[k, ])
+    cbind(S, S^2)
+  }
+  a <- summaries(run(11))
+  b <- summaries(run(12, blocks = 3))
+  # batch-means z-scores of the differences of the two chains' means
+  z <- vapply(seq_len(ncol(a)), function(s) {
+    (mean(a[, s]) - mean(b[, s])) / sqrt(batch_se(a[, s], 40)^2 + batch_se(b[, s], 40)^2)
+  }, numeric(1))
+  expect_true(all(abs(z) < 4), info = paste(round(z, 2), collapse = " "))
+  # the sampler has moved
+  expect_gt(sd(b[, "tau"]), 0.1 * mean(b[, "tau"]))
+  # and the latent entries are not fixed: W H at a missing entry varies as
+  # at an observed one
+  expect_gt(sd(b[, "wh11"]), 0.2 * sd(b[, "wh22"]))
+})
