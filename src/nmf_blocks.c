@@ -20,8 +20,18 @@
  * Gibbs draws H[, b] from the block's own random stream (R/blocks.R swaps
  * it in as R's state around the call), W, the scales and tau from the
  * chain's: the numbers do not depend on where a block is held.
+ * Missing entries are the blocks' own: each keeps their current values
+ * (its state's `fill`, written into its data before each step). Gibbs
+ * redraws them around W H after tau's draw (nmf_block_w, on the block's
+ * stream), ICM and VB set them to W H (E[W] E[H]) there, as the augmented
+ * sweep of bnmf_nmf_sweeps; nmf_block_h returns their part of the sum of
+ * squares (fss) and of the residuals (lat), which the SSE leaves out, and
+ * VB's nmf_block_w the sums of fill_sums (nmf_sweep.c) by row, for W's
+ * update (blocks_w_fill).
  * The same kernels as the fit in memory, the same operations in the same
- * order: one block gives its numbers bit for bit (complete data, no ARD).
+ * order: one block gives its numbers bit for bit (complete data, no ARD;
+ * with missing entries, to rounding: the fill's W H is taken before the
+ * balance of the scales and its squares are summed apart).
  */
 #include "bnmf_call.h"
 #include "nmf_sweep.h"
