@@ -143,7 +143,8 @@ test_that("bad `blocks` and `cluster` are input errors; other methods refuse the
                regexp = "`cluster`")
   expect_error(bnmf(X, rank = 2, likelihood = "poisson", method = "ssvi", blocks = 2),
                class = "bnmf_error_unsupported", regexp = "method \"ssvi\"")
-  expect_error(bnmf(X, rank = 2, method = "vb", blocks = 2), class = "bnmf_error_unsupported")
+  expect_error(bnmf(X, rank = 2, method = "vb", prior = ard(), blocks = 2),
+               class = "bnmf_error_unsupported")
 })
 
 test_that("a 2-worker cluster gives the numbers of one process for the same blocks", {
