@@ -17,8 +17,11 @@
 # A block with missing entries keeps their current values in its state
 # (`fill`, starting at W0 H[, b] there, as run_chain()'s latent entries;
 # `wh`: W H there, the sweep's scratch), and a block held in memory its own
-# copy of its values, into which the sweeps write the fill.
-gholder_init <- function(key, states, lamH, W0) {
+# copy of its values, into which the sweeps write the fill. `mask`: NULL,
+# or (ICM, VB masking the missing entries) list(rmiss = each row's count of
+# missing entries over all columns, J = their number): the fill is then
+# zero, and the blocks' steps mask (h$mask_ctrl, added to their controls).
+gholder_init <- function(key, states, lamH, W0, mask = NULL) {
   h <- get(key, envir = block_store)
   h$states <- lapply(seq_along(states), function(b) {
     s <- lapply(states[[b]], function(z) as.double(z) + 0)
@@ -26,13 +29,26 @@ gholder_init <- function(key, states, lamH, W0) {
     nm <- length(blk$data$miss_pos)
     if (nm > 0L) {
       if (!is.null(h$blocks[[b]])) h$blocks[[b]]$x <- h$blocks[[b]]$x + 0
-      s$fill <- wh_entries(W0, matrix(s$H, nrow = h$K), blk$data$miss_i, blk$data$miss_j) + 0
+      s$fill <- if (!is.null(mask)) numeric(nm) else
+        wh_entries(W0, matrix(s$H, nrow = h$K), blk$data$miss_i, blk$data$miss_j) + 0
       s$wh <- numeric(nm)
     }
     s
   })
   h$lamH <- lapply(lamH, function(l) as.double(l) + 0)
+  h$mask_ctrl <- if (!is.null(mask)) {
+    list(masked = 1, rmiss = as.double(mask$rmiss), J = as.double(mask$J))
+  }
   invisible(NULL)
+}
+
+# Each block's count of missing entries by row, and its largest by column.
+gholder_miss_counts <- function(key) {
+  h <- get(key, envir = block_store)
+  lapply(seq_along(h$specs), function(b) {
+    d <- holder_block(h, b)$data
+    list(rows = diff(d$mrow_ptr), colmax = max(0L, diff(d$mcol_ptr)))
+  })
 }
 
 # The map of H's update over the holder's blocks, in their order.
@@ -40,7 +56,7 @@ gholder_h <- function(key, wq, ctrl) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
     blk <- holder_block(h, b)
-    .Call(C_nmf_block_h, h$states[[b]], blk$data, blk$x, h$lamH[[b]], wq, ctrl)
+    .Call(C_nmf_block_h, h$states[[b]], blk$data, blk$x, h$lamH[[b]], wq, c(ctrl, h$mask_ctrl))
   })
 }
 
@@ -49,7 +65,7 @@ gholder_w <- function(key, scale, ctrl) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
     blk <- holder_block(h, b)
-    .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
+    .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, c(ctrl, h$mask_ctrl))
   })
 }
 
@@ -183,21 +199,28 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
         acc$fo <- add(acc$fo, st$fo)
         acc$gm <- add(acc$gm, st$gm)
       }
+      # masked: the blocks' parts of the masked rows' Gram matrices
+      if (length(st$Mg)) acc$Mg <- add(acc$Mg, st$Mg)
     }
     acc
   }
   list(
     cols = cols,
     summaries = base$summaries,
-    init = function(H, H_var, H_ent, lamH, W0 = NULL) {
+    init = function(H, H_var, H_ent, lamH, W0 = NULL, mask = NULL) {
       sl <- function(M, j) M[, j, drop = FALSE]
       states <- lapply(cols, function(r) {
         j <- r[1L]:r[2L]
         c(list(H = sl(H, j)), if (!is.null(H_var)) list(H_var = sl(H_var, j), H_ent = sl(H_ent, j)))
       })
       lam <- lapply(cols, function(r) sl(lamH, r[1L]:r[2L]))
-      call_all(gholder_init, list(W0 = W0), list(states = states, lamH = lam))
+      call_all(gholder_init, list(W0 = W0, mask = mask), list(states = states, lamH = lam))
       invisible(NULL)
+    },
+    miss_counts = function() {
+      mc <- unlist(call_all(gholder_miss_counts, list()), recursive = FALSE)
+      list(rows = Reduce(`+`, lapply(mc, `[[`, "rows")),
+           colmax = max(vapply(mc, `[[`, numeric(1), "colmax")))
     },
     h_step = function(wq, ctrl) reduce_h(call_all(gholder_h, list(wq = wq, ctrl = ctrl))),
     w_step = function(scale, ctrl) {
@@ -246,20 +269,37 @@ gaussian_blocks_setup <- function(job) {
     if (any(sm[, "nonfinite"] > 0)) abort_input("`X` must have finite values (NA for missing).")
     nmiss <- sum(sm[, "nmiss"])
     if (nmiss <= .Machine$integer.max) nmiss <- as.integer(nmiss) # as n_missing()
-    if (nmiss > 0 && job$method != "gibbs" && identical(job$control$missing, "mask")) {
-      abort_unsupported(sprintf("`control = %s_control(missing = \"mask\")`: a Gaussian fit by blocks of samples (`blocks`, `cluster`) imputes missing entries; use `missing = \"impute\"` (or \"auto\"), or fit the data in memory without `blocks` and `cluster` to mask them.", job$method))
-    }
     I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
     warn_negative(sum(sm[, "neg"]), as.double(I) * J - nmiss)
     job$data <- list(dims = c(I, J, as.integer(K)), sum_obs = sum(sm[, "sum"]),
                      sumsq_obs = sum(sm[, "sumsq"]), n_obs = as.double(I) * J - nmiss,
                      miss_pos = integer(), n_missing = nmiss)
     # (the settings of the fit in memory: ICM and VB record how they treat
-    # missing entries, Gibbs does not; by blocks they are imputed, "auto"
-    # included)
-    if (job$method != "gibbs") job$settings$missing <- if (nmiss > 0) "impute" else "mask"
+    # missing entries, Gibbs does not)
+    missing <- "mask"
+    if (nmiss > 0) {
+      # each row's count of missing entries (masked sweeps, the warm-up's
+      # included) and "auto" resolved as missing_setting() in memory
+      mc <- job$runner_open$miss_counts()
+      job$data$rmiss <- as.double(mc$rows)
+      worst <- max(max(mc$rows) / J, mc$colmax / I)
+      missing <- job$control$missing %||% "auto"
+      if (missing == "auto") missing <- if (worst <= IMPUTE_MAX_SHARE) "impute" else "mask"
+    }
+    if (job$method != "gibbs") job$settings$missing <- missing
     job
   })
+}
+
+# The masking of a chain by blocks: NULL, or the holders' `mask` (gholder_init()).
+block_mask <- function(data, masked) {
+  if (!masked || !(data$n_missing > 0)) return(NULL)
+  list(rmiss = data$rmiss, J = data$dims[2L])
+}
+
+# The master's controls of a masked sweep (nmf_blocks_wstep).
+mask_ctrl <- function(mask) {
+  if (is.null(mask)) list(masked = 0) else list(masked = 1, rmiss = as.double(mask$rmiss))
 }
 
 # The controls of a block's W step (nmf_block_w): `refill` the missing
@@ -320,11 +360,12 @@ gaussian_blocks_start <- function(task, job) {
       flat$lamW <- 0 * prior$lamW
       flat$lamH <- 0 * prior$lamH
     }
-    # (with missing entries, imputed: W0 H0 there to start)
-    runner$init(H0, NULL, NULL, flat$lamH, W0)
+    # (missing entries masked, as run_chain()'s)
+    mask <- block_mask(data, TRUE)
+    runner$init(H0, NULL, NULL, flat$lamH, W0, mask)
     env$wq <- list(W = W0 + 0, tau = 1 + 0)
     env$log_rates <- log_rates(flat)
-    ctrl <- c(ctrl0, list(rule = 1))
+    ctrl <- c(ctrl0, list(rule = 1), mask_ctrl(mask))
     env$acc <- runner$w_step(NULL, block_wctrl(1, 0, 1))
     for (i in seq_len(if (warm) 10L else 1L)) {
       gaussian_block_sweep(env, runner, flat, ctrl, warm, warm, TRUE)
@@ -355,17 +396,21 @@ gaussian_blocks_chain <- function(task, job) {
   env <- new.env(parent = emptyenv())
   rule <- if (vb) 2 else 1
   ctrl <- c(ctrl0, list(rule = rule))
-  # VB with missing entries: W's update takes the rows' sums of the fill
-  ctrl$fill <- as.double(vb && data$n_missing > 0)
+  # missing entries masked (the master's rows take the blocks' masked Gram
+  # matrices), or imputed (VB's W update takes the rows' sums of the fill)
+  mask <- block_mask(data, !identical(s$missing, "impute"))
+  ctrl <- c(ctrl, mask_ctrl(mask))
+  ctrl$fill <- as.double(vb && data$n_missing > 0 && is.null(mask))
   env$wq <- c(list(W = as.double(W0) + 0),
               if (vb) list(W_var = as.double(start$W_var %||% numeric(I * K)) + 0,
                            W_ent = as.double(start$W_ent %||% numeric(I * K)) + 0),
               list(tau = as.double(tau0) + 0),
               if (vb) list(tau_rate = as.double(start$tau_rate %||%
                                                   ((prior$alpha + data$n_obs / 2) / tau0)) + 0))
-  # (missing entries start at W0 H0, as run_chain()'s imputed ones)
+  # (missing entries start at W0 H0, as run_chain()'s imputed ones, or zero
+  # when masked)
   runner$init(H0, if (vb) matrix(start$H_var %||% numeric(K * J), K, J),
-              if (vb) matrix(start$H_ent %||% numeric(K * J), K, J), prior$lamH, W0)
+              if (vb) matrix(start$H_ent %||% numeric(K * J), K, J), prior$lamH, W0, mask)
   env$log_rates <- log_rates(prior)
   env$acc <- runner$w_step(NULL, block_wctrl(rule, 0, tau0))
   prev <- if (!is.null(start$logpost)) start$logpost else -Inf

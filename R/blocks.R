@@ -136,7 +136,10 @@ open_blocks <- function(job, make_runner, finish) {
   runner <- make_runner(src, job$rank, job$cluster)
   ok <- FALSE
   on.exit(if (!ok) runner$close(), add = TRUE)
+  # (the runner, for what `finish` asks of the blocks beyond their summaries)
+  job$runner_open <- runner
   job <- finish(job, do.call(rbind, runner$summaries))
+  job$runner_open <- NULL
   job$dims <- c(nrow(job$X), ncol(job$X))
   job$runner <- runner
   job$settings$blocks <- length(runner$cols) # the partition, for update()

@@ -36,6 +36,22 @@
 #include "bnmf_call.h"
 #include "nmf_sweep.h"
 
+/* A flag of the controls: ctrl[[name]] != 0, or 0 when ctrl has none
+ * (the controls of complete data need not carry the missing entries'). */
+static int ctrl_flag(SEXP ctrl, const char *name)
+{
+    SEXP nms = Rf_getAttrib(ctrl, R_NamesSymbol);
+    if (TYPEOF(ctrl) != VECSXP || TYPEOF(nms) != STRSXP) return 0;
+    for (R_xlen_t t = 0; t < XLENGTH(ctrl); t++) {
+        if (strcmp(CHAR(STRING_ELT(nms, t)), name) != 0) continue;
+        SEXP v = VECTOR_ELT(ctrl, t);
+        if (TYPEOF(v) != REALSXP || XLENGTH(v) != 1)
+            Rf_error("bnmf internal error: '%s' must be a number", name);
+        return REAL(v)[0] != 0.0;
+    }
+    return 0;
+}
+
 static nmf_rule block_rule_of(SEXP ctrl)
 {
     const double r = *bnmf_real_elt(ctrl, "rule", 1);
@@ -133,6 +149,52 @@ static void block_fill_sums(const nmf_data *d, const double *H, const double *Hv
 }
 
 /*
+ * Masked ICM and VB: the block's part of the Gram matrix of each row with
+ * missing entries (rmiss[i] > 0: its count over all Jall columns), K x K a
+ * row in Mg, in row order. A row with at most half its entries missing
+ * (bnmf_masked_gram's choice) takes the sum over the block's missing j of
+ * E[h_j h_j'] (the master subtracts it from the whole Gram matrix); a row
+ * with more, the sum over the block's observed j. VB: E[h_j h_j'] = h_j
+ * h_j' + diag(Var h_j). obs: J_b ints of scratch. O(|missing| K^2), and
+ * O(J_b K^2) a row missing more than half its entries.
+ */
+static void block_masked_grams(const nmf_data *d, const double *H, const double *Hv,
+                               const double *rmiss, double Jall, double *Mg, int *obs)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double *Gi = Mg;
+    for (int i = 0; i < I; i++) {
+        if (!(rmiss[i] > 0.0)) continue;
+        const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
+        const int *mj = d->mrow_j + d->mrow_ptr[i];
+        const int *idx = mj;
+        int n = nm;
+        if (2.0 * rmiss[i] > Jall) {
+            /* the block's observed columns of the row */
+            n = 0;
+            for (int j = 0, t = 0; j < J; j++) {
+                if (t < nm && mj[t] == j) {
+                    t++;
+                    continue;
+                }
+                obs[n++] = j;
+            }
+            idx = obs;
+        }
+        memset(Gi, 0, sizeof(double) * (size_t) K * K);
+        if (n > 0) {
+            bnmf_gram_update(Gi, NULL, H, K, idx, n, K, 1.0);
+            bnmf_symmetrise(Gi, K);
+            if (Hv)
+                for (int t = 0; t < n; t++)
+                    for (int k = 0; k < K; k++)
+                        Gi[k + (size_t) k * K] += Hv[(size_t) idx[t] * K + k];
+        }
+        Gi += (size_t) K * K;
+    }
+}
+
+/*
  * .Call entry, on a block: update H[, b] (ctrl$update; else only the SSE
  * terms) given W (wq: list(W, W_var (VB), tau)) as bnmf_update_H, in place.
  * lamH: the block's K x J_b prior rates. Returns list(lin, quad, B = the
@@ -155,19 +217,23 @@ SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP
     nmf_prior pr = {NULL, REAL(lamH), 1.0, 1.0, 0, 0.0, 0.0};
     vb_part vb = {Wv, Hv, NULL, He};
     const int update = *bnmf_real_elt(ctrl, "update", 1) != 0.0;
+    /* masked (ICM, VB): the missing entries hold zeros and each column's
+     * Gram matrix leaves them out, as the masked sweep in memory */
+    const int masked = d.nmiss > 0 && ctrl_flag(ctrl, "masked");
     sweep_work ws;
     bnmf_sweep_work(&d, &ws, NULL);
-    if (vbr && d.nmiss > 0) fill_table(&d, &ws);
+    if (vbr && d.nmiss > 0 && !masked) fill_table(&d, &ws);
     double lin, quad;
     bnmf_rng_get(1);
-    bnmf_update_H(&d, &pr, xv, W, H, tau, rule, 0, update, &ws, vbr ? &vb : NULL, &lin, &quad);
+    bnmf_update_H(&d, &pr, xv, W, H, tau, rule, masked, update, &ws, vbr ? &vb : NULL, &lin,
+                  &quad);
     bnmf_rng_put();
     /* with missing entries, as bnmf_nmf_sweeps: lin and quad are those of
      * the filled data, whose sum of squares takes the fill's (fss); lat =
      * sum (fill - W H)^2 over the missing entries, W H there kept in the
      * state's `wh` for the fill of nmf_block_w */
     double lat = 0.0, fss = 0.0;
-    if (d.nmiss > 0) {
+    if (d.nmiss > 0 && !masked) {
         const double *fill = bnmf_real_elt(bst, "fill", d.nmiss);
         double *wh = bnmf_real_elt(bst, "wh", d.nmiss);
         for (int m = 0; m < d.nmiss; m++) {
@@ -236,7 +302,7 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
             }
         }
     }
-    if (d.nmiss > 0 && *bnmf_real_elt(ctrl, "refill", 1) != 0.0) {
+    if (d.nmiss > 0 && ctrl_flag(ctrl, "refill") && !ctrl_flag(ctrl, "masked")) {
         /* the missing entries' new values, as at the end of a sweep of
          * bnmf_nmf_sweeps: W H there (nmf_block_h's, before the scales'
          * balance, which W H does not see), drawn around it for Gibbs (from
@@ -259,12 +325,25 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
     bnmf_W_products(&d, xv, H, &ws, Hv);
     /* VB with missing entries: what W's update needs of each row's missing
      * entries (fill_sums in nmf_sweep.c) */
-    const int fill = vbr && d.nmiss > 0;
-    SEXP v[6];
+    /* masked: the block's part of each masked row's Gram matrix
+     * (block_masked_grams) */
+    const int masked = d.nmiss > 0 && ctrl_flag(ctrl, "masked");
+    const int fill = vbr && d.nmiss > 0 && !masked;
+    SEXP v[7];
     v[3] = PROTECT(Rf_allocMatrix(REALSXP, fill ? 2 * K : 0, fill ? I : 0));
     v[4] = PROTECT(Rf_allocMatrix(REALSXP, fill ? K : 0, fill ? I : 0));
     v[5] = PROTECT(Rf_allocVector(REALSXP, fill ? K : 0));
     if (fill) block_fill_sums(&d, H, Hv, ws.G, REAL(v[3]), REAL(v[4]), REAL(v[5]));
+    if (masked) {
+        const double *rmiss = bnmf_real_elt(ctrl, "rmiss", I);
+        const double Jall = *bnmf_real_elt(ctrl, "J", 1);
+        R_xlen_t nr = 0;
+        for (int i = 0; i < I; i++) nr += rmiss[i] > 0.0;
+        v[6] = PROTECT(Rf_allocVector(REALSXP, nr * K * K));
+        block_masked_grams(&d, H, Hv, rmiss, Jall, REAL(v[6]), ws.obs);
+    } else {
+        v[6] = PROTECT(Rf_allocVector(REALSXP, 0));
+    }
     v[0] = PROTECT(Rf_allocMatrix(REALSXP, I, K));
     v[1] = PROTECT(Rf_allocMatrix(REALSXP, K, K));
     v[2] = PROTECT(Rf_allocVector(REALSXP, 2));
@@ -275,9 +354,9 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
     memcpy(REAL(v[1]), ws.G, sizeof(double) * (size_t) K * K);
     REAL(v[2])[0] = bnmf_exp_log_kernel(H, REAL(lamH), (size_t) K * J);
     REAL(v[2])[1] = vbr ? bnmf_sum_vec(He, (size_t) K * J) : 0.0;
-    const char *names[] = {"D", "G", "hterms", "fs", "fo", "gm"};
-    SEXP res = bnmf_named_list(6, names, v);
-    UNPROTECT(6);
+    const char *names[] = {"D", "G", "hterms", "fs", "fo", "gm", "Mg"};
+    SEXP res = bnmf_named_list(7, names, v);
+    UNPROTECT(7);
     return res;
 }
 
@@ -380,6 +459,63 @@ static void blocks_w_fill(const nmf_data *d, const nmf_prior *pr, double *W, dou
 }
 
 /*
+ * Masked ICM and VB: W's update as bnmf_update_W_given's masked sweep
+ * (update_W_rows in nmf_sweep.c: runs of up to COND_BLOCK rows with no
+ * missing entry together on the whole Gram matrix, each row with missing
+ * entries alone on its own), the own Gram matrix of a row with missing
+ * entries from the blocks' sums Mg (block_masked_grams): G less them, or
+ * (more than half the row missing) their sum; VB: its diagonal at least 0.
+ * rmiss: each row's count of missing entries. (In memory, from K =
+ * SUB_MIN_K_ICM (ICM) or SUB_MIN_K_VB (VB) on, a row with at most half its
+ * entries missing corrects the whole matrix's sums entry by entry instead:
+ * the same step, to rounding.)
+ */
+static void blocks_w_masked(const nmf_data *d, const nmf_prior *pr, double *W, double tau,
+                            nmf_rule rule, sweep_work *w, const vb_part *vb,
+                            const double *rmiss, const double *Mg)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const double *Mi = Mg;
+    for (int i = 0; i < I;) {
+        int nr = 0;
+        while (nr < COND_BLOCK && i + nr < I && !(rmiss[i + nr] > 0.0)) nr++;
+        for (int r = 0; r < (nr > 1 ? nr : 1); r++) bnmf_row_interrupt(i + r);
+        if (nr > 1) {
+            const double *lam[COND_BLOCK];
+            for (int r = 0; r < nr; r++) {
+                const int ir = i + r;
+                lam[r] = pr->lamW + ir;
+                for (int k = 0; k < K; k++) {
+                    w->zrow[r * K + k] = W[ir + (size_t) k * I];
+                    w->brow[r * K + k] = w->D[ir + (size_t) k * I];
+                }
+            }
+            bnmf_cond_rows(w->zrow, w->G, w->brow, lam, I, tau, K, nr, rule, w->vrow, w->erow);
+            bnmf_W_rows_store(d, W, i, nr, w, vb);
+            i += nr;
+            continue;
+        }
+        bnmf_W_row_load(d, W, i, w);
+        const double *G = w->G;
+        if (rmiss[i] > 0.0) {
+            const size_t KK = (size_t) K * K;
+            if (2.0 * rmiss[i] <= J)
+                for (size_t t = 0; t < KK; t++) w->Gi[t] = w->G[t] - Mi[t];
+            else
+                memcpy(w->Gi, Mi, sizeof(double) * KK);
+            if (vb)
+                for (int k = 0; k < K; k++)
+                    if (w->Gi[k + (size_t) k * K] < 0.0) w->Gi[k + (size_t) k * K] = 0.0;
+            G = w->Gi;
+            Mi += KK;
+        }
+        bnmf_cond_row(w->zrow, G, w->brow, pr->lamW + i, I, tau, K, 0, rule, w->vrow, w->erow);
+        bnmf_W_rows_store(d, W, i, 1, w, vb);
+        i++;
+    }
+}
+
+/*
  * .Call entry, on the master: W's update (in place in wq) from acc =
  * list(D = sum_b X_b H_b', G = sum_b of the blocks' Gram matrices), as
  * bnmf_update_W.
@@ -403,7 +539,13 @@ SEXP bnmf_nmf_blocks_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP ctrl)
     memcpy(ws.D, bnmf_real_elt(acc, "D", (R_xlen_t) I * K), sizeof(double) * (size_t) I * K);
     memcpy(ws.G, bnmf_real_elt(acc, "G", (R_xlen_t) K * K), sizeof(double) * (size_t) K * K);
     bnmf_rng_get(1);
-    if (vbr && *bnmf_real_elt(ctrl, "fill", 1) != 0.0) {
+    if (ctrl_flag(ctrl, "masked")) {
+        R_xlen_t nr = 0;
+        const double *rmiss = bnmf_real_elt(ctrl, "rmiss", I);
+        for (int i = 0; i < I; i++) nr += rmiss[i] > 0.0;
+        blocks_w_masked(&d, &pr, W, *tau, rule, &ws, vbr ? &vb : NULL, rmiss,
+                        bnmf_real_elt(acc, "Mg", nr * K * K));
+    } else if (vbr && ctrl_flag(ctrl, "fill")) {
         blocks_w_fill(&d, &pr, W, *tau, &ws, &vb, bnmf_real_elt(acc, "fs", (R_xlen_t) 2 * K * I),
                       bnmf_real_elt(acc, "fo", (R_xlen_t) K * I), bnmf_real_elt(acc, "gm", K));
     } else {
