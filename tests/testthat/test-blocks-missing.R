@@ -1,9 +1,9 @@
 # Gaussian Gibbs, ICM and VB by blocks of samples with missing entries (NA)
 # (R/blocks-gaussian.R, src/nmf_blocks.c): each block keeps the values of
 # its missing entries (Gibbs: latent, drawn from the block's stream; ICM
-# and VB: imputed). The same numbers wherever the blocks are held; ICM and
-# VB those of the fit in memory with missing = "impute" to rounding; Gibbs
-# the posterior of the sampler in memory; "mask" refused.
+# and VB: imputed, or zeros when masked). The same numbers wherever the blocks are held; ICM and
+# VB those of the fit in memory, masking or imputing, to rounding; Gibbs
+# the posterior of the sampler in memory.
 
 miss_rel <- function(a, b) max(abs(a - b) / pmax(abs(b), 1e-300))
 
@@ -18,8 +18,7 @@ miss_data <- function(sparse = FALSE, I = 12, J = 30) {
   X
 }
 
-# A start with tau: no warm-up sweeps (the fit in memory masks the missing
-# entries in them, the fit by blocks imputes them).
+# A start with tau (no warm-up sweeps of least squares).
 miss_init <- function(X, K = 2) {
   set.seed(31)
   list(W = matrix(rexp(nrow(X) * K), nrow(X)), H = matrix(rexp(K * ncol(X)), K), tau = 2)
@@ -34,80 +33,88 @@ miss_control <- function(method, missing) {
   if (method == "icm") icm_control(missing = missing) else vb_control(missing = missing)
 }
 
-test_that("ICM and VB by blocks impute missing entries as the fit in memory, to rounding", {
-  # The partition changes only the association of the blocks' sums (and the
-  # imputed W H is taken before the balance of the factors' scales, not
-  # after): a few ulps a sweep, which the sweeps (contractions near the
-  # mode) do not amplify; after 60 sweeps 1e-14 relative is seen, 1e-9 is
-  # far above it and far below any difference of algorithm (masking instead
-  # of imputing moves W by 1e-3 here).
+test_that("ICM and VB by blocks mask or impute missing entries as the fit in memory, to rounding", {
+  # The partition changes only the association of the blocks' sums (a
+  # masked row's Gram matrix is the whole one less the sum of the blocks'
+  # parts, not less its terms one by one; the imputed W H is taken before
+  # the balance of the factors' scales, not after): a few ulps a sweep,
+  # which the sweeps (contractions near the mode) do not amplify; after 60
+  # sweeps 1e-14 relative is seen, 1e-9 is far above it and far below any
+  # difference of algorithm (imputing instead of masking moves W by more
+  # than 1e-6 here, asserted).
   for (sparse in c(FALSE, TRUE)) for (method in c("icm", "vb")) {
     X <- miss_data(sparse)
-    init <- miss_init(X)
-    ctl <- miss_control(method, "impute")
-    f0 <- miss_fit(X, method, init = init, control = ctl, tol = 0)
-    fm <- miss_fit(X, method, init = init, control = miss_control(method, "mask"), tol = 0)
-    expect_gt(miss_rel(fm$W, f0$W), 1e-6)
-    for (nb in c(1L, 3L)) {
-      f <- miss_fit(X, method, init = init, control = ctl, tol = 0, blocks = nb)
-      info <- sprintf("%s, sparse %s, %d blocks", method, sparse, nb)
-      expect_identical(f$settings$missing, "impute")
-      expect_identical(f$settings$blocks, nb)
-      expect_identical(f$n_missing, f0$n_missing)
-      expect_identical(f$n_obs, f0$n_obs)
-      expect_identical(class(f), class(f0))
-      expect_identical(names(f), names(f0))
-      expect_identical(names(f$chains[[1L]]), names(f0$chains[[1L]]))
-      expect_lt(miss_rel(f$W, f0$W), 1e-9, label = info)
-      expect_lt(miss_rel(f$H, f0$H), 1e-9, label = info)
-      expect_lt(miss_rel(f$tau, f0$tau), 1e-9, label = info)
-      expect_lt(miss_rel(f$trace$logpost, f0$trace$logpost), 1e-9, label = info)
-      expect_lt(miss_rel(f$trace$sse, f0$trace$sse), 1e-9, label = info)
-      # the imputed values kept for update(): W H (VB: E[W] E[H]) there
-      expect_length(f$chains[[1L]]$latent, f0$n_missing)
-      expect_lt(miss_rel(f$chains[[1L]]$latent, f0$chains[[1L]]$latent), 1e-9, label = info)
-      if (method == "vb") {
-        expect_lt(miss_rel(f$W_sd, f0$W_sd), 1e-9, label = info)
-        expect_lt(miss_rel(f$H_sd, f0$H_sd), 1e-9, label = info)
+    for (init in list(miss_init(X), "random")) {
+      f0 <- list(
+        mask = miss_fit(X, method, init = init, control = miss_control(method, "mask"), tol = 0),
+        impute = miss_fit(X, method, init = init, control = miss_control(method, "impute"),
+                          tol = 0))
+      expect_gt(miss_rel(f0$mask$W, f0$impute$W), 1e-6)
+      for (missing in names(f0)) for (nb in c(1L, 3L)) {
+        g <- f0[[missing]]
+        f <- miss_fit(X, method, init = init, control = miss_control(method, missing), tol = 0,
+                      blocks = nb)
+        info <- sprintf("%s, %s, sparse %s, %s start, %d blocks", method, missing, sparse,
+                        if (is.list(init)) "given" else "random", nb)
+        expect_identical(f$settings$missing, missing)
+        expect_identical(f$settings$blocks, nb)
+        expect_identical(f$n_missing, g$n_missing)
+        expect_identical(f$n_obs, g$n_obs)
+        expect_identical(class(f), class(g))
+        expect_identical(names(f), names(g))
+        expect_identical(names(f$chains[[1L]]), names(g$chains[[1L]]))
+        expect_lt(miss_rel(f$W, g$W), 1e-9, label = info)
+        expect_lt(miss_rel(f$H, g$H), 1e-9, label = info)
+        expect_lt(miss_rel(f$tau, g$tau), 1e-9, label = info)
+        expect_lt(miss_rel(f$trace$logpost, g$trace$logpost), 1e-9, label = info)
+        expect_lt(miss_rel(f$trace$sse, g$trace$sse), 1e-9, label = info)
+        # the values of the missing entries kept for update(): W H (VB:
+        # E[W] E[H]) when imputed, zeros when masked
+        expect_length(f$chains[[1L]]$latent, g$n_missing)
+        if (missing == "mask") expect_identical(f$chains[[1L]]$latent, g$chains[[1L]]$latent)
+        else expect_lt(miss_rel(f$chains[[1L]]$latent, g$chains[[1L]]$latent), 1e-9, label = info)
+        if (method == "vb") {
+          expect_lt(miss_rel(f$W_sd, g$W_sd), 1e-9, label = info)
+          expect_lt(miss_rel(f$H_sd, g$H_sd), 1e-9, label = info)
+        }
+        # and the objective never decreases
+        e <- f$trace$logpost
+        expect_true(all(diff(e) >= -1e-9 * abs(e[-1])), label = info)
       }
     }
-    # and the objective never decreases
-    e <- f$trace$logpost
-    expect_true(all(diff(e) >= -1e-9 * abs(e[-1])))
   }
 })
 
-test_that("by blocks, missing = \"auto\" imputes, also where the fit in memory masks", {
+test_that("by blocks, missing = \"auto\" chooses as the fit in memory", {
   X <- miss_data()
-  X[1, 1:20] <- NA # two thirds of a row: "auto" masks in memory
   init <- miss_init(X)
+  Y <- X
+  Y[1, 1:20] <- NA # two thirds of a row: "auto" masks
   for (method in c("icm", "vb")) {
-    expect_identical(miss_fit(X, method, init = init, iter = 2)$settings$missing, "mask")
-    a <- miss_fit(X, method, init = init, blocks = 3)
-    expect_identical(a$settings$missing, "impute")
-    f0 <- miss_fit(X, method, init = init, control = miss_control(method, "impute"))
-    expect_identical(a$iterations, f0$iterations)
-    expect_lt(miss_rel(a$W, f0$W), 1e-9)
-    expect_lt(miss_rel(a$H, f0$H), 1e-9)
-    # from a random start (warm-up sweeps of least squares, imputed by blocks)
-    r <- miss_fit(X, method, blocks = 2, iter = 30)
-    expect_true(all(is.finite(r$trace$logpost)))
-    expect_true(all(is.finite(fitted(r))))
+    for (Z in list(X, Y)) {
+      f0 <- miss_fit(Z, method, init = init)
+      f <- miss_fit(Z, method, init = init, blocks = 3)
+      expect_identical(f$settings$missing, f0$settings$missing)
+      expect_identical(f$iterations, f0$iterations)
+      expect_lt(miss_rel(f$W, f0$W), 1e-9)
+      expect_lt(miss_rel(f$H, f0$H), 1e-9)
+    }
+    expect_identical(f$settings$missing, "mask")
+    expect_identical(miss_fit(X, method, init = init, iter = 2, blocks = 2)$settings$missing,
+                     "impute")
   }
 })
 
-test_that("by blocks, missing = \"mask\" is refused, classed, naming what to use", {
+test_that("by blocks, ICM masking with one block is the fit in memory bit for bit", {
+  # (at K = 2 the masked rows form their own Gram matrices in memory too)
   X <- miss_data()
-  for (method in c("icm", "vb")) {
-    expect_error(bnmf(X, rank = 2, method = method, blocks = 2,
-                      control = miss_control(method, "mask")),
-                 class = "bnmf_error_unsupported", regexp = "missing = \"impute\"")
+  for (init in list(miss_init(X), "random")) {
+    f0 <- miss_fit(X, "icm", init = init, control = icm_control(missing = "mask"))
+    f1 <- miss_fit(X, "icm", init = init, control = icm_control(missing = "mask"), blocks = 1)
+    expect_identical(f1$W, f0$W)
+    expect_identical(f1$H, f0$H)
+    expect_identical(f1$tau, f0$tau)
   }
-  expect_identical(ls(bnmf:::block_store), character())
-  # complete data: nothing to mask, the fit runs
-  f <- miss_fit(unname(blocks_gaussian(I = 12, J = 30)), "icm", blocks = 2, iter = 5,
-                control = icm_control(missing = "mask"))
-  expect_identical(f$settings$missing, "mask")
 })
 
 test_that("with missing entries, the same numbers from memory, an HDF5Matrix and a 2-worker cluster", {
@@ -120,6 +127,7 @@ test_that("with missing entries, the same numbers from memory, an HDF5Matrix and
     list(icm = miss_fit(X, "icm", iter = 8, init = init, ...),
          vb = miss_fit(X, "vb", iter = 8, init = init, ...),
          icm_random = miss_fit(X, "icm", iter = 8, ...),
+         vb_mask = miss_fit(X, "vb", iter = 8, control = vb_control(missing = "mask"), ...),
          gibbs = miss_fit(X, "gibbs", iter = 12, burnin = 4, init = init, keep = "draws", ...))
   }
   same <- function(a, b) {
@@ -163,7 +171,8 @@ test_that("a fit by blocks with missing entries answers as the fit in memory; up
   X <- miss_data()
   init <- miss_init(X)
   for (method in c("icm", "vb", "gibbs")) {
-    ctl <- if (method != "gibbs") list(control = miss_control(method, "impute"))
+    ctl <- if (method == "icm") list(control = miss_control(method, "impute")) else
+      if (method == "vb") list(control = miss_control(method, "mask"))
     f0 <- do.call(miss_fit, c(list(X, method, init = init, iter = 20), ctl))
     f <- do.call(miss_fit, c(list(X, method, init = init, iter = 20, blocks = 3), ctl))
     # fitted values everywhere, the missing entries included
