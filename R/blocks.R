@@ -74,18 +74,18 @@
 #' identity cancels sums it entry by entry instead).
 #'
 #' Missing entries (`NA`; in a dense matrix, a `dgCMatrix` or a file) are
-#' imputed by blocks, as `icm_control(missing = "impute")` and
-#' `vb_control(missing = "impute")` do in memory: each block keeps the
-#' values of its missing entries, `W H` (VB: `E[W] E[H]`) of the end of the
-#' sweep before, and VB's update of `W` corrects each row for them with
-#' sums the blocks return (`2 K + K` values a row). `missing = "auto"` by
-#' blocks always imputes (in memory it masks where a row or column misses
-#' more than a third of its entries); `missing = "mask"` is refused (class
-#' `bnmf_error_unsupported`): fit such data in memory to mask them. A random
-#' start's sweeps of least squares impute too (in memory they mask), so only
-#' from a start with `tau` are the numbers those of the fit in memory with
-#' `missing = "impute"`, to rounding. `fit$chains[[c]]$latent` holds the
-#' imputed values, and `update()` continues in memory from them.
+#' masked or imputed by blocks as in memory (`icm_control(missing =)`,
+#' `vb_control(missing =)`; `"auto"` chooses on the same shares). Masked,
+#' each block returns, for every row with missing entries, its part of the
+#' row's Gram matrix (the sum over its missing columns of `E[h_j h_j']`, or
+#' over its observed ones for a row missing more than half its entries:
+#' `K^2` values a row), which the update of `W` takes from the whole one.
+#' Imputed, each block keeps the values of its missing entries, `W H` (VB:
+#' `E[W] E[H]`) of the end of the sweep before, and VB's update of `W`
+#' corrects each row for them with sums the blocks return (`3 K` values a
+#' row). The sweeps of least squares of a random start mask, as in memory.
+#' `fit$chains[[c]]$latent` holds the imputed values (zeros when masked),
+#' and `update()` continues in memory from them.
 #'
 #' Gaussian NMF with `method = "gibbs"` (exponential priors) is sampled by
 #' blocks in the same way: a sweep draws `W` from the blocks'
@@ -117,7 +117,9 @@
 #' the data as given). For a given partition the numbers do not depend on where the
 #' blocks are read or held (memory, disk, cluster): they are the same bit for
 #' bit. One block gives the numbers of the fit of `X` in memory (complete
-#' data; with missing entries, to rounding); another
+#' data; with missing entries, to rounding: a masked row's Gram matrix is
+#' the whole one less the blocks' sums, an imputed `W H` is taken before the
+#' balance of the scales); another
 #' partition adds the blocks' sums in another order and agrees with it to
 #' rounding (relative differences of the order of 1e-13 after 100 sweeps).
 #' Several `chains` run one after the other on the same blocks.

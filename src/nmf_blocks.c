@@ -27,7 +27,10 @@
  * sweep of bnmf_nmf_sweeps; nmf_block_h returns their part of the sum of
  * squares (fss) and of the residuals (lat), which the SSE leaves out, and
  * VB's nmf_block_w the sums of fill_sums (nmf_sweep.c) by row, for W's
- * update (blocks_w_fill).
+ * update (blocks_w_fill). Masked (ICM, VB), they hold zeros, each block's
+ * columns leave them out of their Gram matrices, and nmf_block_w returns
+ * the block's part of each masked row's Gram matrix (block_masked_grams),
+ * which W's update takes from the whole one (blocks_w_masked).
  * The same kernels as the fit in memory, the same operations in the same
  * order: one block gives its numbers bit for bit (complete data, no ARD;
  * with missing entries, to rounding: the fill's W H is taken before the
