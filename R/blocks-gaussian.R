@@ -25,6 +25,8 @@ gholder_init <- function(key, states, lamH, W0, mask = NULL) {
   h <- get(key, envir = block_store)
   h$states <- lapply(seq_along(states), function(b) {
     s <- lapply(states[[b]], function(z) as.double(z) + 0)
+    # (a block of a file that misses nothing is not read here)
+    if (isTRUE(h$no_na[[b]])) return(s)
     blk <- holder_block(h, b)
     nm <- length(blk$data$miss_pos)
     if (nm > 0L) {
@@ -42,10 +44,12 @@ gholder_init <- function(key, states, lamH, W0, mask = NULL) {
   invisible(NULL)
 }
 
-# Each block's count of missing entries by row, and its largest by column.
+# Each block's count of missing entries by row, and its largest by column
+# (NULL for a block that misses nothing).
 gholder_miss_counts <- function(key) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
+    if (isTRUE(h$no_na[[b]])) return(NULL)
     d <- holder_block(h, b)$data
     list(rows = diff(d$mrow_ptr), colmax = max(0L, diff(d$mcol_ptr)))
   })
@@ -218,7 +222,8 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
       invisible(NULL)
     },
     miss_counts = function() {
-      mc <- unlist(call_all(gholder_miss_counts, list()), recursive = FALSE)
+      mc <- Filter(Negate(is.null), unlist(call_all(gholder_miss_counts, list()),
+                                           recursive = FALSE))
       list(rows = Reduce(`+`, lapply(mc, `[[`, "rows")),
            colmax = max(vapply(mc, `[[`, numeric(1), "colmax")))
     },
