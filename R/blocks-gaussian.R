@@ -196,8 +196,7 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
       acc$D <- add(acc$D, st$D)
       acc$G <- add(acc$G, st$G)
       acc$hterms <- acc$hterms + st$hterms
-      # VB with missing entries: the rows' sums of W's update (every block
-      # returns them, zero where it misses nothing)
+      # VB imputing: the rows' sums of W's update
       if (length(st$gm)) {
         acc$fs <- add(acc$fs, st$fs)
         acc$fo <- add(acc$fo, st$fo)
@@ -308,9 +307,10 @@ mask_ctrl <- function(mask) {
 }
 
 # The controls of a block's W step (nmf_block_w): `refill` the missing
-# entries (after an H step) with W H, drawn around it (Gibbs) with tau.
-block_wctrl <- function(rule, refill, tau) {
-  list(rule = rule, refill = as.double(refill), tau = as.double(tau))
+# entries (after an H step) with W H, drawn around it (Gibbs) with tau;
+# `fill`: VB imputing, return the rows' sums of W's update.
+block_wctrl <- function(rule, refill, tau, fill = 0) {
+  list(rule = rule, refill = as.double(refill), tau = as.double(tau), fill = as.double(fill))
 }
 
 # One sweep by blocks as bnmf_nmf_sweeps (src/nmf_run.c) makes it: W's
@@ -326,7 +326,7 @@ gaussian_block_sweep <- function(env, runner, prior, ctrl, upd_W, upd_H, upd_tau
   # (with missing entries the sum of squares takes the fill's)
   bal <- .Call(C_nmf_blocks_balance, env$wq, hs, prior,
                replace(ctrl, "sumsq", list(ctrl$sumsq + hs$fss)))
-  env$acc <- runner$w_step(if (upd_W && upd_H) bal$scale, block_wctrl(ctrl$rule, 1, env$wq$tau))
+  env$acc <- runner$w_step(if (upd_W && upd_H) bal$scale, block_wctrl(ctrl$rule, 1, env$wq$tau, ctrl$fill))
   ctrl$sse <- bal$sse
   ctrl$log_rates <- env$log_rates
   .Call(C_nmf_blocks_objective, env$wq, env$acc$hterms, prior, ctrl)
@@ -417,7 +417,7 @@ gaussian_blocks_chain <- function(task, job) {
   runner$init(H0, if (vb) matrix(start$H_var %||% numeric(K * J), K, J),
               if (vb) matrix(start$H_ent %||% numeric(K * J), K, J), prior$lamH, W0, mask)
   env$log_rates <- log_rates(prior)
-  env$acc <- runner$w_step(NULL, block_wctrl(rule, 0, tau0))
+  env$acc <- runner$w_step(NULL, block_wctrl(rule, 0, tau0, ctrl$fill))
   prev <- if (!is.null(start$logpost)) start$logpost else -Inf
   tol <- s$tol
   sweep <- function(n, accumulate) {

@@ -326,12 +326,13 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
     sweep_work ws;
     bnmf_sweep_work(&d, &ws, NULL);
     bnmf_W_products(&d, xv, H, &ws, Hv);
-    /* VB with missing entries: what W's update needs of each row's missing
-     * entries (fill_sums in nmf_sweep.c) */
-    /* masked: the block's part of each masked row's Gram matrix
-     * (block_masked_grams) */
-    const int masked = d.nmiss > 0 && ctrl_flag(ctrl, "masked");
-    const int fill = vbr && d.nmiss > 0 && !masked;
+    /* VB imputing (ctrl$fill): what W's update needs of each row's missing
+     * entries (fill_sums in nmf_sweep.c); masked: the block's part of each
+     * masked row's Gram matrix (block_masked_grams). Every block returns
+     * them, also one that misses nothing: its observed entries are part of
+     * the sums. */
+    const int masked = ctrl_flag(ctrl, "masked");
+    const int fill = vbr && !masked && ctrl_flag(ctrl, "fill");
     SEXP v[7];
     v[3] = PROTECT(Rf_allocMatrix(REALSXP, fill ? 2 * K : 0, fill ? I : 0));
     v[4] = PROTECT(Rf_allocMatrix(REALSXP, fill ? K : 0, fill ? I : 0));

@@ -85,6 +85,24 @@ test_that("ICM and VB by blocks mask or impute missing entries as the fit in mem
   }
 })
 
+test_that("blocks that miss nothing take their part in the masked and imputed rows' sums", {
+  # NA in the first two of three blocks only, and row 1 missing more than
+  # half its entries (its masked Gram matrix is the sum over its observed
+  # entries, the third block's included)
+  X <- unname(blocks_gaussian(I = 12, J = 30))
+  X[cbind(c(2, 5, 7, 9, 4), c(1, 3, 4, 9, 12))] <- NA
+  X[1, 1:16] <- NA
+  for (method in c("icm", "vb")) for (missing in c("mask", "impute")) {
+    ctl <- miss_control(method, missing)
+    f0 <- miss_fit(X, method, control = ctl, tol = 0)
+    f <- miss_fit(X, method, control = ctl, tol = 0, blocks = 3)
+    info <- paste(method, missing)
+    expect_lt(miss_rel(f$W, f0$W), 1e-9, label = info)
+    expect_lt(miss_rel(f$H, f0$H), 1e-9, label = info)
+    expect_lt(miss_rel(f$trace$logpost, f0$trace$logpost), 1e-9, label = info)
+  }
+})
+
 test_that("by blocks, missing = \"auto\" chooses as the fit in memory", {
   X <- miss_data()
   init <- miss_init(X)
