@@ -9,6 +9,11 @@
 # holder keeps its state between calls), W, the scales and tau from the
 # chain's; a kept sweep adds H[, b] (and W H on the block's entries) to the
 # block's running moments, gathered when the chain ends.
+# Missing entries stay with their blocks: each keeps their values (`fill`
+# in its state). Gibbs draws them after tau (from the block's stream), ICM
+# and VB impute W H (E[W] E[H]) there, as run_chain()'s augmented sweeps;
+# or ICM and VB mask them (zeros there), each block returning its part of
+# the Gram matrix of every row with missing entries, as the masked sweeps.
 
 # ---- the holders' side ----------------------------------------------------------
 
