@@ -9,16 +9,55 @@
 # holder keeps its state between calls), W, the scales and tau from the
 # chain's; a kept sweep adds H[, b] (and W H on the block's entries) to the
 # block's running moments, gathered when the chain ends.
+# Missing entries stay with their blocks: each keeps their values (`fill`
+# in its state). Gibbs draws them after tau (from the block's stream), ICM
+# and VB impute W H (E[W] E[H]) there, as run_chain()'s augmented sweeps;
+# or ICM and VB mask them (zeros there), each block returning its part of
+# the Gram matrix of every row with missing entries, as the masked sweeps.
 
 # ---- the holders' side ----------------------------------------------------------
 
 # H[, b] of each of the holder's blocks (`states`: list(H, H_var, H_ent) a
 # block, the last two for VB) and the blocks' prior rates `lamH` (K x J_b).
-gholder_init <- function(key, states, lamH) {
+# A block with missing entries keeps their current values in its state
+# (`fill`, starting at W0 H[, b] there, as run_chain()'s latent entries;
+# `wh`: W H there, the sweep's scratch), and a block held in memory its own
+# copy of its values, into which the sweeps write the fill. `mask`: NULL,
+# or (ICM, VB masking the missing entries) list(rmiss = each row's count of
+# missing entries over all columns, J = their number): the fill is then
+# zero, and the blocks' steps mask (h$mask_ctrl, added to their controls).
+gholder_init <- function(key, states, lamH, W0, mask = NULL) {
   h <- get(key, envir = block_store)
-  h$states <- lapply(states, function(s) lapply(s, function(z) as.double(z) + 0))
+  h$states <- lapply(seq_along(states), function(b) {
+    s <- lapply(states[[b]], function(z) as.double(z) + 0)
+    # (a block of a file that misses nothing is not read here)
+    if (isTRUE(h$no_na[[b]])) return(s)
+    blk <- holder_block(h, b)
+    nm <- length(blk$data$miss_pos)
+    if (nm > 0L) {
+      if (!is.null(h$blocks[[b]])) h$blocks[[b]]$x <- h$blocks[[b]]$x + 0
+      s$fill <- if (!is.null(mask)) numeric(nm) else
+        wh_entries(W0, matrix(s$H, nrow = h$K), blk$data$miss_i, blk$data$miss_j) + 0
+      s$wh <- numeric(nm)
+    }
+    s
+  })
   h$lamH <- lapply(lamH, function(l) as.double(l) + 0)
+  h$mask_ctrl <- if (!is.null(mask)) {
+    list(masked = 1, rmiss = as.double(mask$rmiss), J = as.double(mask$J))
+  }
   invisible(NULL)
+}
+
+# Each block's count of missing entries by row, and its largest by column
+# (NULL for a block that misses nothing).
+gholder_miss_counts <- function(key) {
+  h <- get(key, envir = block_store)
+  lapply(seq_along(h$specs), function(b) {
+    if (isTRUE(h$no_na[[b]])) return(NULL)
+    d <- holder_block(h, b)$data
+    list(rows = diff(d$mrow_ptr), colmax = max(0L, diff(d$mcol_ptr)))
+  })
 }
 
 # The map of H's update over the holder's blocks, in their order.
@@ -26,7 +65,7 @@ gholder_h <- function(key, wq, ctrl) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
     blk <- holder_block(h, b)
-    .Call(C_nmf_block_h, h$states[[b]], blk$data, blk$x, h$lamH[[b]], wq, ctrl)
+    .Call(C_nmf_block_h, h$states[[b]], blk$data, blk$x, h$lamH[[b]], wq, c(ctrl, h$mask_ctrl))
   })
 }
 
@@ -35,16 +74,30 @@ gholder_w <- function(key, scale, ctrl) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
     blk <- holder_block(h, b)
-    .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
+    .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, c(ctrl, h$mask_ctrl))
   })
 }
 
 gholder_states <- function(key) get(key, envir = block_store)$states
 
+# Which of the holder's blocks have missing entries (whose fill the W step
+# of a Gibbs sweep draws, on the block's stream).
+gholder_has_fill <- function(h, b) !is.null(h$states[[b]]$fill)
+
 # Gibbs: each block's random stream (`seeds`, the chain's substreams) and
-# whether it keeps its H[, b] draws; the kept draws so far are dropped.
-gholder_gibbs_init <- function(key, seeds, keep_draws) {
+# whether it keeps its H[, b] draws; the kept draws so far are dropped. A
+# block's missing entries start drawn around W0 H[, b] (gholder_init()'s
+# fill), with sd 1 / sqrt(tau0), from its stream (run_chain()'s start).
+gholder_gibbs_init <- function(key, seeds, keep_draws, tau0) {
   h <- get(key, envir = block_store)
+  for (b in seq_along(h$specs)) {
+    if (!gholder_has_fill(h, b)) next
+    r <- with_stream(seeds[[b]], function() {
+      stats::rnorm(length(h$states[[b]]$fill), sd = 1 / sqrt(tau0))
+    })
+    seeds[[b]] <- r$seed
+    h$states[[b]]$fill <- h$states[[b]]$fill + r$value
+  }
   h$seeds <- seeds
   h$keep_draws <- keep_draws
   # each block's draws in an environment, by number: appending to a list
@@ -75,7 +128,15 @@ gholder_w_gibbs <- function(key, scale, ctrl, keep) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
     blk <- holder_block(h, b)
-    out <- .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
+    wcall <- function() .Call(C_nmf_block_w, h$states[[b]], blk$data, blk$x, h$lamH[[b]], scale, ctrl)
+    out <- if (gholder_has_fill(h, b) && ctrl$refill != 0) {
+      # the block's missing entries are drawn from its stream
+      r <- with_stream(h$seeds[[b]], wcall)
+      h$seeds[[b]] <- r$seed
+      r$value
+    } else {
+      wcall()
+    }
     if (!is.null(keep)) {
       .Call(C_nmf_block_keep, h$states[[b]], blk$data, blk$x, keep$W, keep$ctrl)
       if (h$keep_draws) {
@@ -122,36 +183,53 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
   }
   # the reduces, in block order: of the H steps and of the W products
   reduce_h <- function(res) {
-    acc <- list(lin = 0, quad = 0, B = numeric(K), mh = numeric(K))
+    acc <- list(lin = 0, quad = 0, B = numeric(K), mh = numeric(K), lat = 0, fss = 0)
     for (w in res) for (st in w) {
       acc$lin <- acc$lin + st$lin
       acc$quad <- acc$quad + st$quad
+      acc$lat <- acc$lat + st$lat
+      acc$fss <- acc$fss + st$fss
       acc$B <- acc$B + st$B
       acc$mh <- pmax(acc$mh, st$mh)
     }
     acc
   }
   reduce_w <- function(res) {
-    acc <- list(D = NULL, G = NULL, hterms = c(0, 0))
+    acc <- list(D = NULL, G = NULL, hterms = c(0, 0), fs = NULL, fo = NULL, gm = NULL)
+    add <- function(a, b) if (is.null(a)) 0 + b else a + b
     for (w in res) for (st in w) {
-      acc$D <- if (is.null(acc$D)) 0 + st$D else acc$D + st$D
-      acc$G <- if (is.null(acc$G)) 0 + st$G else acc$G + st$G
+      acc$D <- add(acc$D, st$D)
+      acc$G <- add(acc$G, st$G)
       acc$hterms <- acc$hterms + st$hterms
+      # VB imputing: the rows' sums of W's update
+      if (length(st$gm)) {
+        acc$fs <- add(acc$fs, st$fs)
+        acc$fo <- add(acc$fo, st$fo)
+        acc$gm <- add(acc$gm, st$gm)
+      }
+      # masked: the blocks' parts of the masked rows' Gram matrices
+      if (length(st$Mg)) acc$Mg <- add(acc$Mg, st$Mg)
     }
     acc
   }
   list(
     cols = cols,
     summaries = base$summaries,
-    init = function(H, H_var, H_ent, lamH) {
+    init = function(H, H_var, H_ent, lamH, W0 = NULL, mask = NULL) {
       sl <- function(M, j) M[, j, drop = FALSE]
       states <- lapply(cols, function(r) {
         j <- r[1L]:r[2L]
         c(list(H = sl(H, j)), if (!is.null(H_var)) list(H_var = sl(H_var, j), H_ent = sl(H_ent, j)))
       })
       lam <- lapply(cols, function(r) sl(lamH, r[1L]:r[2L]))
-      call_all(gholder_init, list(), list(states = states, lamH = lam))
+      call_all(gholder_init, list(W0 = W0, mask = mask), list(states = states, lamH = lam))
       invisible(NULL)
+    },
+    miss_counts = function() {
+      mc <- Filter(Negate(is.null), unlist(call_all(gholder_miss_counts, list()),
+                                           recursive = FALSE))
+      list(rows = Reduce(`+`, lapply(mc, `[[`, "rows")),
+           colmax = max(vapply(mc, `[[`, numeric(1), "colmax")))
     },
     h_step = function(wq, ctrl) reduce_h(call_all(gholder_h, list(wq = wq, ctrl = ctrl))),
     w_step = function(scale, ctrl) {
@@ -160,11 +238,11 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
     # Gibbs: the blocks' H[, b] and their running moments (states: list(H,
     # H_mean, H_m2, WH_mean, WH_m2) a block), prior rates, streams and
     # whether they keep their draws
-    gibbs_init = function(states, lamH, seeds, keep_draws) {
-      call_all(gholder_init, list(), list(states = states, lamH = lapply(cols, function(r) {
+    gibbs_init = function(states, lamH, seeds, keep_draws, W0 = NULL, tau0 = NULL) {
+      call_all(gholder_init, list(W0 = W0), list(states = states, lamH = lapply(cols, function(r) {
         lamH[, r[1L]:r[2L], drop = FALSE]
       })))
-      call_all(gholder_gibbs_init, list(keep_draws = keep_draws), list(seeds = seeds))
+      call_all(gholder_gibbs_init, list(keep_draws = keep_draws, tau0 = tau0), list(seeds = seeds))
       invisible(NULL)
     },
     h_gibbs = function(wq, ctrl) reduce_h(call_all(gholder_h_gibbs, list(wq = wq, ctrl = ctrl))),
@@ -177,9 +255,12 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
     gather = function(vb) {
       st <- unlist(call_all(gholder_states, list()), recursive = FALSE)
       nms <- c("H", if (vb) c("H_var", "H_ent"))
-      lapply(stats::setNames(nms, nms), function(nm) {
+      out <- lapply(stats::setNames(nms, nms), function(nm) {
         do.call(cbind, lapply(st, function(s) matrix(s[[nm]], nrow = K)))
       })
+      # the missing entries' values, in X's order (the blocks' columns in order)
+      out$latent <- unlist(lapply(st, `[[`, "fill"), use.names = FALSE) %||% numeric()
+      out
     },
     close = base$close)
 }
@@ -194,20 +275,47 @@ gaussian_blocks_setup <- function(job) {
     abort_unsupported("`prior = ard()`: a Gaussian fit by blocks of samples (`blocks`, `cluster`) has exponential priors only; fit the data in memory for ARD.")
   }
   open_blocks(job, gaussian_block_runner, function(job, sm) {
-    if (any(sm[, "nmiss"] > 0)) {
-      abort_unsupported("`X` has missing entries: a Gaussian fit by blocks of samples (`blocks`, `cluster`) needs complete data; fit the data in memory without `blocks` and `cluster` (which masks or imputes them), or use `likelihood = \"poisson\"` with counts.")
-    }
     if (any(sm[, "nonfinite"] > 0)) abort_input("`X` must have finite values (NA for missing).")
+    nmiss <- sum(sm[, "nmiss"])
+    if (nmiss <= .Machine$integer.max) nmiss <- as.integer(nmiss) # as n_missing()
     I <- nrow(job$X); J <- ncol(job$X); K <- job$rank
-    warn_negative(sum(sm[, "neg"]), as.double(I) * J)
+    warn_negative(sum(sm[, "neg"]), as.double(I) * J - nmiss)
     job$data <- list(dims = c(I, J, as.integer(K)), sum_obs = sum(sm[, "sum"]),
-                     sumsq_obs = sum(sm[, "sumsq"]), n_obs = as.double(I) * J,
-                     miss_pos = integer(), n_missing = 0L)
+                     sumsq_obs = sum(sm[, "sumsq"]), n_obs = as.double(I) * J - nmiss,
+                     miss_pos = integer(), n_missing = nmiss)
     # (the settings of the fit in memory: ICM and VB record how they treat
     # missing entries, Gibbs does not)
-    if (job$method != "gibbs") job$settings$missing <- "mask"
+    missing <- "mask"
+    if (nmiss > 0) {
+      # each row's count of missing entries (masked sweeps, the warm-up's
+      # included) and "auto" resolved as missing_setting() in memory
+      mc <- job$runner_open$miss_counts()
+      job$data$rmiss <- as.double(mc$rows)
+      worst <- max(max(mc$rows) / J, mc$colmax / I)
+      missing <- job$control$missing %||% "auto"
+      if (missing == "auto") missing <- if (worst <= IMPUTE_MAX_SHARE) "impute" else "mask"
+    }
+    if (job$method != "gibbs") job$settings$missing <- missing
     job
   })
+}
+
+# The masking of a chain by blocks: NULL, or the holders' `mask` (gholder_init()).
+block_mask <- function(data, masked) {
+  if (!masked || !(data$n_missing > 0)) return(NULL)
+  list(rmiss = data$rmiss, J = data$dims[2L])
+}
+
+# The master's controls of a masked sweep (nmf_blocks_wstep).
+mask_ctrl <- function(mask) {
+  if (is.null(mask)) list(masked = 0) else list(masked = 1, rmiss = as.double(mask$rmiss))
+}
+
+# The controls of a block's W step (nmf_block_w): `refill` the missing
+# entries (after an H step) with W H, drawn around it (Gibbs) with tau;
+# `fill`: VB imputing, return the rows' sums of W's update.
+block_wctrl <- function(rule, refill, tau, fill = 0) {
+  list(rule = rule, refill = as.double(refill), tau = as.double(tau), fill = as.double(fill))
 }
 
 # One sweep by blocks as bnmf_nmf_sweeps (src/nmf_run.c) makes it: W's
@@ -220,8 +328,10 @@ gaussian_block_sweep <- function(env, runner, prior, ctrl, upd_W, upd_H, upd_tau
   hs <- runner$h_step(bw, c(ctrl["rule"], list(update = as.double(upd_H))))
   ctrl$balance <- as.double(upd_W && upd_H)
   ctrl$update_tau <- as.double(upd_tau)
-  bal <- .Call(C_nmf_blocks_balance, env$wq, hs, prior, ctrl)
-  env$acc <- runner$w_step(if (upd_W && upd_H) bal$scale, ctrl["rule"])
+  # (with missing entries the sum of squares takes the fill's)
+  bal <- .Call(C_nmf_blocks_balance, env$wq, hs, prior,
+               replace(ctrl, "sumsq", list(ctrl$sumsq + hs$fss)))
+  env$acc <- runner$w_step(if (upd_W && upd_H) bal$scale, block_wctrl(ctrl$rule, 1, env$wq$tau, ctrl$fill))
   ctrl$sse <- bal$sse
   ctrl$log_rates <- env$log_rates
   .Call(C_nmf_blocks_objective, env$wq, env$acc$hterms, prior, ctrl)
@@ -244,7 +354,8 @@ gaussian_blocks_start <- function(task, job) {
   W0 <- matrix(as.double(start$W), I, K)
   H0 <- matrix(as.double(start$H), K, J)
   tau0 <- start$tau
-  ctrl0 <- list(dims = as.double(c(I, J, K)), n_obs = data$n_obs, sumsq = data$sumsq_obs)
+  ctrl0 <- list(dims = as.double(c(I, J, K)), n_obs = data$n_obs, sumsq = data$sumsq_obs,
+                fill = 0)
   log_rates <- function(pr) {
     .Call(C_nmf_sum_log_rates, as.double(pr$lamW)) +
       Reduce(`+`, lapply(runner$cols, function(r) {
@@ -259,11 +370,13 @@ gaussian_blocks_start <- function(task, job) {
       flat$lamW <- 0 * prior$lamW
       flat$lamH <- 0 * prior$lamH
     }
-    runner$init(H0, NULL, NULL, flat$lamH)
+    # (missing entries masked, as run_chain()'s)
+    mask <- block_mask(data, TRUE)
+    runner$init(H0, NULL, NULL, flat$lamH, W0, mask)
     env$wq <- list(W = W0 + 0, tau = 1 + 0)
     env$log_rates <- log_rates(flat)
-    ctrl <- c(ctrl0, list(rule = 1))
-    env$acc <- runner$w_step(NULL, ctrl["rule"])
+    ctrl <- c(ctrl0, list(rule = 1), mask_ctrl(mask))
+    env$acc <- runner$w_step(NULL, block_wctrl(1, 0, 1))
     for (i in seq_len(if (warm) 10L else 1L)) {
       gaussian_block_sweep(env, runner, flat, ctrl, warm, warm, TRUE)
     }
@@ -293,16 +406,23 @@ gaussian_blocks_chain <- function(task, job) {
   env <- new.env(parent = emptyenv())
   rule <- if (vb) 2 else 1
   ctrl <- c(ctrl0, list(rule = rule))
+  # missing entries masked (the master's rows take the blocks' masked Gram
+  # matrices), or imputed (VB's W update takes the rows' sums of the fill)
+  mask <- block_mask(data, !identical(s$missing, "impute"))
+  ctrl <- c(ctrl, mask_ctrl(mask))
+  ctrl$fill <- as.double(vb && data$n_missing > 0 && is.null(mask))
   env$wq <- c(list(W = as.double(W0) + 0),
               if (vb) list(W_var = as.double(start$W_var %||% numeric(I * K)) + 0,
                            W_ent = as.double(start$W_ent %||% numeric(I * K)) + 0),
               list(tau = as.double(tau0) + 0),
               if (vb) list(tau_rate = as.double(start$tau_rate %||%
                                                   ((prior$alpha + data$n_obs / 2) / tau0)) + 0))
+  # (missing entries start at W0 H0, as run_chain()'s imputed ones, or zero
+  # when masked)
   runner$init(H0, if (vb) matrix(start$H_var %||% numeric(K * J), K, J),
-              if (vb) matrix(start$H_ent %||% numeric(K * J), K, J), prior$lamH)
+              if (vb) matrix(start$H_ent %||% numeric(K * J), K, J), prior$lamH, W0, mask)
   env$log_rates <- log_rates(prior)
-  env$acc <- runner$w_step(NULL, ctrl["rule"])
+  env$acc <- runner$w_step(NULL, block_wctrl(rule, 0, tau0, ctrl$fill))
   prev <- if (!is.null(start$logpost)) start$logpost else -Inf
   tol <- s$tol
   sweep <- function(n, accumulate) {
@@ -332,7 +452,7 @@ gaussian_blocks_chain <- function(task, job) {
     state$tau_rate <- wq$tau_rate
   }
   list(state = state, trace = ch$trace, W_draws = NULL, H_draws = NULL,
-       converged = ch$converged, latent = numeric(), seed = task_stream())
+       converged = ch$converged, latent = h$latent, seed = task_stream())
 }
 
 # ---- Gibbs by blocks ----------------------------------------------------------
@@ -349,8 +469,9 @@ gaussian_gibbs_block_sweep <- function(env, runner, prior, ctrl, keep_fun) {
   hs <- runner$h_gibbs(env$wq, c(ctrl["rule"], list(update = 1)))
   ctrl$balance <- 1
   ctrl$update_tau <- 1
-  bal <- .Call(C_nmf_blocks_balance, env$wq, hs, prior, ctrl)
-  env$acc <- runner$w_gibbs(bal$scale, ctrl["rule"], keep_fun())
+  bal <- .Call(C_nmf_blocks_balance, env$wq, hs, prior,
+               replace(ctrl, "sumsq", list(ctrl$sumsq + hs$fss)))
+  env$acc <- runner$w_gibbs(bal$scale, block_wctrl(3, 1, env$wq$tau), keep_fun())
   ctrl$sse <- bal$sse
   ctrl$log_rates <- env$log_rates
   .Call(C_nmf_blocks_objective, env$wq, env$acc$hterms, prior, ctrl)
@@ -394,12 +515,12 @@ gaussian_gibbs_blocks_chain <- function(task, job) {
     list(H = st0$H0[, j, drop = FALSE], H_mean = numeric(K * length(j)),
          H_m2 = numeric(K * length(j)), WH_mean = numeric(nwh), WH_m2 = numeric(nwh))
   })
-  runner$gibbs_init(states, prior$lamH, seeds, keep_draws)
+  runner$gibbs_init(states, prior$lamH, seeds, keep_draws, st0$W0, st0$tau0)
   ctrl <- c(st0$ctrl0, list(rule = 3))
   env <- new.env(parent = emptyenv())
   env$wq <- list(W = as.double(st0$W0) + 0, tau = as.double(st0$tau0) + 0)
   env$log_rates <- st0$log_rates(prior)
-  env$acc <- runner$w_step(NULL, list(rule = 3))
+  env$acc <- runner$w_step(NULL, block_wctrl(3, 0, st0$tau0))
   # the master's running moments and counts (bnmf_keep_sweep's)
   mom <- new.env(parent = emptyenv())
   mom$W_mean <- numeric(I * K); mom$W_m2 <- numeric(I * K)
@@ -457,5 +578,6 @@ gaussian_gibbs_blocks_chain <- function(task, job) {
                 n_wh = n_wh, wh_wait = wh_wait)
   W_draws <- ch$draws$W_draws
   H_draws <- if (!is.null(W_draws)) do.call(rbind, lapply(bs, `[[`, "draws"))
-  list(state = state, trace = ch$trace, W_draws = W_draws, H_draws = H_draws, converged = FALSE, latent = numeric(), seed = task_stream())
+  list(state = state, trace = ch$trace, W_draws = W_draws, H_draws = H_draws, converged = FALSE,
+       latent = cat_of("fill") %||% numeric(), seed = task_stream())
 }

@@ -59,8 +59,8 @@
 #' `update()` continues by the same blocks in this process. A
 #' `DelayedMatrix` is read by blocks only when `blocks` or `cluster` is given.
 #'
-#' Gaussian NMF with methods `"vb"` and `"icm"` (complete data, exponential
-#' priors) is fitted by blocks in the same way when `blocks` or `cluster` is
+#' Gaussian NMF with methods `"vb"` and `"icm"` (exponential priors) is
+#' fitted by blocks in the same way when `blocks` or `cluster` is
 #' given: given `W` (VB: `q(W)`) and `tau`, each block updates `H` (`q(H)`)
 #' of its own columns and returns `X[, b] H[, b]'`, the (expected) Gram
 #' matrix of `H[, b]`, its part of the residual sum of squares and of the
@@ -68,13 +68,27 @@
 #' block (the second rescales `H[, b]` after the balance of the factors'
 #' scales, which needs sums over all blocks, and returns the products). A
 #' `DelayedMatrix` is read by blocks only when `blocks` or `cluster` is
-#' given. Missing entries (`NA`) and `prior = ard()` are refused (class
-#' `bnmf_error_unsupported`): fit such data in memory. The sum of squares is
+#' given. `prior = ard()` is refused (class `bnmf_error_unsupported`): fit
+#' such data in memory. The sum of squares is
 #' always taken from its trace identity (in memory, a near-exact fit whose
 #' identity cancels sums it entry by entry instead).
 #'
-#' Gaussian NMF with `method = "gibbs"` (complete data, exponential priors)
-#' is sampled by blocks in the same way: a sweep draws `W` from the blocks'
+#' Missing entries (`NA`; in a dense matrix, a `dgCMatrix` or a file) are
+#' masked or imputed by blocks as in memory (`icm_control(missing =)`,
+#' `vb_control(missing =)`; `"auto"` chooses on the same shares). Masked,
+#' each block returns, for every row with missing entries, its part of the
+#' row's Gram matrix (the sum over its missing columns of `E[h_j h_j']`, or
+#' over its observed ones for a row missing more than half its entries:
+#' `K^2` values a row), which the update of `W` takes from the whole one.
+#' Imputed, each block keeps the values of its missing entries, `W H` (VB:
+#' `E[W] E[H]`) of the end of the sweep before, and VB's update of `W`
+#' corrects each row for them with sums the blocks return (`3 K` values a
+#' row). The sweeps of least squares of a random start mask, as in memory.
+#' `fit$chains[[c]]$latent` holds the imputed values (zeros when masked),
+#' and `update()` continues in memory from them.
+#'
+#' Gaussian NMF with `method = "gibbs"` (exponential priors) is sampled by
+#' blocks in the same way: a sweep draws `W` from the blocks'
 #' summed products, each block draws `H` of its own columns given `W` and
 #' `tau`, then the exact move along the factors' scales and `tau`'s draw
 #' use the blocks' sums, and each block rescales its `H` and returns its
@@ -85,7 +99,10 @@
 #' bit for bit wherever the blocks are read or held, but they are another
 #' chain than the sampler in memory (which draws everything from one
 #' stream): the same posterior, other draws. The fit is the usual Gibbs fit;
-#' the blocks keep the running moments (and with `keep = "draws"` the
+#' missing entries are latent variables, as in memory: each block keeps
+#' their current values, draws them anew around `W H` after `tau` in every
+#' sweep (from its stream), and `tau` is drawn given the observed entries
+#' only. The blocks keep the running moments (and with `keep = "draws"` the
 #' draws) of their `H`, gathered at the end, and those of `W H` on the
 #' entries the fit in memory keeps them (every entry of a dense matrix, the
 #' stored ones of a `dgCMatrix`); a `DelayedMatrix` keeps none (they would
@@ -99,7 +116,10 @@
 #' The fit is the usual VB (or ICM) fit (same class and fields; `fit$X` is
 #' the data as given). For a given partition the numbers do not depend on where the
 #' blocks are read or held (memory, disk, cluster): they are the same bit for
-#' bit. One block gives the numbers of the fit of `X` in memory; another
+#' bit. One block gives the numbers of the fit of `X` in memory (complete
+#' data; with missing entries, to rounding: a masked row's Gram matrix is
+#' the whole one less the blocks' sums, an imputed `W H` is taken before the
+#' balance of the scales); another
 #' partition adds the blocks' sums in another order and agrees with it to
 #' rounding (relative differences of the order of 1e-13 after 100 sweeps).
 #' Several `chains` run one after the other on the same blocks.
@@ -118,7 +138,10 @@ open_blocks <- function(job, make_runner, finish) {
   runner <- make_runner(src, job$rank, job$cluster)
   ok <- FALSE
   on.exit(if (!ok) runner$close(), add = TRUE)
+  # (the runner, for what `finish` asks of the blocks beyond their summaries)
+  job$runner_open <- runner
   job <- finish(job, do.call(rbind, runner$summaries))
+  job$runner_open <- NULL
   job$dims <- c(nrow(job$X), ncol(job$X))
   job$runner <- runner
   job$settings$blocks <- length(runner$cols) # the partition, for update()

@@ -37,6 +37,9 @@
 #'   mode. See `bench/icm-auto.R` and `bench/README.md` in the package's
 #'   repository.
 #'
+#' A fit by blocks of samples (`blocks`, `cluster` of [bnmf()]) masks or
+#' imputes in the same way.
+#'
 #' The setting used (`"mask"` or `"impute"`, after `"auto"` has chosen) is in
 #' `fit$settings$missing`; [update.bnmf()] continues a fit with it.
 #'

@@ -36,6 +36,9 @@
 #'   entries masking was faster. See `bench/icm-auto.R` and
 #'   `bench/README.md` in the package's repository.
 #'
+#' A fit by blocks of samples (`blocks`, `cluster` of [bnmf()]) masks or
+#' imputes in the same way.
+#'
 #' The setting used (`"mask"` or `"impute"`, after `"auto"` has chosen) is in
 #' `fit$settings$missing`; [update.bnmf()] continues a fit with it.
 #' A tri-factorisation (`rank = c(K, L)`) always masks.

@@ -20,11 +20,40 @@
  * Gibbs draws H[, b] from the block's own random stream (R/blocks.R swaps
  * it in as R's state around the call), W, the scales and tau from the
  * chain's: the numbers do not depend on where a block is held.
+ * Missing entries are the blocks' own: each keeps their current values
+ * (its state's `fill`, written into its data before each step). Gibbs
+ * redraws them around W H after tau's draw (nmf_block_w, on the block's
+ * stream), ICM and VB set them to W H (E[W] E[H]) there, as the augmented
+ * sweep of bnmf_nmf_sweeps; nmf_block_h returns their part of the sum of
+ * squares (fss) and of the residuals (lat), which the SSE leaves out, and
+ * VB's nmf_block_w the sums of fill_sums (nmf_sweep.c) by row, for W's
+ * update (blocks_w_fill). Masked (ICM, VB), they hold zeros, each block's
+ * columns leave them out of their Gram matrices, and nmf_block_w returns
+ * the block's part of each masked row's Gram matrix (block_masked_grams),
+ * which W's update takes from the whole one (blocks_w_masked).
  * The same kernels as the fit in memory, the same operations in the same
- * order: one block gives its numbers bit for bit (complete data, no ARD).
+ * order: one block gives its numbers bit for bit (complete data, no ARD;
+ * with missing entries, to rounding: the fill's W H is taken before the
+ * balance of the scales and its squares are summed apart).
  */
 #include "bnmf_call.h"
 #include "nmf_sweep.h"
+
+/* A flag of the controls: ctrl[[name]] != 0, or 0 when ctrl has none
+ * (the controls of complete data need not carry the missing entries'). */
+static int ctrl_flag(SEXP ctrl, const char *name)
+{
+    SEXP nms = Rf_getAttrib(ctrl, R_NamesSymbol);
+    if (TYPEOF(ctrl) != VECSXP || TYPEOF(nms) != STRSXP) return 0;
+    for (R_xlen_t t = 0; t < XLENGTH(ctrl); t++) {
+        if (strcmp(CHAR(STRING_ELT(nms, t)), name) != 0) continue;
+        SEXP v = VECTOR_ELT(ctrl, t);
+        if (TYPEOF(v) != REALSXP || XLENGTH(v) != 1)
+            Rf_error("bnmf internal error: '%s' must be a number", name);
+        return REAL(v)[0] != 0.0;
+    }
+    return 0;
+}
 
 static nmf_rule block_rule_of(SEXP ctrl)
 {
@@ -36,16 +65,20 @@ static nmf_rule block_rule_of(SEXP ctrl)
     return RULE_MODE;
 }
 
-/* A block's data (prepare_data() of its columns) and values; no missing
- * entries. */
-static void read_block_data(SEXP data, SEXP x, nmf_data *d, const double **xv)
+/* A block's data (prepare_data() of its columns) and values. With missing
+ * entries the block's state bst holds their current values (`fill`: the
+ * latent entries of Gibbs, W H or E[W] E[H] of the end of the sweep before
+ * for ICM and VB), written here into x (in place: the values are the
+ * holder's own copy, or a block read again from its file for this call). */
+static void read_block_data(SEXP data, SEXP x, SEXP bst, nmf_data *d, double **xv)
 {
     bnmf_read_data(data, 1, d);
-    if (d->nmiss > 0)
-        Rf_error("bnmf internal error: a Gaussian fit by blocks has no missing entries");
     if (TYPEOF(x) != REALSXP || XLENGTH(x) != d->nx)
         Rf_error("bnmf internal error: a block's values must be %.0f doubles", (double) d->nx);
     *xv = REAL(x);
+    if (d->nmiss == 0) return;
+    const double *fill = bnmf_real_elt(bst, "fill", d->nmiss);
+    for (int m = 0; m < d->nmiss; m++) (*xv)[d->miss_pos[m]] = fill[m];
 }
 
 /* The block's state: list(H, H_var, H_ent) (the last two for VB). */
@@ -58,6 +91,112 @@ static void read_block_state(SEXP bst, const nmf_data *d, int vb, double **H, do
     *He = vb ? bnmf_real_elt(bst, "H_ent", n) : NULL;
 }
 
+/* VB with missing entries filled in: the table of W's moments that
+ * bnmf_update_H's vb_fill reads (as bnmf_nmf_sweeps allocates it). */
+static void fill_table(const nmf_data *d, sweep_work *ws)
+{
+    const size_t n = d->I > d->J ? d->I : d->J;
+    ws->P = bnmf_alloc_lines(2 * (size_t) d->K * n + d->K);
+    ws->gm = ws->P + 2 * (size_t) d->K * n;
+}
+
+/*
+ * VB with missing entries filled in (fill_sums in nmf_sweep.c), the
+ * block's part of what W's update needs, from its H[, b] (means H,
+ * variances Hv) and expected Gram matrix G: for every row i, fs[, i] =
+ * (s_i, e_i) (2 K values: sum over the block's missing j of E[h_kj]^2 and
+ * of E[h_kj^2]) and fo[, i] = sum over the block's observed j of
+ * E[h_kj^2] (K values; summed over them when the block misses more than
+ * half of row i, else G[k,k] less e_i); gm = sum_j E[h_kj]^2. O(I K +
+ * |missing| K); a row missing more than half of the block, O(J_b K).
+ */
+static void block_fill_sums(const nmf_data *d, const double *H, const double *Hv,
+                            const double *G, double *fs, double *fo, double *gm)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    for (int k = 0; k < K; k++) gm[k] = 0.0;
+    for (int j = 0; j < J; j++)
+        for (int k = 0; k < K; k++) {
+            const double h = H[k + (size_t) j * K];
+            gm[k] += h * h;
+        }
+    for (int i = 0; i < I; i++) {
+        const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
+        const int *mj = d->mrow_j + d->mrow_ptr[i];
+        double *se = fs + (size_t) i * 2 * K, *o = fo + (size_t) i * K;
+        for (int k = 0; k < 2 * K; k++) se[k] = 0.0;
+        for (int t = 0; t < nm; t++) {
+            const size_t jk = (size_t) mj[t] * K;
+            for (int k = 0; k < K; k++) {
+                const double h = H[jk + k];
+                se[k] += h * h;
+                se[K + k] += h * h + Hv[jk + k];
+            }
+        }
+        if (2 * nm <= J) {
+            for (int k = 0; k < K; k++) o[k] = G[k + (size_t) k * K] - se[K + k];
+            continue;
+        }
+        for (int k = 0; k < K; k++) o[k] = 0.0;
+        for (int j = 0, t = 0; j < J; j++) {
+            if (t < nm && mj[t] == j) {
+                t++;
+                continue;
+            }
+            for (int k = 0; k < K; k++) {
+                const double h = H[(size_t) j * K + k];
+                o[k] += h * h + Hv[(size_t) j * K + k];
+            }
+        }
+    }
+}
+
+/*
+ * Masked ICM and VB: the block's part of the Gram matrix of each row with
+ * missing entries (rmiss[i] > 0: its count over all Jall columns), K x K a
+ * row in Mg, in row order. A row with at most half its entries missing
+ * (bnmf_masked_gram's choice) takes the sum over the block's missing j of
+ * E[h_j h_j'] (the master subtracts it from the whole Gram matrix); a row
+ * with more, the sum over the block's observed j. VB: E[h_j h_j'] = h_j
+ * h_j' + diag(Var h_j). obs: J_b ints of scratch. O(|missing| K^2), and
+ * O(J_b K^2) a row missing more than half its entries.
+ */
+static void block_masked_grams(const nmf_data *d, const double *H, const double *Hv,
+                               const double *rmiss, double Jall, double *Mg, int *obs)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    double *Gi = Mg;
+    for (int i = 0; i < I; i++) {
+        if (!(rmiss[i] > 0.0)) continue;
+        const int nm = d->mrow_ptr[i + 1] - d->mrow_ptr[i];
+        const int *mj = d->mrow_j + d->mrow_ptr[i];
+        const int *idx = mj;
+        int n = nm;
+        if (2.0 * rmiss[i] > Jall) {
+            /* the block's observed columns of the row */
+            n = 0;
+            for (int j = 0, t = 0; j < J; j++) {
+                if (t < nm && mj[t] == j) {
+                    t++;
+                    continue;
+                }
+                obs[n++] = j;
+            }
+            idx = obs;
+        }
+        memset(Gi, 0, sizeof(double) * (size_t) K * K);
+        if (n > 0) {
+            bnmf_gram_update(Gi, NULL, H, K, idx, n, K, 1.0);
+            bnmf_symmetrise(Gi, K);
+            if (Hv)
+                for (int t = 0; t < n; t++)
+                    for (int k = 0; k < K; k++)
+                        Gi[k + (size_t) k * K] += Hv[(size_t) idx[t] * K + k];
+        }
+        Gi += (size_t) K * K;
+    }
+}
+
 /*
  * .Call entry, on a block: update H[, b] (ctrl$update; else only the SSE
  * terms) given W (wq: list(W, W_var (VB), tau)) as bnmf_update_H, in place.
@@ -67,8 +206,8 @@ static void read_block_state(SEXP bst, const nmf_data *d, int vb, double **H, do
 SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP ctrl)
 {
     nmf_data d;
-    const double *xv;
-    read_block_data(data, x, &d, &xv);
+    double *xv;
+    read_block_data(data, x, bst, &d, &xv);
     const nmf_rule rule = block_rule_of(ctrl);
     const int vbr = rule == RULE_MOMENT, K = d.K, J = d.J, I = d.I;
     double *H, *Hv, *He;
@@ -81,17 +220,38 @@ SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP
     nmf_prior pr = {NULL, REAL(lamH), 1.0, 1.0, 0, 0.0, 0.0};
     vb_part vb = {Wv, Hv, NULL, He};
     const int update = *bnmf_real_elt(ctrl, "update", 1) != 0.0;
+    /* masked (ICM, VB): the missing entries hold zeros and each column's
+     * Gram matrix leaves them out, as the masked sweep in memory */
+    const int masked = d.nmiss > 0 && ctrl_flag(ctrl, "masked");
     sweep_work ws;
     bnmf_sweep_work(&d, &ws, NULL);
+    if (vbr && d.nmiss > 0 && !masked) fill_table(&d, &ws);
     double lin, quad;
     bnmf_rng_get(1);
-    bnmf_update_H(&d, &pr, xv, W, H, tau, rule, 0, update, &ws, vbr ? &vb : NULL, &lin, &quad);
+    bnmf_update_H(&d, &pr, xv, W, H, tau, rule, masked, update, &ws, vbr ? &vb : NULL, &lin,
+                  &quad);
     bnmf_rng_put();
-    SEXP v[4];
+    /* with missing entries, as bnmf_nmf_sweeps: lin and quad are those of
+     * the filled data, whose sum of squares takes the fill's (fss); lat =
+     * sum (fill - W H)^2 over the missing entries, W H there kept in the
+     * state's `wh` for the fill of nmf_block_w */
+    double lat = 0.0, fss = 0.0;
+    if (d.nmiss > 0 && !masked) {
+        const double *fill = bnmf_real_elt(bst, "fill", d.nmiss);
+        double *wh = bnmf_real_elt(bst, "wh", d.nmiss);
+        for (int m = 0; m < d.nmiss; m++) {
+            wh[m] = fill[m];
+            fss += fill[m] * fill[m];
+        }
+        lat = bnmf_wh_latent(W, H, I, K, d.miss_i, d.miss_j, d.nmiss, ws.Wt, wh);
+    }
+    SEXP v[6];
     v[0] = PROTECT(Rf_ScalarReal(lin));
     v[1] = PROTECT(Rf_ScalarReal(quad));
     v[2] = PROTECT(Rf_allocVector(REALSXP, K));
     v[3] = PROTECT(Rf_allocVector(REALSXP, K));
+    v[4] = PROTECT(Rf_ScalarReal(lat));
+    v[5] = PROTECT(Rf_ScalarReal(fss));
     /* B_k as bnmf_scale_sums (no rows: A = 0) and H[k, ]'s largest entry
      * as scale_fits */
     nmf_data dh = d;
@@ -106,9 +266,9 @@ SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP
         REAL(v[2])[k] = B;
         REAL(v[3])[k] = mh;
     }
-    const char *names[] = {"lin", "quad", "B", "mh"};
-    SEXP res = bnmf_named_list(4, names, v);
-    UNPROTECT(4);
+    const char *names[] = {"lin", "quad", "B", "mh", "lat", "fss"};
+    SEXP res = bnmf_named_list(6, names, v);
+    UNPROTECT(6);
     return res;
 }
 
@@ -122,8 +282,8 @@ SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP
 SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, SEXP ctrl)
 {
     nmf_data d;
-    const double *xv;
-    read_block_data(data, x, &d, &xv);
+    double *xv;
+    read_block_data(data, x, bst, &d, &xv);
     const nmf_rule rule = block_rule_of(ctrl);
     const int vbr = rule == RULE_MOMENT, K = d.K, J = d.J, I = d.I;
     double *H, *Hv, *He;
@@ -145,10 +305,49 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
             }
         }
     }
+    if (d.nmiss > 0 && ctrl_flag(ctrl, "refill") && !ctrl_flag(ctrl, "masked")) {
+        /* the missing entries' new values, as at the end of a sweep of
+         * bnmf_nmf_sweeps: W H there (nmf_block_h's, before the scales'
+         * balance, which W H does not see), drawn around it for Gibbs (from
+         * the block's stream) */
+        double *fill = bnmf_real_elt(bst, "fill", d.nmiss);
+        const double *wh = bnmf_real_elt(bst, "wh", d.nmiss);
+        const int draw = rule == RULE_DRAW;
+        const double sd = draw ? 1.0 / sqrt(*bnmf_real_elt(ctrl, "tau", 1)) : 0.0;
+        if (draw) bnmf_rng_get(1);
+        for (int m = 0; m < d.nmiss; m++) {
+            double val = wh[m];
+            if (draw) val += sd * bnmf_norm_std();
+            fill[m] = val;
+            xv[d.miss_pos[m]] = val;
+        }
+        if (draw) bnmf_rng_put();
+    }
     sweep_work ws;
     bnmf_sweep_work(&d, &ws, NULL);
     bnmf_W_products(&d, xv, H, &ws, Hv);
-    SEXP v[3];
+    /* VB imputing (ctrl$fill): what W's update needs of each row's missing
+     * entries (fill_sums in nmf_sweep.c); masked: the block's part of each
+     * masked row's Gram matrix (block_masked_grams). Every block returns
+     * them, also one that misses nothing: its observed entries are part of
+     * the sums. */
+    const int masked = ctrl_flag(ctrl, "masked");
+    const int fill = vbr && !masked && ctrl_flag(ctrl, "fill");
+    SEXP v[7];
+    v[3] = PROTECT(Rf_allocMatrix(REALSXP, fill ? 2 * K : 0, fill ? I : 0));
+    v[4] = PROTECT(Rf_allocMatrix(REALSXP, fill ? K : 0, fill ? I : 0));
+    v[5] = PROTECT(Rf_allocVector(REALSXP, fill ? K : 0));
+    if (fill) block_fill_sums(&d, H, Hv, ws.G, REAL(v[3]), REAL(v[4]), REAL(v[5]));
+    if (masked) {
+        const double *rmiss = bnmf_real_elt(ctrl, "rmiss", I);
+        const double Jall = *bnmf_real_elt(ctrl, "J", 1);
+        R_xlen_t nr = 0;
+        for (int i = 0; i < I; i++) nr += rmiss[i] > 0.0;
+        v[6] = PROTECT(Rf_allocVector(REALSXP, nr * K * K));
+        block_masked_grams(&d, H, Hv, rmiss, Jall, REAL(v[6]), ws.obs);
+    } else {
+        v[6] = PROTECT(Rf_allocVector(REALSXP, 0));
+    }
     v[0] = PROTECT(Rf_allocMatrix(REALSXP, I, K));
     v[1] = PROTECT(Rf_allocMatrix(REALSXP, K, K));
     v[2] = PROTECT(Rf_allocVector(REALSXP, 2));
@@ -159,9 +358,9 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
     memcpy(REAL(v[1]), ws.G, sizeof(double) * (size_t) K * K);
     REAL(v[2])[0] = bnmf_exp_log_kernel(H, REAL(lamH), (size_t) K * J);
     REAL(v[2])[1] = vbr ? bnmf_sum_vec(He, (size_t) K * J) : 0.0;
-    const char *names[] = {"D", "G", "hterms"};
-    SEXP res = bnmf_named_list(3, names, v);
-    UNPROTECT(3);
+    const char *names[] = {"D", "G", "hterms", "fs", "fo", "gm", "Mg"};
+    SEXP res = bnmf_named_list(7, names, v);
+    UNPROTECT(7);
     return res;
 }
 
@@ -176,8 +375,8 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
 SEXP bnmf_nmf_block_keep_call(SEXP bst, SEXP data, SEXP x, SEXP W, SEXP ctrl)
 {
     nmf_data d;
-    const double *xv;
-    read_block_data(data, x, &d, &xv);
+    double *xv;
+    read_block_data(data, x, bst, &d, &xv);
     const int K = d.K, J = d.J, I = d.I;
     const R_xlen_t nh = (R_xlen_t) K * J;
     double *H = bnmf_real_elt(bst, "H", nh);
@@ -222,6 +421,105 @@ static void read_wq(SEXP wq, const nmf_data *d, int vbr, double **W, vb_part *vb
 }
 
 /*
+ * VB with missing entries filled in: W's update as bnmf_update_W_given's
+ * (update_W_rows with vb_fill, nmf_sweep.c: rows by COND_BLOCK, each with
+ * fill_sums's s_i, e_i, Gi[k,k] and a_i), from the blocks' sums (fs, fo,
+ * gm: block_fill_sums) in place of H's. ws holds D and G.
+ */
+static void blocks_w_fill(const nmf_data *d, const nmf_prior *pr, double *W, double tau,
+                          sweep_work *w, const vb_part *vb, const double *fs,
+                          const double *fo, const double *gm)
+{
+    const int I = d->I, K = d->K;
+    const double *G = w->G;
+    for (int i = 0; i < I; i += COND_BLOCK) {
+        const int nr = I - i < COND_BLOCK ? I - i : COND_BLOCK;
+        const double *lam[COND_BLOCK];
+        for (int r = 0; r < nr; r++) {
+            const int ir = i + r;
+            bnmf_row_interrupt(ir);
+            const double *se = fs + (size_t) ir * 2 * K;
+            double *dg = w->dg + (size_t) r * K, *a = w->fa + (size_t) r * K;
+            int direct = 0;
+            for (int k = 0; k < K; k++) {
+                const double gkk = G[k + (size_t) k * K];
+                dg[k] = gkk - se[K + k];
+                if (!(dg[k] >= FILL_CANCEL * gkk)) direct = 1;
+                a[k] = gm[k] > 0.0 ? sqrt(se[k] / gm[k]) : 0.0;
+            }
+            if (direct)
+                for (int k = 0; k < K; k++) dg[k] = fo[(size_t) ir * K + k];
+            lam[r] = pr->lamW + ir;
+            double *zr = w->zrow + (size_t) r * K, *br = w->brow + (size_t) r * K;
+            for (int k = 0; k < K; k++) {
+                zr[k] = W[ir + (size_t) k * I];
+                br[k] = w->D[ir + (size_t) k * I] - zr[k] * se[k];
+            }
+        }
+        bnmf_vb_rows_diag(w->zrow, G, w->brow, w->dg, w->fa, w->fu, lam, I, tau, K, nr,
+                          w->vrow, w->erow);
+        bnmf_W_rows_store(d, W, i, nr, w, vb);
+    }
+}
+
+/*
+ * Masked ICM and VB: W's update as bnmf_update_W_given's masked sweep
+ * (update_W_rows in nmf_sweep.c: runs of up to COND_BLOCK rows with no
+ * missing entry together on the whole Gram matrix, each row with missing
+ * entries alone on its own), the own Gram matrix of a row with missing
+ * entries from the blocks' sums Mg (block_masked_grams): G less them, or
+ * (more than half the row missing) their sum; VB: its diagonal at least 0.
+ * rmiss: each row's count of missing entries. (In memory, from K =
+ * SUB_MIN_K_ICM (ICM) or SUB_MIN_K_VB (VB) on, a row with at most half its
+ * entries missing corrects the whole matrix's sums entry by entry instead:
+ * the same step, to rounding.)
+ */
+static void blocks_w_masked(const nmf_data *d, const nmf_prior *pr, double *W, double tau,
+                            nmf_rule rule, sweep_work *w, const vb_part *vb,
+                            const double *rmiss, const double *Mg)
+{
+    const int I = d->I, J = d->J, K = d->K;
+    const double *Mi = Mg;
+    for (int i = 0; i < I;) {
+        int nr = 0;
+        while (nr < COND_BLOCK && i + nr < I && !(rmiss[i + nr] > 0.0)) nr++;
+        for (int r = 0; r < (nr > 1 ? nr : 1); r++) bnmf_row_interrupt(i + r);
+        if (nr > 1) {
+            const double *lam[COND_BLOCK];
+            for (int r = 0; r < nr; r++) {
+                const int ir = i + r;
+                lam[r] = pr->lamW + ir;
+                for (int k = 0; k < K; k++) {
+                    w->zrow[r * K + k] = W[ir + (size_t) k * I];
+                    w->brow[r * K + k] = w->D[ir + (size_t) k * I];
+                }
+            }
+            bnmf_cond_rows(w->zrow, w->G, w->brow, lam, I, tau, K, nr, rule, w->vrow, w->erow);
+            bnmf_W_rows_store(d, W, i, nr, w, vb);
+            i += nr;
+            continue;
+        }
+        bnmf_W_row_load(d, W, i, w);
+        const double *G = w->G;
+        if (rmiss[i] > 0.0) {
+            const size_t KK = (size_t) K * K;
+            if (2.0 * rmiss[i] <= J)
+                for (size_t t = 0; t < KK; t++) w->Gi[t] = w->G[t] - Mi[t];
+            else
+                memcpy(w->Gi, Mi, sizeof(double) * KK);
+            if (vb)
+                for (int k = 0; k < K; k++)
+                    if (w->Gi[k + (size_t) k * K] < 0.0) w->Gi[k + (size_t) k * K] = 0.0;
+            G = w->Gi;
+            Mi += KK;
+        }
+        bnmf_cond_row(w->zrow, G, w->brow, pr->lamW + i, I, tau, K, 0, rule, w->vrow, w->erow);
+        bnmf_W_rows_store(d, W, i, 1, w, vb);
+        i++;
+    }
+}
+
+/*
  * .Call entry, on the master: W's update (in place in wq) from acc =
  * list(D = sum_b X_b H_b', G = sum_b of the blocks' Gram matrices), as
  * bnmf_update_W.
@@ -245,7 +543,18 @@ SEXP bnmf_nmf_blocks_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP ctrl)
     memcpy(ws.D, bnmf_real_elt(acc, "D", (R_xlen_t) I * K), sizeof(double) * (size_t) I * K);
     memcpy(ws.G, bnmf_real_elt(acc, "G", (R_xlen_t) K * K), sizeof(double) * (size_t) K * K);
     bnmf_rng_get(1);
-    bnmf_update_W_given(&d, &pr, W, NULL, *tau, rule, 0, &ws, vbr ? &vb : NULL);
+    if (ctrl_flag(ctrl, "masked")) {
+        R_xlen_t nr = 0;
+        const double *rmiss = bnmf_real_elt(ctrl, "rmiss", I);
+        for (int i = 0; i < I; i++) nr += rmiss[i] > 0.0;
+        blocks_w_masked(&d, &pr, W, *tau, rule, &ws, vbr ? &vb : NULL, rmiss,
+                        bnmf_real_elt(acc, "Mg", nr * K * K));
+    } else if (vbr && ctrl_flag(ctrl, "fill")) {
+        blocks_w_fill(&d, &pr, W, *tau, &ws, &vb, bnmf_real_elt(acc, "fs", (R_xlen_t) 2 * K * I),
+                      bnmf_real_elt(acc, "fo", (R_xlen_t) K * I), bnmf_real_elt(acc, "gm", K));
+    } else {
+        bnmf_update_W_given(&d, &pr, W, NULL, *tau, rule, 0, &ws, vbr ? &vb : NULL);
+    }
     bnmf_rng_put();
     return R_NilValue;
 }
@@ -331,7 +640,10 @@ SEXP bnmf_nmf_blocks_balance_call(SEXP wq, SEXP hs, SEXP prior, SEXP ctrl)
             vb.Went[i + (size_t) k * I] += u;
         }
     }
+    /* (with missing entries: sumsq holds the fill's squares, lat their
+     * residuals, as bnmf_nmf_sweeps) */
     double sse = d.sumsq_obs - 2.0 * lin + quad;
+    sse -= *bnmf_real_elt(hs, "lat", 1);
     if (sse < 0.0) sse = 0.0;
     if (upd_tau)
         bnmf_update_tau(&pr, rule, pr.alpha + 0.5 * d.n_obs, sse, tau, tau_rate);

@@ -147,10 +147,8 @@ static inline int block_rows(const int *ptr, int masked, int i, int n)
  * at a fixed point.
  */
 
-/* Below this share of G[k,k], the observed part of a diagonal is summed
- * over the observed entries rather than taken as the difference (whose
- * rounding, relative to it, would be G[k,k] / dg[k] ulps). */
-#define FILL_CANCEL 0.25
+/* (FILL_CANCEL, nmf_sweep.h: below this share of G[k,k] the observed
+ * part of a diagonal is summed over the observed entries) */
 
 /*
  * The sums of fill_sums's row (column) whose missing entries are m[0..nm)

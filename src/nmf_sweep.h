@@ -19,6 +19,13 @@
 #define SUB_MIN_K_ICM 16
 #define SUB_MIN_K_VB 10
 
+/* VB with the missing entries filled in (fill_sums in nmf_sweep.c; and by
+ * blocks of samples, nmf_blocks.c): below this share of G[k,k], the
+ * observed part of a diagonal is summed over the observed entries rather
+ * than taken as the difference (whose rounding, relative to it, would be
+ * G[k,k] / dg[k] ulps). */
+#define FILL_CANCEL 0.25
+
 
 /* nmf_work.c */
 double *bnmf_carve(double **buf, size_t n);

@@ -201,12 +201,8 @@ test_that("Gibbs by blocks gets the joint distribution right", {
   expect_geweke(geweke_run(model, n = 12000, seed = 41), label = "by blocks")
 })
 
-test_that("Gibbs by blocks refuses missing entries and ARD, classed", {
+test_that("Gibbs by blocks refuses ARD, classed (missing entries: test-blocks-missing.R)", {
   X <- blocks_gaussian(I = 10, J = 12)
-  Xna <- X
-  Xna[2, 3] <- NA
-  expect_error(bnmf(Xna, rank = 2, method = "gibbs", blocks = 2),
-               class = "bnmf_error_unsupported", regexp = "missing entries")
   expect_error(bnmf(X, rank = 2, method = "gibbs", prior = ard(), blocks = 2),
                class = "bnmf_error_unsupported", regexp = "ARD")
   expect_error(bnmf(X, rank = c(2, 2), method = "gibbs", blocks = 2),
