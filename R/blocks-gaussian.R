@@ -166,18 +166,14 @@ gholder_gibbs_states <- function(key) {
 # functions: init(H, H_var, H_ent, lamH), h_step(wq, ctrl), w_step(scale,
 # ctrl), gather(vb), close(); Gibbs's gibbs_init(states, lamH, seeds,
 # keep_draws), h_gibbs(wq, ctrl), w_gibbs(scale, ctrl, keep),
-# gibbs_states(); the blocks' column ranges and summaries.
+# gibbs_states(); the blocks' column ranges and summaries, the holders' key.
 gaussian_block_runner <- function(src, K, cluster = NULL) {
   base <- block_runner(src, K, cluster)
-  key <- environment(base$step)$key
-  owner <- environment(base$step)$owner
+  owner <- base$owner
   cols <- base$cols
+  # per_block: lists by block, each holder given its own blocks' elements
   call_all <- function(fun, args, per_block = NULL) {
-    if (is.null(cluster)) {
-      return(list(do.call(fun, c(list(key), args, if (!is.null(per_block))
-        lapply(per_block, function(p) p)))))
-    }
-    cluster_call(cluster, fun, key, args, if (!is.null(per_block)) {
+    base$call_all(fun, args, if (!is.null(per_block)) {
       lapply(owner, function(o) lapply(per_block, function(p) p[o]))
     })
   }
@@ -213,6 +209,7 @@ gaussian_block_runner <- function(src, K, cluster = NULL) {
     acc
   }
   list(
+    key = base$key,
     cols = cols,
     summaries = base$summaries,
     init = function(H, H_var, H_ent, lamH, W0 = NULL, mask = NULL) {

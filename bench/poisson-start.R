@@ -3,7 +3,8 @@
 ##
 ##   R_LIBS=<lib> Rscript bench/atlas.R make 5000 100000 small      # the counts (11 s)
 ##   R_LIBS=<lib> Rscript bench/poisson-start.R sparse [cells] [sweeps] [seeds]
-##        # default 20000 cells of small.h5, 300 sweeps, seeds 1:3 (10 min)
+##        # default 20000 cells of small.h5, 300 sweeps, seeds 1:3 (10 min);
+##        # seeds "none": the start from the truth only
 ##   R_LIBS=<lib> Rscript bench/poisson-start.R easy    # 16 small fits (1 min)
 ##
 ## `sparse`: the first `cells` cells of bench/atlas.R's small file (5,000
@@ -37,7 +38,9 @@ matched <- function(W_true, W_fit) {
 if (mode == "sparse") {
   ncell <- if (length(args) >= 2L) as.integer(args[2L]) else 20000L
   iter <- if (length(args) >= 3L) as.integer(args[3L]) else 300L
-  seeds <- if (length(args) >= 4L) eval(parse(text = args[4L])) else 1:3
+  # seeds "none": the start from the truth only
+  seeds <- if (length(args) >= 4L && args[4L] == "none") integer() else
+    if (length(args) >= 4L) eval(parse(text = args[4L])) else 1:3
   K <- 20L
   file <- file.path(dir, "small.h5")
   p <- as.double(rhdf5::h5read(file, "counts/indptr"))
@@ -49,7 +52,7 @@ if (mode == "sparse") {
               nrow(X), ncol(X), length(X@x), sum(X@x) / ncol(X), K, iter,
               paste(readLines("/proc/loadavg"), collapse = " ")))
   one <- function(label, seed, init) {
-    set.seed(seed)
+    if (is.numeric(seed)) set.seed(seed)
     t <- system.time(fit <- suppressWarnings(bnmf(X, K, likelihood = "poisson", method = "vb",
                                                    iter = iter, tol = 0, progress = FALSE,
                                                    init = init)))

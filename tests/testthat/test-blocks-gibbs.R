@@ -180,7 +180,7 @@ test_that("Gibbs by blocks gets the joint distribution right", {
     env <- new.env()
     env$wq <- list(W = as.double(W) + 0, tau = tau + 0)
     env$log_rates <- 0
-    s <- list(runner = runner, key = environment(runner$h_gibbs)$key, env = env,
+    s <- list(runner = runner, key = runner$key, env = env,
               ctrl = list(dims = c(I, J, K), n_obs = I * J, sumsq = 0, rule = 3),
               W = W, H = H, tau = tau)
     new_data(s, W, H, tau)
