@@ -440,14 +440,7 @@ static void blocks_w_fill(const nmf_data *d, const nmf_prior *pr, double *W, dou
             bnmf_row_interrupt(ir);
             const double *se = fs + (size_t) ir * 2 * K;
             double *dg = w->dg + (size_t) r * K, *a = w->fa + (size_t) r * K;
-            int direct = 0;
-            for (int k = 0; k < K; k++) {
-                const double gkk = G[k + (size_t) k * K];
-                dg[k] = gkk - se[K + k];
-                if (!(dg[k] >= FILL_CANCEL * gkk)) direct = 1;
-                a[k] = gm[k] > 0.0 ? sqrt(se[k] / gm[k]) : 0.0;
-            }
-            if (direct)
+            if (bnmf_fill_diag(G, se, gm, K, dg, a))
                 for (int k = 0; k < K; k++) dg[k] = fo[(size_t) ir * K + k];
             lam[r] = pr->lamW + ir;
             double *zr = w->zrow + (size_t) r * K, *br = w->brow + (size_t) r * K;

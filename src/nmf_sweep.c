@@ -163,14 +163,7 @@ static void fill_sums(const double *G, const double *P, const double *gm, const 
                       int nm, int n, int K, double *se, double *dg, double *a)
 {
     bnmf_idx_sums(se, P, m, nm, 2 * K);
-    int direct = 0;
-    for (int k = 0; k < K; k++) {
-        const double gkk = G[k + (size_t) k * K];
-        dg[k] = gkk - se[K + k];
-        if (!(dg[k] >= FILL_CANCEL * gkk)) direct = 1;
-        a[k] = gm[k] > 0.0 ? sqrt(se[k] / gm[k]) : 0.0;
-    }
-    if (!direct) return;
+    if (!bnmf_fill_diag(G, se, gm, K, dg, a)) return;
     for (int k = 0; k < K; k++) dg[k] = 0.0;
     for (int j = 0, t = 0; j < n; j++) {
         if (t < nm && m[t] == j) {

@@ -26,6 +26,23 @@
  * G[k,k] / dg[k] ulps). */
 #define FILL_CANCEL 0.25
 
+/* A filled row's diagonal terms from its sums se (s_k, then e_k; see
+ * fill_sums in nmf_sweep.c): dg[k] = G[k,k] - e_k and a[k] =
+ * sqrt(s_k / gm[k]). Returns 1 when some dg[k] cancels below FILL_CANCEL
+ * of G[k,k] (then the caller sums it over the observed entries). */
+static inline int bnmf_fill_diag(const double *G, const double *se, const double *gm, int K,
+                                 double *dg, double *a)
+{
+    int direct = 0;
+    for (int k = 0; k < K; k++) {
+        const double gkk = G[k + (size_t) k * K];
+        dg[k] = gkk - se[K + k];
+        if (!(dg[k] >= FILL_CANCEL * gkk)) direct = 1;
+        a[k] = gm[k] > 0.0 ? sqrt(se[k] / gm[k]) : 0.0;
+    }
+    return direct;
+}
+
 
 /* nmf_work.c */
 double *bnmf_carve(double **buf, size_t n);
