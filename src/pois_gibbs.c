@@ -33,7 +33,7 @@ BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, con
                                       double *ZWt, double *ZH, double *p, double *sb,
                                       double *C, const int *kmap)
 {
-    const int K = pd->K, nb = K / 4, K4 = 4 * nb;
+    const int K = pd->K, nb = K / 4, K4 = 4 * nb, nnz = pd->cp[pd->J];
     memset(ZWt, 0, sizeof(double) * K * pd->I);
     memset(ZH, 0, sizeof(double) * K * pd->J);
     double lik = 0.0;
@@ -46,6 +46,11 @@ BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, con
             const double *wi = Wt + (size_t) i * K;
             double *zw = ZWt + (size_t) i * K;
             const double x = pd->xv[q];
+            if (q + BNMF_POIS_PF < nnz) {
+                const size_t i2 = (size_t) pd->ri[q + BNMF_POIS_PF] * K;
+                BNMF_PF_ROW(Wt + i2, K, 0);
+                BNMF_PF_ROW(ZWt + i2, K, 1);
+            }
             /* (WH)_ij as bnmf_dot4 sums it (the ratio pass sums the log
              * likelihood from the same bits), keeping the running lane
              * sums: C[4 b + l] = sum_{b' <= b} p_{4 b' + l} */

@@ -248,7 +248,7 @@ BNMF_CLONES static void ratio_cols(const pois_data *pd, const double *At, const 
                                    double *NAt, double *NB, double *lik, double *sb, int j0,
                                    int j1)
 {
-    const int K = pd->K;
+    const int K = pd->K, qend = pd->cp[j1];
     for (int j = j0; j < j1; j++) {
         const double *bj = B + (size_t) j * K;
         double *nb = NB ? NB + (size_t) j * K : NULL;
@@ -256,6 +256,11 @@ BNMF_CLONES static void ratio_cols(const pois_data *pd, const double *At, const 
         for (int q = q0; q < pd->cp[j + 1]; q++) {
             const int i = pd->ri[q];
             const double *ai = At + (size_t) i * K;
+            if (q + BNMF_POIS_PF < qend) {
+                const size_t i2 = (size_t) pd->ri[q + BNMF_POIS_PF] * K;
+                BNMF_PF_ROW(At + i2, K, 0);
+                if (NAt) BNMF_PF_ROW(NAt + i2, K, 1);
+            }
             double s = bnmf_dot4(ai, bj, K);
             if (s < DBL_MIN) s = DBL_MIN;
             const double r = pd->xv[q] / s;
