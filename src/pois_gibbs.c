@@ -253,21 +253,23 @@ static void draw_lambda(const pois_data *pd, const pois_prior *pp, const double 
     }
 }
 
-/* W_ik ~ Gamma(a + ZWt_ki, rate_k + RS_ki), k by k (rate_k: lambda_k with
- * ARD, else b); RS (K x I): the sums of H over the observed entries of each
- * row (bnmf_pois_obs_sums()). */
+/* W_ik ~ Gamma(a + ZWt_ki, rate_k + RS_ki), row by row (rate_k: lambda_k
+ * with ARD, else b); RS (K x I): the sums of H over the observed entries of
+ * each row (bnmf_pois_obs_sums()). Into W (I x K) and, unless NULL, its
+ * transpose Wt (K x I), which the next split reads. */
 static void draw_W(int I, int K, const pois_prior *pp, const double *lam, const double *ZWt,
-                   const double *RS, double *W)
+                   const double *RS, double *W, double *Wt)
 {
     gamma_tab gt;
     gamma_table(pp->a, &gt);
-    for (int k = 0; k < K; k++) {
-        const double rk = lam ? lam[k] : pp->b;
-        for (int i = 0; i < I; i++) {
+    for (int i = 0; i < I; i++)
+        for (int k = 0; k < K; k++) {
             const size_t u = k + (size_t) i * K;
-            W[i + (size_t) k * I] = gamma_draw(pp->a + ZWt[u], ZWt[u], &gt) / (rk + RS[u]);
+            const double w = gamma_draw(pp->a + ZWt[u], ZWt[u], &gt) /
+                ((lam ? lam[k] : pp->b) + RS[u]);
+            W[i + (size_t) k * I] = w;
+            if (Wt) Wt[u] = w;
         }
-    }
 }
 
 /* H_kj ~ Gamma(c + ZH_kj, rate_k + RS_kj), in storage order (rate_k: lambda_k
@@ -353,15 +355,15 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
     const int *kmap = split_order(K);
     double *W = st->W, *H = st->H, *lam = pp->ard ? st->lambda : NULL;
     int kept = 0;
+    bnmf_transpose(W, I, K, Wt);   /* then kept by draw_W() */
     for (int s = 0; s < n; s++) {
-        bnmf_transpose(W, I, K, Wt);
         const double lik = gibbs_split(pd, Wt, H, ZWt, ZH, p, sb, C, kmap);
         if (s > 0) {
             tr[s - 1] = pois_loglik(pd, W, H, lik);
             tr[s - 1 + n] = tr[s - 1] + pois_log_prior(pd, pp, W, H, lam);
         }
         bnmf_pois_obs_sums(pd->d, H, 1, RS);
-        draw_W(I, K, pp, lam, ZWt, RS, W);
+        draw_W(I, K, pp, lam, ZWt, RS, W, Wt);
         bnmf_pois_obs_sums(pd->d, W, 0, RS);
         draw_H(J, K, pp, lam, ZH, RS, H);
         if (lam) draw_lambda(pd, pp, W, H, lam);
@@ -376,7 +378,6 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
         bnmf_rng_interrupt();
     }
     if (n > 0) {
-        bnmf_transpose(W, I, K, Wt);
         const double lik = bnmf_pois_ratio_pass(pd, Wt, H, NULL, NULL, 1);
         tr[n - 1] = pois_loglik(pd, W, H, lik);
         tr[2 * n - 1] = tr[n - 1] + pois_log_prior(pd, pp, W, H, lam);
@@ -542,7 +543,7 @@ SEXP bnmf_pois_gibbs_wstep_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims)
     const R_xlen_t nW = (R_xlen_t) cs.I * cs.K;
     const double *ZWt = bnmf_real_elt(acc, "ZWt", nW), *RS = bnmf_real_elt(acc, "RS", nW);
     bnmf_rng_get(1);   /* draws through bnmf_unif() and bnmf_rng_lend() only */
-    draw_W(cs.I, cs.K, &pp, cs.lambda, ZWt, RS, cs.W);
+    draw_W(cs.I, cs.K, &pp, cs.lambda, ZWt, RS, cs.W, NULL);
     bnmf_rng_put();
     return R_NilValue;
 }

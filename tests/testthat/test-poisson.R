@@ -152,7 +152,7 @@ test_that("VB and Gibbs on a sparse X give the dense fit, with the same seed", {
 # One Gibbs sweep in plain R, consuming the random numbers as the C code
 # does: the multinomial split of each positive observed count (column
 # order; a count <= K unit by unit, a larger one by successive binomials), then W_ik ~ Gamma(a + sum_j Z_ijk,
-# b + sum_{j observed in row i} H_kj) (k outer, i inner), then
+# b + sum_{j observed in row i} H_kj) (i outer, k inner), then
 # H_kj ~ Gamma(c + sum_i Z_ijk, d + sum_{i observed in column j} W_ik).
 # A unit of a count takes the factor whose interval holds U (WH)_ij, the
 # intervals laid out with the factors in the order of split_order(); the
@@ -191,7 +191,7 @@ pois_gibbs_r <- function(X, W, H, pr) {
     }
   }
   o <- !is.na(X)
-  for (k in seq_len(K)) for (i in seq_len(I)) {
+  for (i in seq_len(I)) for (k in seq_len(K)) {
     W[i, k] <- rgamma_pkg(pr$a, ZW[i, k], pr$b + sum(H[k, o[i, ]]))
   }
   for (j in seq_len(J)) for (k in seq_len(K)) {
