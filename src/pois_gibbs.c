@@ -12,8 +12,10 @@
  * Split every positive count multinomially over the factors,
  * Z_ij. ~ Mult(X_ij, W_i. H_.j / (WH)_ij): a count X_ij <= K unit by unit
  * (one uniform U each: the factor whose interval holds U (WH)_ij), a larger
- * one by successive binomials; adds the splits into ZWt (K x I) and ZH
- * (K x J), zeroed first. Returns sum X_ij log (WH)_ij, summed as the ratio
+ * one by successive binomials; adds the splits into the counts of WZ's
+ * rows (WZ: 2K x I, row i = W_i. and then its counts, wz_rows(); the
+ * count and the factor a split reads lie side by side) and ZH (K x J),
+ * both zeroed first. Returns sum X_ij log (WH)_ij, summed as the ratio
  * pass sums it (sb: I doubles of scratch; C: K doubles).
  *
  * The intervals of a unit: the products p_k = W_ik H_kj laid end to end
@@ -29,12 +31,12 @@
  * rate, fall short of it by rounding). For K < 4 the order is k = 0, ...,
  * K - 1.
  */
-BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, const double *H,
-                                      double *ZWt, double *ZH, double *p, double *sb,
+BNMF_CLONES static double gibbs_split(const pois_data *pd, double *WZ, const double *H,
+                                      double *ZH, double *p, double *sb,
                                       double *C, const int *kmap)
 {
     const int K = pd->K, nb = K / 4, K4 = 4 * nb, nnz = pd->cp[pd->J];
-    memset(ZWt, 0, sizeof(double) * K * pd->I);
+    for (int i = 0; i < pd->I; i++) memset(WZ + (size_t) i * 2 * K + K, 0, sizeof(double) * K);
     memset(ZH, 0, sizeof(double) * K * pd->J);
     double lik = 0.0;
     for (int j = 0; j < pd->J; j++) {
@@ -43,13 +45,11 @@ BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, con
         if ((j & 1023) == 1023) bnmf_rng_interrupt();
         for (int q = pd->cp[j]; q < pd->cp[j + 1]; q++) {
             const int i = pd->ri[q];
-            const double *wi = Wt + (size_t) i * K;
-            double *zw = ZWt + (size_t) i * K;
+            const double *wi = WZ + (size_t) i * 2 * K;
+            double *zw = WZ + (size_t) i * 2 * K + K;
             const double x = pd->xv[q];
             if (q + BNMF_POIS_PF < nnz) {
-                const size_t i2 = (size_t) pd->ri[q + BNMF_POIS_PF] * K;
-                BNMF_PF_ROW(Wt + i2, K, 0);
-                BNMF_PF_ROW(ZWt + i2, K, 1);
+                BNMF_PF_ROW(WZ + (size_t) pd->ri[q + BNMF_POIS_PF] * 2 * K, 2 * K, 1);
             }
             /* (WH)_ij as bnmf_dot4 sums it (the ratio pass sums the log
              * likelihood from the same bits), keeping the running lane
@@ -124,6 +124,14 @@ BNMF_CLONES static double gibbs_split(const pois_data *pd, const double *Wt, con
         lik += bnmf_xlog_sum(pd->xv + pd->cp[j], sb, (size_t) (pd->cp[j + 1] - pd->cp[j]));
     }
     return lik;
+}
+
+/* W (I x K) into the rows of WZ (2K x I): row i holds W_i. and then
+ * gibbs_split()'s counts of row i. */
+static void wz_rows(const double *W, int I, int K, double *WZ)
+{
+    for (int i = 0; i < I; i++)
+        for (int k = 0; k < K; k++) WZ[(size_t) i * 2 * K + k] = W[i + (size_t) k * I];
 }
 
 /* The factor of each place in the order of gibbs_split()'s intervals (K
@@ -253,22 +261,23 @@ static void draw_lambda(const pois_data *pd, const pois_prior *pp, const double 
     }
 }
 
-/* W_ik ~ Gamma(a + ZWt_ki, rate_k + RS_ki), row by row (rate_k: lambda_k
- * with ARD, else b); RS (K x I): the sums of H over the observed entries of
- * each row (bnmf_pois_obs_sums()). Into W (I x K) and, unless NULL, its
- * transpose Wt (K x I), which the next split reads. */
+/* W_ik ~ Gamma(a + Z_ik, rate_k + RS_ki), row by row (rate_k: lambda_k
+ * with ARD, else b; Z_ik = ZWt[k + i zs]); RS (K x I): the sums of H over
+ * the observed entries of each row (bnmf_pois_obs_sums()). Into W (I x K)
+ * and, unless NULL, Wt[k + i ws] (the rows of WZ, which the next split
+ * reads). */
 static void draw_W(int I, int K, const pois_prior *pp, const double *lam, const double *ZWt,
-                   const double *RS, double *W, double *Wt)
+                   size_t zs, const double *RS, double *W, double *Wt, size_t ws)
 {
     gamma_tab gt;
     gamma_table(pp->a, &gt);
     for (int i = 0; i < I; i++)
         for (int k = 0; k < K; k++) {
-            const size_t u = k + (size_t) i * K;
-            const double w = gamma_draw(pp->a + ZWt[u], ZWt[u], &gt) /
-                ((lam ? lam[k] : pp->b) + RS[u]);
+            const double z = ZWt[k + i * zs];
+            const double w = gamma_draw(pp->a + z, z, &gt) /
+                ((lam ? lam[k] : pp->b) + RS[k + (size_t) i * K]);
             W[i + (size_t) k * I] = w;
-            if (Wt) Wt[u] = w;
+            if (Wt) Wt[k + i * ws] = w;
         }
 }
 
@@ -346,8 +355,9 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
                        double *tr)
 {
     const int I = pd->I, J = pd->J, K = pd->K;
-    double *Wt = (double *) R_alloc((size_t) K * I, sizeof(double));
-    double *ZWt = (double *) R_alloc((size_t) K * I, sizeof(double));
+    /* W's rows and their counts side by side, K + K values a row: the
+     * split reads and adds into one place of a row */
+    double *WZ = (double *) R_alloc((size_t) 2 * K * I, sizeof(double));
     double *ZH = (double *) R_alloc((size_t) K * J, sizeof(double));
     double *RS = (double *) R_alloc((size_t) K * (I > J ? I : J), sizeof(double));
     double *p = (double *) R_alloc(K, sizeof(double)), *sb = (double *) R_alloc(I, sizeof(double));
@@ -355,15 +365,15 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
     const int *kmap = split_order(K);
     double *W = st->W, *H = st->H, *lam = pp->ard ? st->lambda : NULL;
     int kept = 0;
-    bnmf_transpose(W, I, K, Wt);   /* then kept by draw_W() */
+    wz_rows(W, I, K, WZ);   /* then kept by draw_W() */
     for (int s = 0; s < n; s++) {
-        const double lik = gibbs_split(pd, Wt, H, ZWt, ZH, p, sb, C, kmap);
+        const double lik = gibbs_split(pd, WZ, H, ZH, p, sb, C, kmap);
         if (s > 0) {
             tr[s - 1] = pois_loglik(pd, W, H, lik);
             tr[s - 1 + n] = tr[s - 1] + pois_log_prior(pd, pp, W, H, lam);
         }
         bnmf_pois_obs_sums(pd->d, H, 1, RS);
-        draw_W(I, K, pp, lam, ZWt, RS, W, Wt);
+        draw_W(I, K, pp, lam, WZ + K, 2 * (size_t) K, RS, W, WZ, 2 * (size_t) K);
         bnmf_pois_obs_sums(pd->d, W, 0, RS);
         draw_H(J, K, pp, lam, ZH, RS, H);
         if (lam) draw_lambda(pd, pp, W, H, lam);
@@ -378,6 +388,8 @@ static void pois_gibbs(const pois_data *pd, const pois_prior *pp, pois_gibbs_sta
         bnmf_rng_interrupt();
     }
     if (n > 0) {
+        double *Wt = RS;   /* K x I of scratch */
+        bnmf_transpose(W, I, K, Wt);
         const double lik = bnmf_pois_ratio_pass(pd, Wt, H, NULL, NULL, 1);
         tr[n - 1] = pois_loglik(pd, W, H, lik);
         tr[2 * n - 1] = tr[n - 1] + pois_log_prior(pd, pp, W, H, lam);
@@ -468,7 +480,7 @@ SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP
     double *H_sum = bnmf_real_elt(bstate, "H_sum", nH), *H_sq = bnmf_real_elt(bstate, "H_sq", nH);
     const double *W = bnmf_real_elt(wq, "W", nW);
     const double *lam = pp.ard ? bnmf_real_elt(wq, "lambda", K) : NULL;
-    double *Wt = (double *) R_alloc((size_t) nW, sizeof(double));
+    double *WZ = (double *) R_alloc((size_t) 2 * nW, sizeof(double));
     double *p = (double *) R_alloc(K, sizeof(double)), *sb = (double *) R_alloc(I, sizeof(double));
     double *C = (double *) R_alloc(K, sizeof(double));
     const int *kmap = split_order(K);
@@ -478,7 +490,7 @@ SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP
     v[1] = PROTECT(Rf_allocVector(REALSXP, nW)); np++;
     v[2] = PROTECT(Rf_allocVector(REALSXP, K)); np++;
     v[3] = PROTECT(Rf_allocVector(REALSXP, K)); np++;
-    bnmf_transpose(W, I, K, Wt);
+    wz_rows(W, I, K, WZ);
     bnmf_rng_get(1);   /* draws through bnmf_unif() and bnmf_rng_lend() only */
     if (draw) {
         double *RSH = (double *) R_alloc((size_t) nH, sizeof(double));
@@ -486,7 +498,9 @@ SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP
         draw_H(J, K, &pp, lam, ZH, RSH, H);
         if (keep) add_moments(H, (size_t) nH, H_sum, H_sq);
     }
-    const double lik = gibbs_split(&pd, Wt, H, REAL(v[0]), ZH, p, sb, C, kmap);
+    const double lik = gibbs_split(&pd, WZ, H, ZH, p, sb, C, kmap);
+    for (int i = 0; i < I; i++)
+        memcpy(REAL(v[0]) + (size_t) i * K, WZ + (size_t) i * 2 * K + K, sizeof(double) * K);
     bnmf_rng_put();
     bnmf_pois_obs_sums(&d, H, 1, REAL(v[1]));
     double *SH = REAL(v[2]), *LH = REAL(v[3]);
@@ -543,7 +557,7 @@ SEXP bnmf_pois_gibbs_wstep_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims)
     const R_xlen_t nW = (R_xlen_t) cs.I * cs.K;
     const double *ZWt = bnmf_real_elt(acc, "ZWt", nW), *RS = bnmf_real_elt(acc, "RS", nW);
     bnmf_rng_get(1);   /* draws through bnmf_unif() and bnmf_rng_lend() only */
-    draw_W(cs.I, cs.K, &pp, cs.lambda, ZWt, RS, cs.W, NULL);
+    draw_W(cs.I, cs.K, &pp, cs.lambda, ZWt, (size_t) cs.K, RS, cs.W, NULL, 0);
     bnmf_rng_put();
     return R_NilValue;
 }
