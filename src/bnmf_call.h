@@ -49,6 +49,7 @@ SEXP bnmf_pois_vb_wstep_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims);
 SEXP bnmf_pois_vb_finish_call(SEXP wq, SEXP acc, SEXP prior, SEXP dims);
 SEXP bnmf_pois_vb_logmeans_call(SEXP al, SEXP be, SEXP dims, SEXP transpose);
 SEXP bnmf_pois_gibbs_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
+SEXP bnmf_pois_rgamma_call(SEXP n, SEXP a, SEXP z);
 SEXP bnmf_pois_gibbs_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl);
 SEXP bnmf_pois_gibbs_wstep_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims);
 SEXP bnmf_pois_gibbs_finish_call(SEXP ws, SEXP acc, SEXP prior, SEXP dims, SEXP ctrl);

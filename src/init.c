@@ -52,6 +52,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF(nmf_blocks_objective, 4),
     CALLDEF(nmf_sum_log_rates, 1),
     CALLDEF(pois_gibbs, 5),
+    CALLDEF(pois_rgamma, 3),
     /* Poisson Gibbs by blocks of samples (pois_gibbs.c) */
     CALLDEF(pois_gibbs_block, 6),
     CALLDEF(pois_gibbs_wstep, 4),

@@ -65,6 +65,23 @@ typedef struct {
     double *n_acc, *SW_sum, *SH_sum, *WS_sum, *HS_sum; /* final averages */
 } ssvi_state;
 
+/* The passes over the counts read (and add into) a row of K values of
+ * a factor at a random place for each count: a cache miss on large data,
+ * which the processor overlaps with the work of at most a count or two.
+ * So each pass asks for the rows of the count BNMF_POIS_PF counts ahead
+ * (the rows of At or Wt, and of the arrays it adds into). */
+#define BNMF_POIS_PF 8
+#if defined(__GNUC__)
+#define BNMF_PF_ROW(r, K, rw)                                                     \
+    do {                                                                        \
+        const double *pf_r_ = (r);                                              \
+        for (int pf_l_ = 0; pf_l_ < (K); pf_l_ += 8) __builtin_prefetch(pf_r_ + pf_l_, rw); \
+        __builtin_prefetch(pf_r_ + (K) - 1, rw);                                \
+    } while (0)
+#else
+#define BNMF_PF_ROW(r, K, rw) ((void) 0)
+#endif
+
 /* rlist.c: the Poisson lists by name */
 void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp);
 double bnmf_pois_ctrl(SEXP ctrl, const char *name);

@@ -40,6 +40,7 @@
 #include <limits.h>
 #include "bnmf_call.h"
 #include "pois.h"
+#include "vlog.h"
 
 /* ---- the data ----------------------------------------------------------- */
 
@@ -248,7 +249,7 @@ BNMF_CLONES static void ratio_cols(const pois_data *pd, const double *At, const 
                                    double *NAt, double *NB, double *lik, double *sb, int j0,
                                    int j1)
 {
-    const int K = pd->K;
+    const int K = pd->K, qend = pd->cp[j1];
     for (int j = j0; j < j1; j++) {
         const double *bj = B + (size_t) j * K;
         double *nb = NB ? NB + (size_t) j * K : NULL;
@@ -256,6 +257,11 @@ BNMF_CLONES static void ratio_cols(const pois_data *pd, const double *At, const 
         for (int q = q0; q < pd->cp[j + 1]; q++) {
             const int i = pd->ri[q];
             const double *ai = At + (size_t) i * K;
+            if (q + BNMF_POIS_PF < qend) {
+                const size_t i2 = (size_t) pd->ri[q + BNMF_POIS_PF] * K;
+                BNMF_PF_ROW(At + i2, K, 0);
+                if (NAt) BNMF_PF_ROW(NAt + i2, K, 1);
+            }
             double s = bnmf_dot4(ai, bj, K);
             if (s < DBL_MIN) s = DBL_MIN;
             const double r = pd->xv[q] / s;
@@ -344,10 +350,42 @@ double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double 
     return lik;
 }
 
-/* sum of log Gamma(shape, rate) densities of n values. */
-double bnmf_gamma_log_prior(const double *Z, R_xlen_t n, double shape, double rate)
+/* sum of log Gamma(shape, rate) densities of n values: (shape - 1) times
+ * the sum of their logs (four at a time, bnmf_log4, within about an ulp of
+ * log(); a group of four with a value that is not positive, normal and
+ * finite by log(); none for shape 1, the exponential density) less rate
+ * times their sum. */
+BNMF_CLONES double bnmf_gamma_log_prior(const double *Z, R_xlen_t n, double shape, double rate)
 {
-    double s = 0.0;
-    for (R_xlen_t t = 0; t < n; t++) s += (shape - 1.0) * log(Z[t]) - rate * Z[t];
-    return s + (double) n * (shape * log(rate) - lgammafn(shape));
+    double sl = 0.0, sz = 0.0;
+    R_xlen_t t = 0;
+    const double cst = (double) n * (shape * log(rate) - lgammafn(shape));
+    if (shape == 1.0) {
+        for (; t < n; t++) sz += Z[t];
+        return cst - rate * sz;
+    }
+#if defined(__GNUC__)
+    const bnmf_v4 zero = {0.0, 0.0, 0.0, 0.0};
+    bnmf_v4 al = zero, az = zero;
+    for (; t + 4 <= n; t += 4) {
+        const bnmf_v4 z = *(const bnmf_v4 *) (Z + t);
+        const bnmf_v4i ex = ((bnmf_v4i) z >> 52) & 0x7FF;
+        const bnmf_v4i odd = (ex == 0) | (ex == 0x7FF) | (z < zero);
+        az += z;
+        if (odd[0] | odd[1] | odd[2] | odd[3]) {
+            for (int l = 0; l < 4; l++) al[l] += log(z[l]);
+            continue;
+        }
+        bnmf_v4 lg;
+        bnmf_log4(&lg, &z);
+        al += lg;
+    }
+    sl = (al[0] + al[1]) + (al[2] + al[3]);
+    sz = (az[0] + az[1]) + (az[2] + az[3]);
+#endif
+    for (; t < n; t++) {
+        sl += log(Z[t]);
+        sz += Z[t];
+    }
+    return (shape - 1.0) * sl - rate * sz + cst;
 }

@@ -184,3 +184,27 @@ test_that("the VB ELBO lies below the exact log p(X)", {
     expect_true(all(diff(e) >= -1e-10 * abs(e[-1])))
   }
 })
+
+test_that("the Gibbs sampler's Gamma draws have the Gamma distribution", {
+  skip_on_cran()
+  # shape a + z: below 1 (the boost), 1 (the exponential ziggurat), above 1
+  # from the table (z < 64) and beyond it; under both uniform generators
+  cases <- rbind(c(0.3, 0), c(0.6, 0), c(1, 0), c(1, 1), c(1.5, 0), c(0.6, 3), c(1, 70),
+                 c(2.5, 1e4))
+  for (kind in c("Mersenne-Twister", "L'Ecuyer-CMRG")) {
+    withr::local_seed(41, .rng_kind = kind)
+    for (r in seq_len(nrow(cases))) {
+      sh <- sum(cases[r, ])
+      g <- .Call(C_pois_rgamma, 20000, cases[r, 1], cases[r, 2])
+      info <- sprintf("%s, shape %g + %g", kind, cases[r, 1], cases[r, 2])
+      expect_gt(suppressWarnings(stats::ks.test(g, "pgamma", sh))$p.value, 1e-3, label = info)
+      # the mean and the variance within 4.5 standard errors
+      expect_lt(abs(mean(g) - sh) / sqrt(sh / 20000), 4.5, label = info)
+      expect_lt(abs(stats::var(g) - sh) / sqrt((6 * sh + 2 * sh^2) / 20000), 4.5, label = info)
+    }
+  }
+  # the test has teeth: a shape off by 2% is found
+  withr::local_seed(42)
+  expect_lt(suppressWarnings(stats::ks.test(.Call(C_pois_rgamma, 20000, 2.55, 0), "pgamma",
+                                            2.5))$p.value, 1e-3)
+})

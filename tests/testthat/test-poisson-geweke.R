@@ -58,6 +58,15 @@ test_that("the Poisson Gibbs sampler gets the joint distribution right with miss
   expect_geweke(res, label = "Poisson Gibbs, missing entries")
 })
 
+test_that("the Poisson Gibbs sampler gets the joint distribution right with K >= 4 and shapes 1 and below 1", {
+  skip_on_cran()
+  # K = 5: the split's four lanes and the rest; W's shapes 0.8 + z (below
+  # 1 at z = 0), H's 1 + z (the exponential at z = 0)
+  m <- geweke_pois_model(Fn = 2, Tn = 2, K = 5, a = 0.8, b = 2, c = 1, d = 2)
+  res <- geweke_compare(m, geweke_simulate(m, n = 20000, seed = 67), n_ref = 5e4, seed = 68)
+  expect_geweke(res, label = "Poisson Gibbs, K = 5")
+})
+
 # ARD: lambda_k ~ Gamma(alpha0, beta0), W_fk ~ Gamma(a, lambda_k),
 # H_kt ~ Gamma(c, lambda_k). One sweep of the sampler (Z, W, H, then lambda)
 # given X, then a fresh X ~ Poisson(W H), leaves this prior invariant: each

@@ -152,8 +152,18 @@ test_that("VB and Gibbs on a sparse X give the dense fit, with the same seed", {
 # One Gibbs sweep in plain R, consuming the random numbers as the C code
 # does: the multinomial split of each positive observed count (column
 # order; a count <= K unit by unit, a larger one by successive binomials), then W_ik ~ Gamma(a + sum_j Z_ijk,
-# b + sum_{j observed in row i} H_kj) (k outer, i inner), then
+# b + sum_{j observed in row i} H_kj) (i outer, k inner), then
 # H_kj ~ Gamma(c + sum_i Z_ijk, d + sum_{i observed in column j} W_ik).
+# A unit of a count takes the factor whose interval holds U (WH)_ij, the
+# intervals laid out with the factors in the order of split_order(); the
+# Gamma(shape, 1) draws are the package's (the hook C_pois_rgamma, tested
+# against the Gamma distribution in test-poisson-exact.R), divided by the rate.
+split_order <- function(K) {
+  nb <- K %/% 4L
+  if (nb == 0L) return(seq_len(K))
+  c(as.vector(t(matrix(seq_len(4L * nb), 4L, nb))), seq_len(K)[-seq_len(4L * nb)])
+}
+rgamma_pkg <- function(a, z, rate) .Call(C_pois_rgamma, 1, a, z) / rate
 pois_gibbs_r <- function(X, W, H, pr) {
   I <- nrow(X); J <- ncol(X); K <- ncol(W)
   ZW <- matrix(0, I, K); ZH <- matrix(0, K, J)
@@ -162,11 +172,12 @@ pois_gibbs_r <- function(X, W, H, pr) {
     if (is.na(x) || x == 0) next
     p <- W[i, ] * H[, j]
     if (x <= K) {
-      cs <- cumsum(p)
+      ord <- split_order(K)
+      cs <- cumsum(p[ord])
       for (u in seq_len(x)) {
         v <- stats::runif(1) * sum(p)
-        k <- 1
-        while (k < K && cs[k] <= v) k <- k + 1
+        n <- min(sum(cs <= v), K - 1)
+        k <- ord[n + 1]
         ZW[i, k] <- ZW[i, k] + 1; ZH[k, j] <- ZH[k, j] + 1
       }
       next
@@ -180,11 +191,11 @@ pois_gibbs_r <- function(X, W, H, pr) {
     }
   }
   o <- !is.na(X)
-  for (k in seq_len(K)) for (i in seq_len(I)) {
-    W[i, k] <- stats::rgamma(1, pr$a + ZW[i, k], rate = pr$b + sum(H[k, o[i, ]]))
+  for (i in seq_len(I)) for (k in seq_len(K)) {
+    W[i, k] <- rgamma_pkg(pr$a, ZW[i, k], pr$b + sum(H[k, o[i, ]]))
   }
   for (j in seq_len(J)) for (k in seq_len(K)) {
-    H[k, j] <- stats::rgamma(1, pr$c + ZH[k, j], rate = pr$d + sum(W[o[, j], k]))
+    H[k, j] <- rgamma_pkg(pr$c, ZH[k, j], pr$d + sum(W[o[, j], k]))
   }
   list(W = W, H = H)
 }
@@ -205,6 +216,22 @@ test_that("a Gibbs sweep draws from the exact conditionals (plain-R sweep, same 
   set.seed(99)
   wrong <- pois_gibbs_r(replace(X, is.na(X), 0), W, H, pr)
   expect_false(isTRUE(all.equal(got$W, wrong$W)))
+})
+
+test_that("with K >= 4 a Gibbs sweep splits the counts over the factors' intervals in their order", {
+  withr::local_seed(6)
+  K <- 6  # the four lanes (factors 1-4) and the rest (5, 6); counts above K by binomials
+  X <- matrix(c(1, 0, 3, 7, NA, 1, 0, 2, 9, 6, 0, 1, 4, 5, 1), 3, 5)
+  W <- matrix(stats::rgamma(3 * K, 0.7), 3, K)
+  H <- matrix(stats::rgamma(K * 5, 0.7), K, 5)
+  pr <- list(a = 0.6, b = 0.8, c = 1, d = 1.7)  # shapes below 1 and 1 (Exp(1))
+  set.seed(98)
+  got <- bnmf:::pois_gibbs_sweeps(X, list(W = W, H = H), pr, 1)
+  set.seed(98)
+  want <- pois_gibbs_r(X, W, H, pr)
+  expect_equal(got$W, want$W, tolerance = 1e-12)
+  expect_equal(got$H, want$H, tolerance = 1e-12)
+  expect_equal(split_order(9), c(1, 5, 2, 6, 3, 7, 4, 8, 9))
 })
 
 # One sweep of the mask sampler in plain R: each mask's conditional from the
