@@ -338,16 +338,12 @@ SEXP bnmf_nmf_block_w_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP scale, S
     v[4] = PROTECT(Rf_allocMatrix(REALSXP, fill ? K : 0, fill ? I : 0));
     v[5] = PROTECT(Rf_allocVector(REALSXP, fill ? K : 0));
     if (fill) block_fill_sums(&d, H, Hv, ws.G, REAL(v[3]), REAL(v[4]), REAL(v[5]));
-    if (masked) {
-        const double *rmiss = bnmf_real_elt(ctrl, "rmiss", I);
-        const double Jall = *bnmf_real_elt(ctrl, "J", 1);
-        R_xlen_t nr = 0;
-        for (int i = 0; i < I; i++) nr += rmiss[i] > 0.0;
-        v[6] = PROTECT(Rf_allocVector(REALSXP, nr * K * K));
-        block_masked_grams(&d, H, Hv, rmiss, Jall, REAL(v[6]), ws.obs);
-    } else {
-        v[6] = PROTECT(Rf_allocVector(REALSXP, 0));
-    }
+    const double *rmiss = masked ? bnmf_real_elt(ctrl, "rmiss", I) : NULL;
+    R_xlen_t nr = 0;
+    for (int i = 0; masked && i < I; i++) nr += rmiss[i] > 0.0;
+    v[6] = PROTECT(Rf_allocVector(REALSXP, nr * K * K));
+    if (masked)
+        block_masked_grams(&d, H, Hv, rmiss, *bnmf_real_elt(ctrl, "J", 1), REAL(v[6]), ws.obs);
     v[0] = PROTECT(Rf_allocMatrix(REALSXP, I, K));
     v[1] = PROTECT(Rf_allocMatrix(REALSXP, K, K));
     v[2] = PROTECT(Rf_allocVector(REALSXP, 2));
