@@ -34,14 +34,17 @@ spectral_start <- function(map, I, J, K) {
   }
   parts <- map(spectral_block_embed, list(Q = Q))
   n <- unlist(lapply(parts, `[[`, "n"), use.names = FALSE)
-  T <- do.call(rbind, lapply(parts, `[[`, "T"))
+  e <- eigen(Reduce(`+`, lapply(parts, function(p) crossprod(p$T))), symmetric = TRUE)
+  U <- e$vectors[, seq_len(min(K, r)), drop = FALSE]
+  # the blocks' embeddings, each block's T_b dropped as its rows are made
+  # (at a million samples T is 240 MB)
+  for (b in seq_along(parts)) {
+    Eb <- parts[[b]]$T %*% U
+    len <- sqrt(rowSums(Eb * Eb))
+    parts[[b]] <- Eb / ifelse(len > 0, len, 1)
+  }
+  E <- do.call(rbind, parts)
   parts <- NULL
-  e <- eigen(crossprod(T), symmetric = TRUE)
-  k_e <- min(K, r)
-  E <- T %*% e$vectors[, seq_len(k_e), drop = FALSE]
-  T <- NULL
-  len <- sqrt(rowSums(E * E))
-  E <- E / ifelse(len > 0, len, 1)
   cl <- spectral_clusters(E, K)
   if (is.null(cl)) return(NULL)
   Wsum <- Reduce(`+`, map(spectral_block_w, list(cl = cl, K = K)))
@@ -63,8 +66,16 @@ spectral_clusters <- function(E, K, sample_max = 50000L) {
                  error = function(e) NULL)
   if (is.null(km)) return(NULL)
   C <- km$centers
-  # the nearest centre of every sample: largest 2 e'c - |c|^2
-  max.col(2 * E %*% t(C) - rep(rowSums(C * C), each = J), ties.method = "first")
+  c2 <- rowSums(C * C)
+  # the nearest centre of every sample: largest 2 e'c - |c|^2 (by chunks
+  # of rows: no J x K temporaries)
+  cl <- integer(J)
+  for (s in seq(1L, J, by = 65536L)) {
+    i <- s:min(J, s + 65535L)
+    cl[i] <- max.col(2 * E[i, , drop = FALSE] %*% t(C) - rep(c2, each = length(i)),
+                     ties.method = "first")
+  }
+  cl
 }
 
 # A block's normalised square roots sqrt(x_ij / n_j) (missing as 0) and its
