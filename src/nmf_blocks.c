@@ -474,16 +474,7 @@ static void blocks_w_masked(const nmf_data *d, const nmf_prior *pr, double *W, d
         while (nr < COND_BLOCK && i + nr < I && !(rmiss[i + nr] > 0.0)) nr++;
         for (int r = 0; r < (nr > 1 ? nr : 1); r++) bnmf_row_interrupt(i + r);
         if (nr > 1) {
-            const double *lam[COND_BLOCK];
-            for (int r = 0; r < nr; r++) {
-                const int ir = i + r;
-                lam[r] = pr->lamW + ir;
-                for (int k = 0; k < K; k++) {
-                    w->zrow[r * K + k] = W[ir + (size_t) k * I];
-                    w->brow[r * K + k] = w->D[ir + (size_t) k * I];
-                }
-            }
-            bnmf_cond_rows(w->zrow, w->G, w->brow, lam, I, tau, K, nr, rule, w->vrow, w->erow);
+            bnmf_W_rows_cond(d, pr, W, i, nr, 0, tau, rule, w);
             bnmf_W_rows_store(d, W, i, nr, w, vb);
             i += nr;
             continue;

@@ -287,6 +287,25 @@ void bnmf_W_rows_store(const nmf_data *d, double *W, int i, int nr, const sweep_
 /* Rows i..i+nr-1 of W (nr > 1: complete rows sharing ws->G, updated
  * together by bnmf_cond_rows; else one row, masked by its missing entries),
  * with the scratch w (zrow ... sub: a thread's own; D, G, Wt: shared). */
+/* Rows i .. i + nr - 1 of W, none masked, updated together by
+ * bnmf_cond_rows from the whole Gram matrix ws->G and their X H' (rows:
+ * from ws->Wt, K x I; else ws->D, I x K). */
+void bnmf_W_rows_cond(const nmf_data *d, const nmf_prior *pr, const double *W, int i, int nr,
+                      int rows, double tau, nmf_rule rule, sweep_work *w)
+{
+    const int I = d->I, K = d->K;
+    const double *lam[COND_BLOCK];
+    for (int r = 0; r < nr; r++) {
+        const int ir = i + r;
+        lam[r] = pr->lamW + ir;
+        for (int k = 0; k < K; k++) {
+            w->zrow[r * K + k] = W[ir + (size_t) k * I];
+            w->brow[r * K + k] = rows ? w->Wt[k + (size_t) ir * K] : w->D[ir + (size_t) k * I];
+        }
+    }
+    bnmf_cond_rows(w->zrow, w->G, w->brow, lam, I, tau, K, nr, rule, w->vrow, w->erow);
+}
+
 static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
                           const double *H, double tau, nmf_rule rule, int masked,
                           sweep_work *w, const vb_part *vb, int i, int nr)
@@ -309,17 +328,7 @@ static void update_W_rows(const nmf_data *d, const nmf_prior *pr, double *W,
         bnmf_vb_rows_diag(w->zrow, w->G, w->brow, w->dg, w->fa, w->fu, lam, I,
                           tau, K, nr, w->vrow, w->erow);
     } else if (nr > 1) {
-        const double *lam[COND_BLOCK];
-        for (int r = 0; r < nr; r++) {
-            const int ir = i + r;
-            lam[r] = pr->lamW + ir;
-            for (int k = 0; k < K; k++) {
-                w->zrow[r * K + k] = W[ir + (size_t) k * I];
-                w->brow[r * K + k] = rows ? w->Wt[k + (size_t) ir * K]
-                                          : w->D[ir + (size_t) k * I];
-            }
-        }
-        bnmf_cond_rows(w->zrow, w->G, w->brow, lam, I, tau, K, nr, rule, w->vrow, w->erow);
+        bnmf_W_rows_cond(d, pr, W, i, nr, rows, tau, rule, w);
     } else {
         const int nmi = masked ? d->mrow_ptr[i + 1] - d->mrow_ptr[i] : 0;
         const int *mi = d->mrow_j + (masked ? d->mrow_ptr[i] : 0);

@@ -44,6 +44,10 @@ static inline int bnmf_fill_diag(const double *G, const double *se, const double
 }
 
 
+/* nmf_sweep.c */
+void bnmf_W_rows_cond(const nmf_data *d, const nmf_prior *pr, const double *W, int i, int nr,
+                      int rows, double tau, nmf_rule rule, sweep_work *w);
+
 /* nmf_work.c */
 double *bnmf_carve(double **buf, size_t n);
 double *bnmf_alloc_lines(size_t n);
