@@ -188,20 +188,59 @@ if (mode == "fit") {
           g <- globalenv()
           message(sprintf("map %d done at %.1f s; VmRSS %.0f MB", length(g$stamps),
                           g$stamps[length(g$stamps)] - g$t0[["elapsed"]], g$status_mb("VmRSS")))
+          if (isTRUE(g$stage_peaks)) g$stage(sprintf("map %d", length(g$stamps)))
         }))
   if (init == "spectral") {
     trace("spectral_start", where = asNamespace("bnmf"), print = FALSE,
-          exit = quote(message(sprintf("spectral start done at %.1f s; VmRSS %.0f MB",
-                                       proc.time()[["elapsed"]] - get("t0", envir = globalenv())[["elapsed"]],
-                                       get("status_mb", envir = globalenv())("VmRSS")))))
+          exit = quote({
+            message(sprintf("spectral start done at %.1f s; VmRSS %.0f MB",
+                            proc.time()[["elapsed"]] - get("t0", envir = globalenv())[["elapsed"]],
+                            get("status_mb", envir = globalenv())("VmRSS")))
+            if (isTRUE(get("stage_peaks", envir = globalenv()))) get("stage", envir = globalenv())("spectral_start exit")
+          }))
+  }
+  # BNMF_ATLAS_STAGES=1: the resident size at the end of each stage of the
+  # fit and its peak (VmHWM) since the stage before (VmHWM reset after each
+  # report), the stages marked by traces on the package's functions
+  stage_peaks <- Sys.getenv("BNMF_ATLAS_STAGES") == "1"
+  stage_max <- 0
+  if (stage_peaks) {
+    stage <- function(what) {
+      g <- globalenv()
+      hwm <- g$status_mb("VmHWM")
+      g$stage_max <- max(g$stage_max, hwm)
+      message(sprintf("stage %-28s at %6.1f s: VmRSS %5.0f MB, peak since the stage before %5.0f MB",
+                      what, proc.time()[["elapsed"]] - g$t0[["elapsed"]], g$status_mb("VmRSS"), hwm))
+      writeLines("5", "/proc/self/clear_refs")
+    }
+    marks <- list(holder_load = "exit", pois_start = "exit", pois_vb_state = "exit", holder_init = "exit",
+                  holder_states = "both", pois_vb_parts = "both", new_poisson_fit = "exit",
+                  validate_poisson_fit = "exit", poisson_build = "exit")
+    marks <- marks[vapply(names(marks), exists, NA, envir = asNamespace("bnmf"), inherits = FALSE)]
+    for (f in names(marks)) {
+      ent <- if (marks[[f]] == "both") bquote(get("stage", envir = globalenv())(.(paste(f, "entry"))))
+      ex <- bquote(get("stage", envir = globalenv())(.(paste(f, "exit"))))
+      if (is.null(ent)) {
+        trace(f, where = asNamespace("bnmf"), print = FALSE, exit = ex)
+      } else {
+        trace(f, where = asNamespace("bnmf"), print = FALSE, tracer = ent, exit = ex)
+      }
+    }
   }
   base <- mem_start()
   set.seed(1)
   t0 <- proc.time()
-  fit <- bnmf(X ~ nmf(K), likelihood = "poisson", method = "vb", iter = iter, tol = 0, init = init)
+  # BNMF_ATLAS_BLOCKS=n: n blocks instead of the default (for a small file
+  # cut as the atlas is)
+  nb <- Sys.getenv("BNMF_ATLAS_BLOCKS")
+  fit <- if (nzchar(nb)) {
+    bnmf(X ~ nmf(K), likelihood = "poisson", method = "vb", iter = iter, tol = 0, init = init,
+         blocks = as.integer(nb))
+  } else bnmf(X ~ nmf(K), likelihood = "poisson", method = "vb", iter = iter, tol = 0, init = init)
   t1 <- proc.time()
+  if (stage_peaks) stage("bnmf() returned")
   cat(sprintf("resident before the fit %.0f MB; peak (VmHWM) during the fit %.0f MB\n", base,
-              status_mb("VmHWM")))
+              max(stage_max, status_mb("VmHWM"))))
   el <- (t1 - t0)[["elapsed"]]
   sw <- diff(stamps)
   cat(sprintf("blocks: %d; fit %.0f s elapsed (CPU %.0f s); set-up and first map (until the first sweep) %.0f s\n",
