@@ -316,11 +316,15 @@ holder_block <- function(h, b) {
 }
 
 # q(H) of the holder's blocks: `states` a list of list(shape_H, rate_H, H),
-# one per block (K x J_b); adds each block's LH = exp(E log H).
+# one per block (K x J_b values); adds each block's LH = exp(E log H). The
+# sweeps update these in place: plain double vectors are kept as given
+# (init() cuts them for the holder alone: no second copy of q(H)), others
+# copied.
 holder_init <- function(key, states) {
   h <- get(key, envir = block_store)
+  own <- function(z) if (is.double(z) && is.null(attributes(z))) z else as.double(z) + 0
   h$states <- lapply(states, function(s) {
-    s <- lapply(s[c("shape_H", "rate_H", "H")], function(z) as.double(z) + 0)
+    s <- lapply(s[c("shape_H", "rate_H", "H")], own)
     s$LH <- .Call(C_pois_vb_logmeans, s$shape_H, s$rate_H,
                   as.double(c(h$K, length(s$H) / h$K)), FALSE)
     s
@@ -359,10 +363,16 @@ holder_map <- function(key, fun, args) {
   })
 }
 
-# The q(H) of the holder's blocks, in their order.
-holder_states <- function(key) {
+# The q(H) of the holder's blocks, in their order. `release`: the holder
+# lets go of them and of their exp(E log H) (the chain's end: a chain
+# after it starts with init()), so that in this process the caller holds
+# the only reference and each block's arrays can be freed as they are
+# copied out.
+holder_states <- function(key, release = FALSE) {
   h <- get(key, envir = block_store)
-  lapply(h$states, function(s) s[c("shape_H", "rate_H", "H")])
+  out <- lapply(h$states, function(s) s[c("shape_H", "rate_H", "H")])
+  if (release) h$states <- vector("list", length(h$states))
+  out
 }
 
 # ---- the blocks' own streams of random numbers (samplers by blocks) --------------
@@ -450,21 +460,24 @@ block_runner <- function(src, K, cluster = NULL) {
     map = function(fun, args = list()) {
       unlist(call_all(holder_map, list(fun = fun, args = args)), recursive = FALSE)
     },
+    # the blocks' q(H) from K x J arrays: each block's columns cut as a new
+    # plain vector (the holders keep it), each array let go of once cut
     init = function(shape_H, rate_H, H) {
-      states <- lapply(cols, function(r) {
-        j <- r[1L]:r[2L]
-        list(shape_H = shape_H[, j, drop = FALSE], rate_H = rate_H[, j, drop = FALSE],
-             H = H[, j, drop = FALSE])
-      })
-      if (is.null(cluster)) holder_init(key, states)
-      else cluster_call(cluster, holder_init, key, list(), per_worker_states(states))
+      cut <- function(M) lapply(cols, function(r) M[(K * (r[1L] - 1) + 1):(K * r[2L])])
+      sh <- cut(shape_H)
+      rm(shape_H)
+      rh <- cut(rate_H)
+      rm(rate_H)
+      mh <- cut(H)
+      rm(H)
+      states <- lapply(seq_len(n), function(b) list(shape_H = sh[[b]], rate_H = rh[[b]], H = mh[[b]]))
+      rm(sh, rh, mh)
+      call_all(holder_init, list(), per_worker_states(states))
       invisible(NULL)
     },
     step = function(wq, prior_c, update, threads) {
-      res <- if (is.null(cluster)) list(holder_step(key, wq, prior_c, update, threads))
-             else cluster_call(cluster, holder_step, key,
-                               list(wq = wq, prior_c = prior_c, update = update,
-                                    threads = threads))
+      res <- call_all(holder_step, list(wq = wq, prior_c = prior_c, update = update,
+                                        threads = threads))
       # the reduce: the blocks' sums in block order
       acc <- list(NWt = numeric(length(wq$W)), RS = numeric(length(wq$W)),
                   TH = numeric(length(wq$El)), SH = numeric(length(wq$El)),
@@ -472,16 +485,26 @@ block_runner <- function(src, K, cluster = NULL) {
       for (w in res) for (st in w) .Call(C_pois_vb_add, acc, st)
       acc
     },
+    # the blocks' q(H) as K x J matrices (the holders let go of theirs):
+    # each filled in place, block by block, each block's part dropped once
+    # copied (no list of K x J_b copies to bind, no second K x J copy)
     gather = function() {
-      st <- if (is.null(cluster)) holder_states(key)
-            else unlist(cluster_call(cluster, holder_states, key, list()), recursive = FALSE)
-      lapply(c(shape_H = "shape_H", rate_H = "rate_H", H = "H"), function(nm) {
-        do.call(cbind, lapply(st, function(s) matrix(s[[nm]], nrow = K)))
-      })
+      st <- unlist(call_all(holder_states, list(release = TRUE)), recursive = FALSE)
+      J <- cols[[n]][2L]
+      out <- list(shape_H = NULL, rate_H = NULL, H = NULL)
+      for (nm in names(out)) {
+        M <- matrix(0, K, J)
+        for (b in seq_len(n)) {
+          M[, cols[[b]][1L]:cols[[b]][2L]] <- st[[b]][[nm]]
+          st[[b]][nm] <- list(NULL)
+        }
+        out[[nm]] <- M
+        M <- NULL
+      }
+      out
     },
     close = function() {
-      if (is.null(cluster)) holder_drop(key)
-      else try(cluster_call(cluster, holder_drop, key, list()), silent = TRUE)
+      try(call_all(holder_drop, list()), silent = TRUE)
       invisible(NULL)
     })
 }

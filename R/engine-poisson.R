@@ -559,8 +559,15 @@ pois_start <- function(task, job) {
   }
   st <- st %||% random_init(I, J, K, job$data$sum_obs / job$data$n_obs)
   floor <- 1e-8 * sqrt(job$data$sum_obs / job$data$n_obs / K)
-  list(W = pmax(matrix(as.double(st$W), I, K), floor),
-       H = pmax(matrix(as.double(st$H), K, J), floor))
+  list(W = pmax(double_matrix(st$W, I, K), floor), H = pmax(double_matrix(st$H, K, J), floor))
+}
+
+# matrix(as.double(x), r, c), without its copies when x is already that: an
+# r x c double matrix with no attribute but its dimensions (a K x J H is
+# 160 MB at K = 20 and a million samples).
+double_matrix <- function(x, r, c) {
+  if (is.double(x) && identical(attributes(x), list(dim = as.integer(c(r, c))))) x
+  else matrix(as.double(x), r, c)
 }
 
 pois_vb_state <- function(W, H, pp = NULL) {
@@ -698,11 +705,20 @@ new_poisson_fit <- function(runs, job, call) {
   part <- switch(job$method, gibbs = pois_gibbs_parts(runs, I, J, K),
                  vb = pois_vb_parts(runs, trace, I, J, K),
                  ssvi = pois_ssvi_parts(runs, trace, I, J, K, job$sparsity))
+  # the names of the K x J matrices set in `part` before it joins `fit`: in
+  # place where `part` alone holds the matrix (copied only where it is
+  # shared, as VB's H with the state kept); dn() then finds them named
+  dnH <- list(kn, colnames(X))
+  if (!is.null(part$H)) dimnames(part$H) <- dnH
+  if (!is.null(part$H_sd)) dimnames(part$H_sd) <- dnH
+  if (!is.null(part$masks$H)) dimnames(part$masks$H) <- dnH
+  lambda <- part$lambda
   fit <- c(fit, part)
+  part <- NULL
   fit["lambda"] <- NULL # not kept without ARD
-  if (!is.null(part$lambda)) fit$lambda <- part$lambda
+  if (!is.null(lambda)) fit$lambda <- lambda
   dn <- function(M, r, c) {
-    if (!is.null(M)) dimnames(M) <- list(r, c)
+    if (!is.null(M) && !identical(dimnames(M), list(r, c))) dimnames(M) <- list(r, c)
     M
   }
   fit$W <- dn(fit$W, rownames(X), kn); fit$W_sd <- dn(fit$W_sd, rownames(X), kn)
@@ -757,14 +773,23 @@ pois_vb_parts <- function(runs, trace, I, J, K) {
   best <- pois_best(trace, runs, FALSE)
   q <- runs[[best]]$state
   ard <- !is.null(q$shape_lambda)
-  list(W = matrix(q$W, I, K), H = matrix(q$H, K, J),
-       W_sd = matrix(sqrt(q$shape_W) / q$rate_W, I, K), H_sd = matrix(sqrt(q$shape_H) / q$rate_H, K, J),
+  # (H and H_sd not copied when they already are K x J matrices: H is named
+  # by new_poisson_fit(), which copies it then)
+  list(W = matrix(q$W, I, K), H = same_matrix(q$H, K, J),
+       W_sd = matrix(sqrt(q$shape_W) / q$rate_W, I, K),
+       H_sd = same_matrix(sqrt(q$shape_H) / q$rate_H, K, J),
        lambda = if (ard) q$shape_lambda / q$rate_lambda,
        masks = list(W = matrix(1, I, K), H = matrix(1, K, J)), pi = NULL, best = best,
        converged = vapply(runs, `[[`, logical(1), "converged"),
        q = q[intersect(c("shape_W", "rate_W", "shape_H", "rate_H", "shape_lambda", "rate_lambda"),
                        names(q))],
        state = list(q))
+}
+
+# matrix(x, r, c), x itself when it is already that: an r x c matrix with
+# no attribute but its dimensions.
+same_matrix <- function(x, r, c) {
+  if (identical(attributes(x), list(dim = as.integer(c(r, c))))) x else matrix(x, r, c)
 }
 
 pois_ssvi_parts <- function(runs, trace, I, J, K, sparsity) {
@@ -788,11 +813,14 @@ validate_poisson_fit <- function(fit) {
   validate_fit_header(fit)
   bad <- function(what) abort_fit(sprintf("the Poisson fit has %s", what))
   I <- fit$dims[1L]; J <- fit$dims[2L]; K <- fit$rank
+  # (by min() and max(): no logical copies of the K x J matrices; a NaN or
+  # NA gives a min() that is not finite)
   ok <- function(M, r, c) is.matrix(M) && identical(dim(M), c(as.integer(r), as.integer(c))) &&
-    all(is.finite(M)) && all(M >= 0)
+    (length(M) == 0L || (is.finite(min(M)) && is.finite(max(M)) && min(M) >= 0))
+  above1 <- function(M) length(M) > 0L && max(M) > 1
   if (!ok(fit$W, I, K) || !ok(fit$H, K, J)) bad("factors that are not finite non-negative matrices of its size")
-  if (!ok(fit$masks$W, I, K) || !ok(fit$masks$H, K, J) || any(fit$masks$W > 1) ||
-      any(fit$masks$H > 1)) {
+  if (!ok(fit$masks$W, I, K) || !ok(fit$masks$H, K, J) || above1(fit$masks$W) ||
+      above1(fit$masks$H)) {
     bad("mask probabilities outside [0, 1] or of the wrong size")
   }
   if (!fit$method %in% c("vb", "gibbs", "ssvi")) bad(sprintf("an unknown method \"%s\"", fit$method))
