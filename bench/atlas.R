@@ -37,7 +37,12 @@
 ## of every sweep is taken from the calls of the blocks' map
 ## (bnmf:::holder_step, traced: one call before the sweeps for the starting
 ## statistics, then one a sweep);
-## peak memory from /proc/self/status (VmHWM) and /usr/bin/time -v.
+## peak memory from /proc/self/status (VmHWM) and /usr/bin/time -v. With
+## BNMF_ATLAS_STAGES=1, the resident size at the end of each stage (the
+## first reading, the start, the blocks' q(H) set, each map, the gather,
+## the fit object) and the peak since the stage before (VmHWM reset after
+## each report); BNMF_ATLAS_BLOCKS=n fits by n blocks instead of the
+## default (the small file cut as the atlas is: 19).
 ## Recovery: fitted W columns matched to true W columns (columns normalised
 ## to sum 1; Hungarian assignment of clue::solve_LSAP on their
 ## correlations, greedy without clue), the matched correlations of W
