@@ -5,6 +5,7 @@
 #include <float.h>
 #include "bnmf_call.h"
 #include "pois.h"
+#include "vlog.h"
 
 /*
  * log Gamma(x) and digamma(x) together, x > 0, for the VB updates (one pair
@@ -40,6 +41,71 @@ static inline void lgamma_digamma(double x, double *lg, double *dg)
 }
 
 
+#if defined(__GNUC__)
+/* exp(x), four at a time, for x in [-708, 709] (the caller checks): x =
+ * n log 2 + r with n the nearest integer to x / log 2 (by adding 1.5 2^52:
+ * n is then also the difference of the bits of the sum and of 1.5 2^52)
+ * and |r| <= log(2) / 2 + 2^-40, r formed exactly with log 2 in two parts
+ * (the first of 42 significant bits, so that n times it is exact); exp(r)
+ * by its Taylor series to r^13 (the rest below 2e-17 of the result); times
+ * 2^n from its bits. Within about an ulp of exp() (tested against R's). */
+static ALWAYS_INLINE void exp4(bnmf_v4 *out, const bnmf_v4 *xp)
+{
+    const bnmf_v4 x = *xp;
+    const double shift = 0x1.8p52;
+    const double ln2_hi = 0x1.62e42fefa3800p-1, ln2_lo = 0x1.ef35793c76730p-45;
+    const bnmf_v4 sv = {shift, shift, shift, shift};
+    const bnmf_v4 t = x * M_LOG2E + sv;
+    const bnmf_v4 n = t - sv;
+    const bnmf_v4 r = (x - n * ln2_hi) - n * ln2_lo;
+    bnmf_v4 p = 1.0 / 6227020800.0 + r * 0.0;
+    p = 1.0 / 479001600.0 + r * p;
+    p = 1.0 / 39916800.0 + r * p;
+    p = 1.0 / 3628800.0 + r * p;
+    p = 1.0 / 362880.0 + r * p;
+    p = 1.0 / 40320.0 + r * p;
+    p = 1.0 / 5040.0 + r * p;
+    p = 1.0 / 720.0 + r * p;
+    p = 1.0 / 120.0 + r * p;
+    p = 1.0 / 24.0 + r * p;
+    p = 1.0 / 6.0 + r * p;
+    p = 0.5 + r * p;
+    p = 1.0 + r * p;
+    p = 1.0 + r * p;
+    const bnmf_v4i ni = (bnmf_v4i) t - (bnmf_v4i) sv;
+    *out = p * (bnmf_v4) ((ni + 1023) << 52);
+}
+
+/* lgamma_digamma() on four values at a time, every one in [1e-6, 1e300]
+ * (the caller checks): the recurrence steps up to x + n >= 10 masked lane
+ * by lane (the same operations on each value as lgamma_digamma(), for at
+ * most 10 steps), the logs by bnmf_log4(). */
+static ALWAYS_INLINE void lgamma_digamma4(const bnmf_v4 *xp, bnmf_v4 *lg, bnmf_v4 *dg)
+{
+    bnmf_v4 x = *xp;
+    const bnmf_v4 zero = {0.0, 0.0, 0.0, 0.0};
+    bnmf_v4 P = zero + 1.0, D = zero;
+    for (int it = 0; it < 10; it++) {
+        const bnmf_v4i m = x < 10.0;
+        if (!(m[0] | m[1] | m[2] | m[3])) break;
+        const bnmf_v4 D1 = D * x + P, P1 = P * x, x1 = x + 1.0;
+        D = (bnmf_v4) (((bnmf_v4i) D1 & m) | ((bnmf_v4i) D & ~m));
+        P = (bnmf_v4) (((bnmf_v4i) P1 & m) | ((bnmf_v4i) P & ~m));
+        x = (bnmf_v4) (((bnmf_v4i) x1 & m) | ((bnmf_v4i) x & ~m));
+    }
+    const bnmf_v4 ix = 1.0 / x, f = ix * ix;
+    bnmf_v4 lx, lP;
+    bnmf_log4(&lx, &x);
+    bnmf_log4(&lP, &P);
+    const bnmf_v4 psi = lx - 0.5 * ix -
+        f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+    const bnmf_v4 lgam = (x - 0.5) * lx - x + M_LN_SQRT_2PI +
+        ix * (1.0 / 12 - f * (1.0 / 360 - f * (1.0 / 1260 - f * (1.0 / 1680 - f / 1188))));
+    *dg = psi - D / P;   /* D = 0 (no step): psi itself */
+    *lg = lgam - lP;     /* P = 1: log 1 = 0 */
+}
+#endif
+
 /* E log Gamma(z; a, b) + H[q] for q(z) = Gamma(al, be), but for the
  * constant a log b - lgamma(a); dg = digamma(al), lb = log(be), lg = lgamma(al). */
 static inline double gamma_elbo_term(double al, double be, double dg, double lb, double lg,
@@ -48,32 +114,84 @@ static inline double gamma_elbo_term(double al, double be, double dg, double lb,
     return (a - 1.0) * (dg - lb) - b * al / be + al - lb + lg + (1.0 - al) * dg;
 }
 
-/* Set one factor of q to Gamma(al, be): its shape, rate, mean and
- * exp(E log z); returns its ELBO term (gamma_elbo_term()). */
-static inline double vb_set(double al, double be, double a, double b, double *alo,
-                            double *beo, double *mean, double *L)
+/**
+ * n factors of q, Gamma(al[t], be[t]): their means al / be into mean[t] and
+ * exp(E log z) = exp(digamma(al) - log(be)) into L[t] (each unless NULL),
+ * their terms E log Gamma(z; a, b) + H[q] (gamma_elbo_term()) into e[t]
+ * (unless NULL); returns the sum of the terms (four partial sums, one per
+ * place of t modulo 4, added as (s0 + s1) + (s2 + s3)). The lgamma,
+ * digamma, logs and exp of four factors at a time (lgamma_digamma4(),
+ * bnmf_log4(), exp4(); the last group padded), those of a factor with a
+ * shape outside [1e-6, 1e300], a rate not positive, normal and finite, or
+ * E log z outside [-708, 709] one at a time by lgamma_digamma(), log() and
+ * exp(); so every factor gets
+ * the same bits wherever it stands in the arrays.
+ */
+BNMF_CLONES static double gamma_factors(R_xlen_t n, const double *al, const double *be, double a,
+                                        double b, double *mean, double *L, double *e)
 {
-    double lg, dg;
-    lgamma_digamma(al, &lg, &dg);
-    const double lb = log(be);
-    *alo = al;
-    *beo = be;
-    *mean = al / be;
-    *L = exp(dg - lb);
-    return gamma_elbo_term(al, be, dg, lb, lg, a, b);
+    R_xlen_t t = 0;
+    double sum[4] = {0.0, 0.0, 0.0, 0.0};
+#if defined(__GNUC__)
+    const bnmf_v4 zero = {0.0, 0.0, 0.0, 0.0}, one = zero + 1.0;
+    for (; t < n; t += 4) {
+        const int m = n - t < 4 ? (int) (n - t) : 4;
+        bnmf_v4 A = one, B = one;
+        for (int l = 0; l < m; l++) {
+            A[l] = al[t + l];
+            B[l] = be[t + l];
+        }
+        const bnmf_v4i ex = ((bnmf_v4i) B >> 52) & 0x7FF;
+        bnmf_v4i odd = (A < 1e-6) | (A > 1e300) | (A != A) | (ex == 0) | (ex == 0x7FF) | (B < zero);
+        /* the odd lanes computed as 1's, then again one at a time */
+        const bnmf_v4 Av = (bnmf_v4) (((bnmf_v4i) A & ~odd) | ((bnmf_v4i) one & odd));
+        const bnmf_v4 Bv = (bnmf_v4) (((bnmf_v4i) B & ~odd) | ((bnmf_v4i) one & odd));
+        bnmf_v4 lg, dg, lb;
+        lgamma_digamma4(&Av, &lg, &dg);
+        bnmf_log4(&lb, &Bv);
+        const bnmf_v4 y = dg - lb;
+        odd |= (y < -708.0) | (y > 709.0);
+        const bnmf_v4 yv = (bnmf_v4) (((bnmf_v4i) y & ~odd) | ((bnmf_v4i) zero & odd));
+        const bnmf_v4 Mv = Av / Bv;
+        bnmf_v4 Lv;
+        exp4(&Lv, &yv);
+        const bnmf_v4 ev = (a - 1.0) * (dg - lb) - b * Mv + Av - lb + lg + (1.0 - Av) * dg;
+        for (int l = 0; l < m; l++) {
+            double el = ev[l], ml = Mv[l], Ll = Lv[l];
+            if (odd[l]) {
+                double lgs, dgs;
+                lgamma_digamma(A[l], &lgs, &dgs);
+                const double lbs = log(B[l]);
+                ml = A[l] / B[l];
+                Ll = exp(dgs - lbs);
+                el = gamma_elbo_term(A[l], B[l], dgs, lbs, lgs, a, b);
+            }
+            if (mean) mean[t + l] = ml;
+            if (L) L[t + l] = Ll;
+            if (e) e[t + l] = el;
+            sum[l] += el;
+        }
+    }
+#endif
+    for (; t < n; t++) {
+        double lg, dg;
+        lgamma_digamma(al[t], &lg, &dg);
+        const double lb = log(be[t]);
+        const double el = gamma_elbo_term(al[t], be[t], dg, lb, lg, a, b);
+        if (mean) mean[t] = al[t] / be[t];
+        if (L) L[t] = exp(dg - lb);
+        if (e) e[t] = el;
+        sum[t & 3] += el;
+    }
+    return (sum[0] + sum[1]) + (sum[2] + sum[3]);
 }
 
 /* sum over n Gamma(al, be) factors of q of E log Gamma(z; a, b) + H[q]. */
 static double gamma_elbo_terms(const double *al, const double *be, R_xlen_t n, double a,
                                double b)
 {
-    double s = 0.0;
-    for (R_xlen_t t = 0; t < n; t++) {
-        double lg, dg;
-        lgamma_digamma(al[t], &lg, &dg);
-        s += gamma_elbo_term(al[t], be[t], dg, log(be[t]), lg, a, b);
-    }
-    return s + (double) n * (a * log(b) - lgammafn(a));
+    return gamma_factors(n, al, be, a, b, NULL, NULL, NULL) +
+        (double) n * (a * log(b) - lgammafn(a));
 }
 
 /* ---- variational Bayes ---------------------------------------------------- */
@@ -86,13 +204,15 @@ typedef struct {
 static void vb_logmeans(const double *al, const double *be, int r, int c, int transpose,
                         double *L)
 {
-    for (int j = 0; j < c; j++)
-        for (int i = 0; i < r; i++) {
-            const size_t t = i + (size_t) j * r;
-            double lg, dg;
-            lgamma_digamma(al[t], &lg, &dg);
-            L[transpose ? j + (size_t) i * c : t] = exp(dg - log(be[t]));
-        }
+    if (!transpose) {
+        gamma_factors((R_xlen_t) r * c, al, be, 1.0, 0.0, NULL, L, NULL);
+        return;
+    }
+    double *col = (double *) R_alloc(r, sizeof(double));
+    for (int j = 0; j < c; j++) {
+        gamma_factors(r, al + (size_t) j * r, be + (size_t) j * r, 1.0, 0.0, NULL, col, NULL);
+        for (int i = 0; i < r; i++) L[j + (size_t) i * c] = col[i];
+    }
 }
 
 /* The ELBO given lik = sum X log (LW LH) of the same q and the Gamma terms
@@ -123,15 +243,15 @@ static void ard_terms(const double *al, const double *be, int r, int c, int by_c
 {
     const int K = by_col ? c : r;
     for (int k = 0; k < K; k++) T[k] = S[k] = 0.0;
-    for (int j = 0; j < c; j++)
+    double *e = (double *) R_alloc(r, sizeof(double)), *m = (double *) R_alloc(r, sizeof(double));
+    for (int j = 0; j < c; j++) {
+        gamma_factors(r, al + (size_t) j * r, be + (size_t) j * r, shape, 0.0, m, NULL, e);
         for (int i = 0; i < r; i++) {
-            const size_t t = i + (size_t) j * r;
             const int k = by_col ? j : i;
-            double lg, dg;
-            lgamma_digamma(al[t], &lg, &dg);
-            T[k] += gamma_elbo_term(al[t], be[t], dg, log(be[t]), lg, shape, 0.0);
-            S[k] += al[t] / be[t];
+            T[k] += e[i];
+            S[k] += m[i];
         }
+    }
 }
 
 /* The Gamma terms of the ELBO under ARD, given the sums of ard_terms():
@@ -183,22 +303,32 @@ static double vb_update_W(int I, int K, const pois_prior *pp, const double *El,
     const int ard = pp->ard;
     const double bW = ard ? 0.0 : pp->b;
     double eW = 0.0;
-    for (int k = 0; k < K; k++) {
-        const double rk = ard ? El[k] : pp->b;
-        double tk = 0.0, sk = 0.0;
-        for (int i = 0; i < I; i++) {
-            const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
-            const double e = vb_set(pp->a + LWt[u] * NWt[u], rk + RS[u], pp->a, bW,
-                                    q->alW + t, q->beW + t, q->W + t, LWt + u);
+    if (ard)
+        for (int k = 0; k < K; k++) TW[k] = SW[k] = 0.0;
+    /* by tiles of rows: the shapes and rates from the transposed sums, then
+     * each column's part at once (gamma_factors()), then exp(E log W) back
+     * into LWt */
+    const int tile = 512;
+    double *Lc = (double *) R_alloc((size_t) tile * K, sizeof(double));
+    for (int i0 = 0; i0 < I; i0 += tile) {
+        const int n = I - i0 < tile ? I - i0 : tile;
+        for (int i = i0; i < i0 + n; i++)
+            for (int k = 0; k < K; k++) {
+                const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
+                q->alW[t] = pp->a + LWt[u] * NWt[u];
+                q->beW[t] = (ard ? El[k] : pp->b) + RS[u];
+            }
+        for (int k = 0; k < K; k++) {
+            const size_t t0 = i0 + (size_t) k * I;
+            const double e = gamma_factors(n, q->alW + t0, q->beW + t0, pp->a, bW, q->W + t0,
+                                           Lc + (size_t) k * tile, NULL);
             if (ard) {
-                tk += e;
-                sk += q->W[t];
+                TW[k] += e;
+                for (int i = 0; i < n; i++) SW[k] += q->W[t0 + i];
             } else eW += e;
         }
-        if (ard) {
-            TW[k] = tk;
-            SW[k] = sk;
-        }
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < K; k++) LWt[k + (size_t) (i0 + i) * K] = Lc[i + (size_t) k * tile];
     }
     return eW;
 }
@@ -221,16 +351,26 @@ static double vb_update_H(int J, int K, const pois_prior *pp, const double *El, 
     double eH = 0.0;
     if (ard)
         for (int k = 0; k < K; k++) TH[k] = SH[k] = 0.0;
-    for (int j = 0; j < J; j++)
-        for (int k = 0; k < K; k++) {
-            const size_t t = k + (size_t) j * K;
-            const double e = vb_set(pp->c + LH[t] * NH[t], (ard ? El[k] : pp->d) + RS[t],
-                                    pp->c, bH, alH + t, beH + t, H + t, LH + t);
-            if (ard) {
-                TH[k] += e;
-                SH[k] += H[t];
-            } else eH += e;
+    /* by tiles of samples: the shapes and rates, then gamma_factors() */
+    const int tile = 512;
+    double *e = ard ? (double *) R_alloc((size_t) tile * K, sizeof(double)) : NULL;
+    for (int j0 = 0; j0 < J; j0 += tile) {
+        const int n = J - j0 < tile ? J - j0 : tile;
+        const size_t t0 = (size_t) j0 * K, nt = (size_t) n * K;
+        for (size_t t = t0; t < t0 + nt; t++) {
+            const int k = (int) ((t - t0) % K);
+            alH[t] = pp->c + LH[t] * NH[t];
+            beH[t] = (ard ? El[k] : pp->d) + RS[t];
         }
+        const double s = gamma_factors((R_xlen_t) nt, alH + t0, beH + t0, pp->c, bH, H + t0,
+                                       LH + t0, e);
+        if (ard) {
+            for (size_t t = 0; t < nt; t++) {
+                TH[t % K] += e[t];
+                SH[t % K] += H[t0 + t];
+            }
+        } else eH += s;
+    }
     return eH;
 }
 
