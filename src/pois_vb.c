@@ -215,37 +215,30 @@ BNMF_CLONES static double gamma_factors(R_xlen_t n, const double *al, const doub
     return (sum[0] + sum[1]) + (sum[2] + sum[3]);
 }
 
-/* sum over n Gamma(al, be) factors of q of E log Gamma(z; a, b) + H[q]. */
-static double gamma_elbo_terms(const double *al, const double *be, R_xlen_t n, double a,
-                               double b)
-{
-    return gamma_factors(n, al, be, a, b, NULL, NULL, NULL) +
-        (double) n * (a * log(b) - lgammafn(a));
-}
-
 /* ---- variational Bayes ---------------------------------------------------- */
 
 typedef struct {
     double *LWt, *LH, *NWt, *NH, *RS;
 } pois_vb_work;
 
-/* exp(E log Z) = exp(digamma(al)) / be into L (transposed for W: K x I). */
-static void vb_logmeans(const double *al, const double *be, int r, int c, int transpose,
-                        double *L)
+/* exp(E log Z) = exp(digamma(al)) / be into L (transposed for W: K x I);
+ * returns the sum of the factors' Gamma terms for the prior Gamma(a, b)
+ * (but for the prior's constant n (a log b - lgamma(a))), which come with
+ * the same logs. */
+static double vb_logmeans(const double *al, const double *be, int r, int c, int transpose,
+                          double *L, double a, double b)
 {
-    if (!transpose) {
-        gamma_factors((R_xlen_t) r * c, al, be, 1.0, 0.0, NULL, L, NULL);
-        return;
-    }
-    double *col = (double *) R_alloc(r, sizeof(double));
+    if (!transpose) return gamma_factors((R_xlen_t) r * c, al, be, a, b, NULL, L, NULL);
+    double *col = (double *) R_alloc(r, sizeof(double)), e = 0.0;
     for (int j = 0; j < c; j++) {
-        gamma_factors(r, al + (size_t) j * r, be + (size_t) j * r, 1.0, 0.0, NULL, col, NULL);
+        e += gamma_factors(r, al + (size_t) j * r, be + (size_t) j * r, a, b, NULL, col, NULL);
         for (int i = 0; i < r; i++) L[j + (size_t) i * c] = col[i];
     }
+    return e;
 }
 
 /* The ELBO given lik = sum X log (LW LH) of the same q and the Gamma terms
- * eW, eH of q(W), q(H) (gamma_elbo_terms()). */
+ * eW, eH of q(W), q(H) (with the prior's constants). */
 static double vb_elbo(const pois_data *pd, const pois_vb_state *q, double lik, double eW,
                       double eH)
 {
@@ -415,10 +408,12 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     const int I = pd->I, J = pd->J, K = pd->K, ard = pp->ard;
     pois_vb_work w;
     vb_work(pd, &w);
-    vb_logmeans(q->alW, q->beW, I, K, 1, w.LWt);
-    vb_logmeans(q->alH, q->beH, K, J, 0, w.LH);
+    double eW, eH;
+    /* exp(E log) of q, and its Gamma terms without ARD */
+    eW = vb_logmeans(q->alW, q->beW, I, K, 1, w.LWt, pp->a, pp->b);
+    eH = vb_logmeans(q->alH, q->beH, K, J, 0, w.LH, pp->c, pp->d);
     const R_xlen_t nW = (R_xlen_t) I * K, nH = (R_xlen_t) K * J;
-    double eW, eH, cW = 0.0, cH = 0.0;
+    double cW = 0.0, cH = 0.0;
     double *TW = NULL, *SW = NULL, *TH = NULL, *SH = NULL, *El = NULL;
     if (ard) {
         TW = (double *) R_alloc(5 * (size_t) K, sizeof(double));
@@ -430,8 +425,8 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     } else {
         cW = (double) nW * (pp->a * log(pp->b) - lgammafn(pp->a));
         cH = (double) nH * (pp->c * log(pp->d) - lgammafn(pp->c));
-        eW = gamma_elbo_terms(q->alW, q->beW, nW, pp->a, pp->b);
-        eH = gamma_elbo_terms(q->alH, q->beH, nH, pp->c, pp->d);
+        eW += cW;
+        eH += cH;
     }
     double prev = *q->elbo;
     int done = 0;
@@ -522,8 +517,8 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
     bnmf_pois_read_vb_state(state, &pd, &q);
     pois_vb_work w;
     vb_work(&pd, &w);
-    vb_logmeans(q.alW, q.beW, pd.I, pd.K, 1, w.LWt);
-    vb_logmeans(q.alH, q.beH, pd.K, pd.J, 0, w.LH);
+    const double eW = vb_logmeans(q.alW, q.beW, pd.I, pd.K, 1, w.LWt, pp.a, pp.b);
+    const double eH = vb_logmeans(q.alH, q.beH, pd.K, pd.J, 0, w.LH, pp.c, pp.d);
     const double lik = bnmf_pois_ratio_pass(&pd, w.LWt, w.LH, NULL, NULL, 1);
     if (pp.ard) {
         bnmf_pois_read_vb_lambda(state, &pd, &q);
@@ -535,8 +530,8 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
                                      0.0));
     }
     return Rf_ScalarReal(vb_elbo(&pd, &q, lik,
-                                 gamma_elbo_terms(q.alW, q.beW, (R_xlen_t) pd.I * pd.K, pp.a, pp.b),
-                                 gamma_elbo_terms(q.alH, q.beH, (R_xlen_t) pd.K * pd.J, pp.c, pp.d)));
+                                 eW + (double) pd.I * pd.K * (pp.a * log(pp.b) - lgammafn(pp.a)),
+                                 eH + (double) pd.K * pd.J * (pp.c * log(pp.d) - lgammafn(pp.c))));
 }
 
 /* ---- VB by blocks of samples ---------------------------------------------- */
@@ -718,7 +713,7 @@ SEXP bnmf_pois_vb_logmeans_call(SEXP al, SEXP be, SEXP dims, SEXP transpose)
     if (TYPEOF(al) != REALSXP || TYPEOF(be) != REALSXP || XLENGTH(al) != n || XLENGTH(be) != n)
         Rf_error("bnmf internal error: al, be must be double vectors of length rows x columns");
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-    vb_logmeans(REAL(al), REAL(be), r, c, Rf_asLogical(transpose) == TRUE, REAL(out));
+    vb_logmeans(REAL(al), REAL(be), r, c, Rf_asLogical(transpose) == TRUE, REAL(out), 1.0, 0.0);
     UNPROTECT(1);
     return out;
 }
