@@ -2,7 +2,7 @@
 ## O(nnz K) floor of one K-term dot product per stored count.
 ##
 ## On simulated sparse counts (I x J, default 20,000 x 5,000, K = 20; the
-## model's counts as bench/poisson-scale.R draws them, at the densities
+## model's counts of bench/sim-counts.R, at the densities
 ## given, default 0.5, 1, 2, 5, 10% non-zeros) this times, in one process
 ## and interleaved over `rounds` rounds (default 5), in CPU seconds (user +
 ## system; one thread, options(bnmf.threads = 1)):
@@ -87,25 +87,7 @@ out <- system2(file.path(R.home("bin"), "R"), c("CMD", "SHLIB", "-o", file.path(
 if (!file.exists(file.path(dir, "floor.so"))) stop(paste(out, collapse = "\n"))
 dyn.load(file.path(dir, "floor.so"))
 
-simulate_counts <- function(Fn, Tn, K, nz = 0.05, shape = 0.5, seed = 1) {
-  set.seed(seed)
-  W1 <- matrix(rgamma(Fn * K, shape, 1), Fn, K)
-  H1 <- matrix(rgamma(K * Tn, shape, 1), K, Tn)
-  f <- sample.int(Fn, 2e5, TRUE)
-  t <- sample.int(Tn, 2e5, TRUE)
-  lam1 <- rowSums(W1[f, ] * t(H1[, t]))
-  s2 <- uniroot(function(v) mean(1 - exp(-v * lam1)) - nz, c(1e-6, 10), tol = 1e-10)$root
-  W <- W1 * sqrt(s2)
-  H <- H1 * sqrt(s2)
-  ii <- list(); jj <- list()
-  for (k in seq_len(K)) {
-    n <- rpois(1, sum(W[, k]) * sum(H[k, ]))
-    ii[[k]] <- sample.int(Fn, n, TRUE, prob = W[, k])
-    jj[[k]] <- sample.int(Tn, n, TRUE, prob = H[k, ])
-  }
-  X <- sparseMatrix(i = unlist(ii), j = unlist(jj), x = 1, dims = c(Fn, Tn))
-  list(X = X, W = W, H = H)
-}
+source(file.path(if (file.exists("bench/sim-counts.R")) "bench" else ".", "sim-counts.R"))
 
 cpu <- function() sum(proc.time()[c("user.self", "sys.self")])
 fit_time <- function(X, method, n) {

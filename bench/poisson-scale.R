@@ -45,29 +45,7 @@ options(bnmf.threads = threads)
 path <- Sys.getenv("POISX_SCALE", "/tmp/poisson-scale.rds")
 K <- 20L
 
-simulate_counts <- function(Fn, Tn, K, nz = 0.05, shape = 0.5, seed = 1) {
-  set.seed(seed)
-  W1 <- matrix(rgamma(Fn * K, shape, 1), Fn, K)
-  H1 <- matrix(rgamma(K * Tn, shape, 1), K, Tn)
-  # P(X > 0) at scale s, from 2e5 random entries
-  f <- sample.int(Fn, 2e5, TRUE)
-  t <- sample.int(Tn, 2e5, TRUE)
-  lam1 <- rowSums(W1[f, ] * t(H1[, t]))
-  s2 <- uniroot(function(v) mean(1 - exp(-v * lam1)) - nz, c(1e-6, 10), tol = 1e-10)$root
-  W <- W1 * sqrt(s2)
-  H <- H1 * sqrt(s2)
-  i <- j <- integer()
-  ii <- list(); jj <- list()
-  for (k in seq_len(K)) {
-    n <- rpois(1, sum(W[, k]) * sum(H[k, ]))
-    ii[[k]] <- sample.int(Fn, n, TRUE, prob = W[, k])
-    jj[[k]] <- sample.int(Tn, n, TRUE, prob = H[k, ])
-  }
-  i <- unlist(ii); j <- unlist(jj)
-  rm(ii, jj)
-  X <- sparseMatrix(i = i, j = j, x = 1, dims = c(Fn, Tn))  # duplicates are summed
-  list(X = X, W = W, H = H)
-}
+source(file.path(if (file.exists("bench/sim-counts.R")) "bench" else ".", "sim-counts.R"))
 
 # CPU seconds (user + system) of this single-threaded process: less moved by
 # other jobs on a shared machine than the wall clock.

@@ -5,6 +5,7 @@
 #include <float.h>
 #include "bnmf_call.h"
 #include "pois.h"
+#include "vlog.h"
 
 /*
  * log Gamma(x) and digamma(x) together, x > 0, for the VB updates (one pair
@@ -40,6 +41,44 @@ static inline void lgamma_digamma(double x, double *lg, double *dg)
 }
 
 
+#if defined(__GNUC__)
+/* exp(x), four at a time, for x in [-708, 709] (the caller checks): x =
+ * n log 2 + r with n the nearest integer to x / log 2 (by adding 1.5 2^52:
+ * n is then also the difference of the bits of the sum and of 1.5 2^52)
+ * and |r| <= log(2) / 2 + 2^-40, r formed exactly with log 2 in two parts
+ * (the first of 42 significant bits, so that n times it is exact); exp(r)
+ * by its Taylor series to r^13 (the rest below 2e-17 of the result); times
+ * 2^n from its bits. (Tested through exp(E log z), against R's exp and
+ * digamma, in test-poisson-exact.R.) */
+static ALWAYS_INLINE void exp4(bnmf_v4 *out, const bnmf_v4 *xp)
+{
+    const bnmf_v4 x = *xp;
+    const double shift = 0x1.8p52;
+    const double ln2_hi = 0x1.62e42fefa3800p-1, ln2_lo = 0x1.ef35793c76730p-45;
+    const bnmf_v4 sv = {shift, shift, shift, shift};
+    const bnmf_v4 t = x * M_LOG2E + sv;
+    const bnmf_v4 n = t - sv;
+    const bnmf_v4 r = (x - n * ln2_hi) - n * ln2_lo;
+    bnmf_v4 p = 1.0 / 6227020800.0 + r * 0.0;
+    p = 1.0 / 479001600.0 + r * p;
+    p = 1.0 / 39916800.0 + r * p;
+    p = 1.0 / 3628800.0 + r * p;
+    p = 1.0 / 362880.0 + r * p;
+    p = 1.0 / 40320.0 + r * p;
+    p = 1.0 / 5040.0 + r * p;
+    p = 1.0 / 720.0 + r * p;
+    p = 1.0 / 120.0 + r * p;
+    p = 1.0 / 24.0 + r * p;
+    p = 1.0 / 6.0 + r * p;
+    p = 0.5 + r * p;
+    p = 1.0 + r * p;
+    p = 1.0 + r * p;
+    const bnmf_v4i ni = (bnmf_v4i) t - (bnmf_v4i) sv;
+    *out = p * (bnmf_v4) ((ni + 1023) << 52);
+}
+
+#endif
+
 /* E log Gamma(z; a, b) + H[q] for q(z) = Gamma(al, be), but for the
  * constant a log b - lgamma(a); dg = digamma(al), lb = log(be), lg = lgamma(al). */
 static inline double gamma_elbo_term(double al, double be, double dg, double lb, double lg,
@@ -48,32 +87,132 @@ static inline double gamma_elbo_term(double al, double be, double dg, double lb,
     return (a - 1.0) * (dg - lb) - b * al / be + al - lb + lg + (1.0 - al) * dg;
 }
 
-/* Set one factor of q to Gamma(al, be): its shape, rate, mean and
- * exp(E log z); returns its ELBO term (gamma_elbo_term()). */
-static inline double vb_set(double al, double be, double a, double b, double *alo,
-                            double *beo, double *mean, double *L)
+/**
+ * n factors of q, Gamma(al[t], be[t]): their means al / be into mean[t] and
+ * exp(E log z) = exp(digamma(al) - log(be)) into L[t] (each unless NULL),
+ * their terms E log Gamma(z; a, b) + H[q] (gamma_elbo_term()) into e[t]
+ * (unless NULL); returns the sum of the terms (four partial sums, one per
+ * place of t modulo 4, added as (s0 + s1) + (s2 + s3)). The lgamma,
+ * digamma, logs and exp of four factors at a time (lgamma_digamma4(),
+ * bnmf_log4(), exp4(); the last group padded), those of a factor with a
+ * shape outside [1e-6, 1e300], a rate not positive, normal and finite, or
+ * E log z outside [-708, 709] one at a time by lgamma_digamma(), log() and
+ * exp(); so every factor gets
+ * the same bits wherever it stands in the arrays.
+ */
+BNMF_CLONES static double gamma_factors(R_xlen_t n, const double *al, const double *be, double a,
+                                        double b, double *mean, double *L, double *e)
 {
-    double lg, dg;
-    lgamma_digamma(al, &lg, &dg);
-    const double lb = log(be);
-    *alo = al;
-    *beo = be;
-    *mean = al / be;
-    *L = exp(dg - lb);
-    return gamma_elbo_term(al, be, dg, lb, lg, a, b);
-}
-
-/* sum over n Gamma(al, be) factors of q of E log Gamma(z; a, b) + H[q]. */
-static double gamma_elbo_terms(const double *al, const double *be, R_xlen_t n, double a,
-                               double b)
-{
-    double s = 0.0;
-    for (R_xlen_t t = 0; t < n; t++) {
+    R_xlen_t t = 0;
+    double sum[4] = {0.0, 0.0, 0.0, 0.0};
+#if defined(__GNUC__)
+    /* G groups of four at a time, stage by stage, so that the processor
+     * overlaps the groups' long chains of dependent operations */
+    enum { G = 16 };
+    const bnmf_v4 zero = {0.0, 0.0, 0.0, 0.0}, one = zero + 1.0;
+    bnmf_v4 A[G], B[G], x[G], P[G], D[G], lg[G], dg[G], lb[G], Lv[G], Mv[G], ev[G];
+    bnmf_v4i odd[G];
+    bnmf_v4 sv = zero;
+    for (; t < n; t += 4 * G) {
+        const R_xlen_t left = n - t;
+        const int ng = left >= 4 * G ? G : (int) ((left + 3) / 4);
+        for (int g = 0; g < ng; g++) {
+            const R_xlen_t tg = t + 4 * g;
+            if (n - tg >= 4) {
+                A[g] = *(const bnmf_v4 *) (al + tg);
+                B[g] = *(const bnmf_v4 *) (be + tg);
+            } else {
+                A[g] = B[g] = one;
+                for (int l = 0; l < n - tg; l++) {
+                    A[g][l] = al[tg + l];
+                    B[g][l] = be[tg + l];
+                }
+            }
+            const bnmf_v4i ex = ((bnmf_v4i) B[g] >> 52) & 0x7FF;
+            odd[g] = (A[g] < 1e-6) | (A[g] > 1e300) | (A[g] != A[g]) | (ex == 0) | (ex == 0x7FF) |
+                (B[g] < zero);
+            /* the odd lanes computed as 1's, then again one at a time */
+            x[g] = (bnmf_v4) (((bnmf_v4i) A[g] & ~odd[g]) | ((bnmf_v4i) one & odd[g]));
+            B[g] = (bnmf_v4) (((bnmf_v4i) B[g] & ~odd[g]) | ((bnmf_v4i) one & odd[g]));
+            A[g] = x[g];
+            P[g] = one;
+            D[g] = zero;
+        }
+        /* lgamma_digamma()'s recurrence up to x >= 10, lane by lane */
+        for (int it = 0; it < 10; it++) {
+            bnmf_v4i any = {0, 0, 0, 0};
+            for (int g = 0; g < ng; g++) {
+                const bnmf_v4i m = x[g] < 10.0;
+                any |= m;
+                const bnmf_v4 D1 = D[g] * x[g] + P[g], P1 = P[g] * x[g], x1 = x[g] + 1.0;
+                D[g] = (bnmf_v4) (((bnmf_v4i) D1 & m) | ((bnmf_v4i) D[g] & ~m));
+                P[g] = (bnmf_v4) (((bnmf_v4i) P1 & m) | ((bnmf_v4i) P[g] & ~m));
+                x[g] = (bnmf_v4) (((bnmf_v4i) x1 & m) | ((bnmf_v4i) x[g] & ~m));
+            }
+            if (!(any[0] | any[1] | any[2] | any[3])) break;
+        }
+        for (int g = 0; g < ng; g++) {
+            bnmf_v4 lx, lP;
+            const bnmf_v4 xg = x[g], ix = 1.0 / xg, f = ix * ix;
+            bnmf_log4(&lx, &xg);
+            bnmf_log4(&lP, P + g);
+            bnmf_log4(lb + g, B + g);
+            const bnmf_v4 psi = lx - 0.5 * ix -
+                f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+            const bnmf_v4 lgam = (xg - 0.5) * lx - xg + M_LN_SQRT_2PI +
+                ix * (1.0 / 12 - f * (1.0 / 360 - f * (1.0 / 1260 - f * (1.0 / 1680 - f / 1188))));
+            dg[g] = psi - D[g] / P[g];   /* D = 0 (no step): psi itself */
+            lg[g] = lgam - lP;           /* P = 1: log 1 = 0 */
+        }
+        for (int g = 0; g < ng; g++) {
+            const bnmf_v4 y = dg[g] - lb[g];
+            odd[g] |= (y < -708.0) | (y > 709.0);
+            const bnmf_v4 yv = (bnmf_v4) (((bnmf_v4i) y & ~odd[g]) | ((bnmf_v4i) zero & odd[g]));
+            exp4(Lv + g, &yv);
+            Mv[g] = A[g] / B[g];
+            ev[g] = (a - 1.0) * (dg[g] - lb[g]) - b * Mv[g] + A[g] - lb[g] + lg[g] +
+                (1.0 - A[g]) * dg[g];
+        }
+        for (int g = 0; g < ng; g++) {
+            const R_xlen_t tg = t + 4 * g;
+            const bnmf_v4i og = odd[g];
+            if (n - tg >= 4 && !(og[0] | og[1] | og[2] | og[3])) {
+                if (mean) *(bnmf_v4 *) (mean + tg) = Mv[g];
+                if (L) *(bnmf_v4 *) (L + tg) = Lv[g];
+                if (e) *(bnmf_v4 *) (e + tg) = ev[g];
+                sv += ev[g];
+                continue;
+            }
+            for (int l = 0; l < 4 && tg + l < n; l++) {
+                double el = ev[g][l], ml = Mv[g][l], Ll = Lv[g][l];
+                if (og[l]) {
+                    double lgs, dgs;
+                    const double as = al[tg + l], bs = be[tg + l], lbs = log(bs);
+                    lgamma_digamma(as, &lgs, &dgs);
+                    ml = as / bs;
+                    Ll = exp(dgs - lbs);
+                    el = gamma_elbo_term(as, bs, dgs, lbs, lgs, a, b);
+                }
+                if (mean) mean[tg + l] = ml;
+                if (L) L[tg + l] = Ll;
+                if (e) e[tg + l] = el;
+                sum[l] += el;
+            }
+        }
+    }
+    for (int l = 0; l < 4; l++) sum[l] += sv[l];
+#endif
+    for (; t < n; t++) {
         double lg, dg;
         lgamma_digamma(al[t], &lg, &dg);
-        s += gamma_elbo_term(al[t], be[t], dg, log(be[t]), lg, a, b);
+        const double lb = log(be[t]);
+        const double el = gamma_elbo_term(al[t], be[t], dg, lb, lg, a, b);
+        if (mean) mean[t] = al[t] / be[t];
+        if (L) L[t] = exp(dg - lb);
+        if (e) e[t] = el;
+        sum[t & 3] += el;
     }
-    return s + (double) n * (a * log(b) - lgammafn(a));
+    return (sum[0] + sum[1]) + (sum[2] + sum[3]);
 }
 
 /* ---- variational Bayes ---------------------------------------------------- */
@@ -82,21 +221,24 @@ typedef struct {
     double *LWt, *LH, *NWt, *NH, *RS;
 } pois_vb_work;
 
-/* exp(E log Z) = exp(digamma(al)) / be into L (transposed for W: K x I). */
-static void vb_logmeans(const double *al, const double *be, int r, int c, int transpose,
-                        double *L)
+/* exp(E log Z) = exp(digamma(al)) / be into L (transposed for W: K x I);
+ * returns the sum of the factors' Gamma terms for the prior Gamma(a, b)
+ * (but for the prior's constant n (a log b - lgamma(a))), which come with
+ * the same logs. */
+static double vb_logmeans(const double *al, const double *be, int r, int c, int transpose,
+                          double *L, double a, double b)
 {
-    for (int j = 0; j < c; j++)
-        for (int i = 0; i < r; i++) {
-            const size_t t = i + (size_t) j * r;
-            double lg, dg;
-            lgamma_digamma(al[t], &lg, &dg);
-            L[transpose ? j + (size_t) i * c : t] = exp(dg - log(be[t]));
-        }
+    if (!transpose) return gamma_factors((R_xlen_t) r * c, al, be, a, b, NULL, L, NULL);
+    double *col = (double *) R_alloc(r, sizeof(double)), e = 0.0;
+    for (int j = 0; j < c; j++) {
+        e += gamma_factors(r, al + (size_t) j * r, be + (size_t) j * r, a, b, NULL, col, NULL);
+        for (int i = 0; i < r; i++) L[j + (size_t) i * c] = col[i];
+    }
+    return e;
 }
 
 /* The ELBO given lik = sum X log (LW LH) of the same q and the Gamma terms
- * eW, eH of q(W), q(H) (gamma_elbo_terms()). */
+ * eW, eH of q(W), q(H) (with the prior's constants). */
 static double vb_elbo(const pois_data *pd, const pois_vb_state *q, double lik, double eW,
                       double eH)
 {
@@ -123,15 +265,15 @@ static void ard_terms(const double *al, const double *be, int r, int c, int by_c
 {
     const int K = by_col ? c : r;
     for (int k = 0; k < K; k++) T[k] = S[k] = 0.0;
-    for (int j = 0; j < c; j++)
+    double *e = (double *) R_alloc(r, sizeof(double)), *m = (double *) R_alloc(r, sizeof(double));
+    for (int j = 0; j < c; j++) {
+        gamma_factors(r, al + (size_t) j * r, be + (size_t) j * r, shape, 0.0, m, NULL, e);
         for (int i = 0; i < r; i++) {
-            const size_t t = i + (size_t) j * r;
             const int k = by_col ? j : i;
-            double lg, dg;
-            lgamma_digamma(al[t], &lg, &dg);
-            T[k] += gamma_elbo_term(al[t], be[t], dg, log(be[t]), lg, shape, 0.0);
-            S[k] += al[t] / be[t];
+            T[k] += e[i];
+            S[k] += m[i];
         }
+    }
 }
 
 /* The Gamma terms of the ELBO under ARD, given the sums of ard_terms():
@@ -183,22 +325,32 @@ static double vb_update_W(int I, int K, const pois_prior *pp, const double *El,
     const int ard = pp->ard;
     const double bW = ard ? 0.0 : pp->b;
     double eW = 0.0;
-    for (int k = 0; k < K; k++) {
-        const double rk = ard ? El[k] : pp->b;
-        double tk = 0.0, sk = 0.0;
-        for (int i = 0; i < I; i++) {
-            const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
-            const double e = vb_set(pp->a + LWt[u] * NWt[u], rk + RS[u], pp->a, bW,
-                                    q->alW + t, q->beW + t, q->W + t, LWt + u);
+    if (ard)
+        for (int k = 0; k < K; k++) TW[k] = SW[k] = 0.0;
+    /* by tiles of rows: the shapes and rates from the transposed sums, then
+     * each column's part at once (gamma_factors()), then exp(E log W) back
+     * into LWt */
+    const int tile = 512;
+    double *Lc = (double *) R_alloc((size_t) tile * K, sizeof(double));
+    for (int i0 = 0; i0 < I; i0 += tile) {
+        const int n = I - i0 < tile ? I - i0 : tile;
+        for (int i = i0; i < i0 + n; i++)
+            for (int k = 0; k < K; k++) {
+                const size_t t = i + (size_t) k * I, u = k + (size_t) i * K;
+                q->alW[t] = pp->a + LWt[u] * NWt[u];
+                q->beW[t] = (ard ? El[k] : pp->b) + RS[u];
+            }
+        for (int k = 0; k < K; k++) {
+            const size_t t0 = i0 + (size_t) k * I;
+            const double e = gamma_factors(n, q->alW + t0, q->beW + t0, pp->a, bW, q->W + t0,
+                                           Lc + (size_t) k * tile, NULL);
             if (ard) {
-                tk += e;
-                sk += q->W[t];
+                TW[k] += e;
+                for (int i = 0; i < n; i++) SW[k] += q->W[t0 + i];
             } else eW += e;
         }
-        if (ard) {
-            TW[k] = tk;
-            SW[k] = sk;
-        }
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < K; k++) LWt[k + (size_t) (i0 + i) * K] = Lc[i + (size_t) k * tile];
     }
     return eW;
 }
@@ -221,16 +373,26 @@ static double vb_update_H(int J, int K, const pois_prior *pp, const double *El, 
     double eH = 0.0;
     if (ard)
         for (int k = 0; k < K; k++) TH[k] = SH[k] = 0.0;
-    for (int j = 0; j < J; j++)
-        for (int k = 0; k < K; k++) {
-            const size_t t = k + (size_t) j * K;
-            const double e = vb_set(pp->c + LH[t] * NH[t], (ard ? El[k] : pp->d) + RS[t],
-                                    pp->c, bH, alH + t, beH + t, H + t, LH + t);
-            if (ard) {
-                TH[k] += e;
-                SH[k] += H[t];
-            } else eH += e;
+    /* by tiles of samples: the shapes and rates, then gamma_factors() */
+    const int tile = 512;
+    double *e = ard ? (double *) R_alloc((size_t) tile * K, sizeof(double)) : NULL;
+    for (int j0 = 0; j0 < J; j0 += tile) {
+        const int n = J - j0 < tile ? J - j0 : tile;
+        const size_t t0 = (size_t) j0 * K, nt = (size_t) n * K;
+        for (size_t t = t0; t < t0 + nt; t++) {
+            const int k = (int) ((t - t0) % K);
+            alH[t] = pp->c + LH[t] * NH[t];
+            beH[t] = (ard ? El[k] : pp->d) + RS[t];
         }
+        const double s = gamma_factors((R_xlen_t) nt, alH + t0, beH + t0, pp->c, bH, H + t0,
+                                       LH + t0, e);
+        if (ard) {
+            for (size_t t = 0; t < nt; t++) {
+                TH[t % K] += e[t];
+                SH[t % K] += H[t0 + t];
+            }
+        } else eH += s;
+    }
     return eH;
 }
 
@@ -246,10 +408,12 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     const int I = pd->I, J = pd->J, K = pd->K, ard = pp->ard;
     pois_vb_work w;
     vb_work(pd, &w);
-    vb_logmeans(q->alW, q->beW, I, K, 1, w.LWt);
-    vb_logmeans(q->alH, q->beH, K, J, 0, w.LH);
+    double eW, eH;
+    /* exp(E log) of q, and its Gamma terms without ARD */
+    eW = vb_logmeans(q->alW, q->beW, I, K, 1, w.LWt, pp->a, pp->b);
+    eH = vb_logmeans(q->alH, q->beH, K, J, 0, w.LH, pp->c, pp->d);
     const R_xlen_t nW = (R_xlen_t) I * K, nH = (R_xlen_t) K * J;
-    double eW, eH, cW = 0.0, cH = 0.0;
+    double cW = 0.0, cH = 0.0;
     double *TW = NULL, *SW = NULL, *TH = NULL, *SH = NULL, *El = NULL;
     if (ard) {
         TW = (double *) R_alloc(5 * (size_t) K, sizeof(double));
@@ -261,8 +425,8 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     } else {
         cW = (double) nW * (pp->a * log(pp->b) - lgammafn(pp->a));
         cH = (double) nH * (pp->c * log(pp->d) - lgammafn(pp->c));
-        eW = gamma_elbo_terms(q->alW, q->beW, nW, pp->a, pp->b);
-        eH = gamma_elbo_terms(q->alH, q->beH, nH, pp->c, pp->d);
+        eW += cW;
+        eH += cH;
     }
     double prev = *q->elbo;
     int done = 0;
@@ -353,8 +517,8 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
     bnmf_pois_read_vb_state(state, &pd, &q);
     pois_vb_work w;
     vb_work(&pd, &w);
-    vb_logmeans(q.alW, q.beW, pd.I, pd.K, 1, w.LWt);
-    vb_logmeans(q.alH, q.beH, pd.K, pd.J, 0, w.LH);
+    const double eW = vb_logmeans(q.alW, q.beW, pd.I, pd.K, 1, w.LWt, pp.a, pp.b);
+    const double eH = vb_logmeans(q.alH, q.beH, pd.K, pd.J, 0, w.LH, pp.c, pp.d);
     const double lik = bnmf_pois_ratio_pass(&pd, w.LWt, w.LH, NULL, NULL, 1);
     if (pp.ard) {
         bnmf_pois_read_vb_lambda(state, &pd, &q);
@@ -366,8 +530,8 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
                                      0.0));
     }
     return Rf_ScalarReal(vb_elbo(&pd, &q, lik,
-                                 gamma_elbo_terms(q.alW, q.beW, (R_xlen_t) pd.I * pd.K, pp.a, pp.b),
-                                 gamma_elbo_terms(q.alH, q.beH, (R_xlen_t) pd.K * pd.J, pp.c, pp.d)));
+                                 eW + (double) pd.I * pd.K * (pp.a * log(pp.b) - lgammafn(pp.a)),
+                                 eH + (double) pd.K * pd.J * (pp.c * log(pp.d) - lgammafn(pp.c))));
 }
 
 /* ---- VB by blocks of samples ---------------------------------------------- */
@@ -549,7 +713,7 @@ SEXP bnmf_pois_vb_logmeans_call(SEXP al, SEXP be, SEXP dims, SEXP transpose)
     if (TYPEOF(al) != REALSXP || TYPEOF(be) != REALSXP || XLENGTH(al) != n || XLENGTH(be) != n)
         Rf_error("bnmf internal error: al, be must be double vectors of length rows x columns");
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-    vb_logmeans(REAL(al), REAL(be), r, c, Rf_asLogical(transpose) == TRUE, REAL(out));
+    vb_logmeans(REAL(al), REAL(be), r, c, Rf_asLogical(transpose) == TRUE, REAL(out), 1.0, 0.0);
     UNPROTECT(1);
     return out;
 }

@@ -208,3 +208,32 @@ test_that("the Gibbs sampler's Gamma draws have the Gamma distribution", {
   expect_lt(suppressWarnings(stats::ks.test(.Call(C_pois_rgamma, 20000, 2.55, 0), "pgamma",
                                             2.5))$p.value, 1e-3)
 })
+
+test_that("exp(E log z) of q's Gamma factors matches digamma() and exp() over their whole range", {
+  # the VB sweeps take lgamma, digamma, the logs and exp of q's factors four
+  # at a time; factors outside the vectorised range go one at a time
+  set.seed(3)
+  n <- 40001
+  al <- c(exp(runif(n, log(1e-7), log(1e6))), 1, 2, 9.999999, 10, 1e-6, 5e-7, 1e300, 0.5, 3)
+  be <- c(exp(runif(n, log(1e-8), log(1e8))), 1, 1, 1, 1, 1, 1, 1, 1e-310, 1e300)
+  N <- length(al)
+  L <- .Call(bnmf:::C_pois_vb_logmeans, al, be, as.double(c(N, 1)), FALSE)
+  y <- digamma(al) - log(be)
+  ref <- exp(y)
+  ok <- is.finite(ref) & ref > 1e-300
+  # exp() turns an absolute error in y into a relative one: a few ulps of
+  # digamma(al) and log(be) (y is their difference), and digamma's series'
+  # 1e-14 absolute error
+  tol <- 2e-14 + 8 * .Machine$double.eps * (abs(digamma(al)) + abs(log(be)) + 1)
+  expect_true(all(abs(L[ok] - ref[ok]) <= tol[ok] * ref[ok]))
+  tiny <- !ok & is.finite(ref)
+  expect_true(any(tiny))
+  expect_true(all(abs(L[tiny] - ref[tiny]) <= 1e-300))
+  expect_identical(L[!is.finite(ref)], ref[!is.finite(ref)])
+  # every factor the same bits wherever it stands: the values shifted by one
+  # place (other groups of four), and as an I x K matrix transposed
+  L1 <- .Call(bnmf:::C_pois_vb_logmeans, al[-1], be[-1], as.double(c(N - 1, 1)), FALSE)
+  expect_identical(L1, L[-1])
+  M <- .Call(bnmf:::C_pois_vb_logmeans, al[1:40000], be[1:40000], as.double(c(2000, 20)), TRUE)
+  expect_identical(M, as.double(t(matrix(L[1:40000], 2000, 20))))
+})
