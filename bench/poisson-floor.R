@@ -30,7 +30,14 @@
 ##   R_LIBS=/tmp/lib Rscript bench/poisson-floor.R 3 1,5
 ##   R_LIBS=/tmp/lib Rscript bench/poisson-floor.R 3 1,5 5000 5000
 ## Environment: BNMF_FLOOR_N (n, default 2), BNMF_FLOOR_M (m, default 6),
-## BNMF_FLOOR_ONLY ("vb" or "gibbs": time only that sampler besides the floor).
+## BNMF_FLOOR_ONLY ("vb" or "gibbs": time only that sampler besides the floor),
+## BNMF_FLOOR_MODE ("fit", the default, as above; or "call": the difference
+## of single .Call()s of the sampler of n + m and n sweeps from a fixed
+## random start, as the chains make them. A fit cuts its sweeps into calls
+## of about a quarter of a second, each with a closing pass over the counts
+## for the trace, so the number of calls of a short fit, and its time, move
+## with the machine's load; "call" has one call on each side, and measures
+## the sweeps alone).
 
 suppressPackageStartupMessages({
   library(Matrix)
@@ -45,6 +52,8 @@ K <- 20L
 n0 <- as.integer(Sys.getenv("BNMF_FLOOR_N", "2"))
 m <- as.integer(Sys.getenv("BNMF_FLOOR_M", "6"))
 only <- Sys.getenv("BNMF_FLOOR_ONLY", "")
+mode <- Sys.getenv("BNMF_FLOOR_MODE", "fit")
+if (!mode %in% c("fit", "call")) stop("BNMF_FLOOR_MODE must be \"fit\" or \"call\"")
 
 floor_src <- '
 #include <R.h>
@@ -102,7 +111,35 @@ fit_time <- function(X, method, n) {
   }
   cpu() - t0
 }
-sweep_time <- function(X, method) (fit_time(X, method, n0 + m) - fit_time(X, method, n0)) / m
+# One .Call of n sweeps from a fixed random start (a Gamma(1, 1) W and H,
+# the prior Gamma(1, 1)), as the chains make it: the sampler's own work and
+# one call's set-up and closing pass, with no R between the sweeps.
+call_time <- function(X, method, n) {
+  I <- nrow(X); J <- ncol(X)
+  set.seed(1)
+  W0 <- matrix(rgamma(I * K, 1), I, K)
+  H0 <- matrix(rgamma(K * J, 1), K, J)
+  data <- bnmf:::prepare_data(X, K)
+  x <- X@x + 0
+  pr <- list(a = 1, b = 1, c = 1, d = 1)
+  if (method == "vb") {
+    q <- bnmf:::pois_vb_state(W0, H0)
+    ctrl <- list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_))
+    t0 <- cpu()
+    .Call(bnmf:::C_pois_vb, q, data, x, pr, ctrl)
+  } else {
+    st <- bnmf:::pois_gibbs_state(W0, H0, FALSE)
+    ctrl <- list(n = as.double(n), accumulate = 0, thin = 1, keep_draws = 0)
+    t0 <- cpu()
+    .Call(bnmf:::C_pois_gibbs, st, data, x, pr, ctrl)
+  }
+  cpu() - t0
+}
+sweep_time <- if (mode == "call") {
+  function(X, method) (call_time(X, method, n0 + m) - call_time(X, method, n0)) / m
+} else {
+  function(X, method) (fit_time(X, method, n0 + m) - fit_time(X, method, n0)) / m
+}
 floor_time <- function(d) {
   reps <- 1L
   repeat {
@@ -115,8 +152,9 @@ floor_time <- function(d) {
 }
 
 load0 <- paste(scan("/proc/loadavg", what = "", n = 3, quiet = TRUE), collapse = " ")
-cat(sprintf("%g x %g, K = %d, densities %s%%; %d rounds; sweeps from fits of %d and %d; load average %s; %s\n",
-            dims[1], dims[2], K, paste(100 * dens, collapse = ", "), rounds, n0, n0 + m, load0,
+cat(sprintf("%g x %g, K = %d, densities %s%%; %d rounds; sweeps from %s of %d and %d; load average %s; %s\n",
+            dims[1], dims[2], K, paste(100 * dens, collapse = ", "), rounds,
+            if (mode == "call") "calls" else "fits", n0, n0 + m, load0,
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")))
 data <- lapply(seq_along(dens), function(t) {
   sim <- simulate_counts(dims[1], dims[2], K, nz = dens[t], seed = 2)
