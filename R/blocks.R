@@ -296,6 +296,7 @@ holder_load <- function(key, specs, K, keep) {
   h$keep <- keep
   h$blocks <- vector("list", length(specs))
   h$known <- rep(list(c(NA_real_, NA_real_)), length(specs))
+  h$rows <- vector("list", length(specs))
   h$states <- vector("list", length(specs))
   sums <- lapply(seq_along(specs), function(b) {
     blk <- load_block(specs[[b]], K)
@@ -338,9 +339,14 @@ holder_step <- function(key, wq, prior_c, update, threads) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
     blk <- holder_block(h, b)
+    # a held block keeps its counts' row layout, made at its first step; a
+    # block read in every sweep has it made for the call (TRUE)
+    rows <- if (h$keep) {
+      h$rows[[b]] <- h$rows[[b]] %||% .Call(C_pois_rows, blk$data, blk$x)
+    } else TRUE
     st <- .Call(C_pois_vb_block, h$states[[b]], blk$data, blk$x, prior_c, wq,
                 list(update = as.double(update), threads = as.double(threads),
-                     known = h$known[[b]]))
+                     known = h$known[[b]], rows = rows))
     h$known[[b]] <- st$known
     st$known <- NULL
     st

@@ -589,12 +589,15 @@ pois_vb_chain <- function(task, job) {
     st <- pois_start(task, job)
     q <- pois_vb_state(st$W, st$H, job$model$prior)
   }
-  # what the first call finds out about the counts, reused by the others
+  # what the first call finds out about the counts, reused by the others;
+  # the counts laid out by row too (12 bytes a count), for the pass that
+  # forms q(W)'s sums
   known <- c(NA_real_, NA_real_)
+  rows <- .Call(C_pois_rows, job$data, job$xvals)
   ch <- run_chunks(function(n, accumulate) {
     out <- .Call(C_pois_vb, q, job$data, job$xvals, job$prior_c,
                  list(n = as.double(n), tol = as.double(s$tol), threads = threads,
-                      known = known))
+                      known = known, rows = rows))
     known <<- out$known
     out
   }, "vb", s$iter, 0L, 1L, job$chain_progress, task$label, tol = s$tol,
@@ -886,7 +889,8 @@ pois_vb_args <- function(X, q, prior) {
 pois_vb_sweeps <- function(X, q, prior, n) {
   a <- pois_vb_args(X, q, prior)
   out <- .Call(C_pois_vb, a$st, a$h$data, a$h$X, a$pr,
-               list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_)))
+               list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_),
+                    rows = TRUE))
   c(a$st, list(trace = out$trace))
 }
 

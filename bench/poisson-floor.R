@@ -124,7 +124,9 @@ call_time <- function(X, method, n) {
   pr <- list(a = 1, b = 1, c = 1, d = 1)
   if (method == "vb") {
     q <- bnmf:::pois_vb_state(W0, H0)
-    ctrl <- list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_))
+    # the counts' row layout, made once a chain as bnmf() makes it
+    ctrl <- list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_),
+                 rows = if (Sys.getenv("BNMF_FLOOR_ROWS", "1") == "1") .Call(bnmf:::C_pois_rows, data, x))
     t0 <- cpu()
     .Call(bnmf:::C_pois_vb, q, data, x, pr, ctrl)
   } else {

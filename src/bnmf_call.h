@@ -36,6 +36,7 @@ SEXP bnmf_kmeans_rows_call(SEXP X, SEXP norms, SEXP centres, SEXP iter);
 /* the Poisson likelihood */
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl);
 SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior);
+SEXP bnmf_pois_rows_call(SEXP data, SEXP x);
 SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl);
 SEXP bnmf_pois_vb_add_call(SEXP acc, SEXP stats);
 SEXP bnmf_nmf_block_h_call(SEXP bst, SEXP data, SEXP x, SEXP lamH, SEXP wq, SEXP ctrl);

@@ -38,6 +38,7 @@ static const R_CallMethodDef call_methods[] = {
     /* the Poisson likelihood (pois_nmf.c, pois_ssvi.c) */
     CALLDEF(pois_vb, 5),
     CALLDEF(pois_elbo, 4),
+    CALLDEF(pois_rows, 2),
     CALLDEF(pois_vb_block, 6),
     CALLDEF(pois_vb_add, 2),
     CALLDEF(pois_vb_wstep, 4),

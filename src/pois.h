@@ -10,7 +10,8 @@
  * enters the sweeps through sums of the factors alone; a missing entry not
  * at all), by column (cp, ri, xv: CSC, built from a dense X or a dgCMatrix
  * alike, so that dense and sparse input give the same numbers) and, when
- * asked, by row (rp, cj, rx). `d` holds the dimensions and the missing
+ * asked, by row (rp, cj, rx: built here, or the R vectors the VB sweeps
+ * keep across calls, see pois_rows_attach()). `d` holds the dimensions and the missing
  * entries, listed by row and by column (prepare_data()).
  */
 typedef struct {
@@ -111,6 +112,8 @@ void bnmf_pois_obs_sums(const nmf_data *d, const double *M, int rows_of_W,
 double bnmf_pois_sum_obs_wh(const nmf_data *d, const double *W, const double *H);
 double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double *B,
                             double *NAt, double *NB, int want_lik);
+double bnmf_pois_ratio_rows(const pois_data *pd, const double *At, const double *B, double *NAt,
+                            int want_lik);
 double bnmf_gamma_log_prior(const double *Z, R_xlen_t n, double shape, double rate);
 
 #endif

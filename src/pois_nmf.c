@@ -44,6 +44,8 @@
 
 /* ---- the data ----------------------------------------------------------- */
 
+static void pois_rows_fill(const pois_data *pd, int *rp, int *cj, double *rx);
+
 /**
  * Lay out the positive observed counts of x (dense I x J, or the values of a
  * CSC matrix; NA is missing) by column and, if by_row, by row.
@@ -128,17 +130,79 @@ void bnmf_pois_data_known(const nmf_data *d, const double *x, int by_row, const 
     pd->rp = (int *) R_alloc((size_t) I + 1, sizeof(int));
     pd->cj = (int *) R_alloc(nnz ? nnz : 1, sizeof(int));
     pd->rx = (double *) R_alloc(nnz ? nnz : 1, sizeof(double));
+    pois_rows_fill(pd, pd->rp, pd->cj, pd->rx);
+}
+
+/* The row layout of pd's counts into rp (I + 1), cj and rx (nnz each): the
+ * columns of each row in increasing order. */
+static void pois_rows_fill(const pois_data *pd, int *rp, int *cj, double *rx)
+{
+    const int I = pd->I;
     int *next = (int *) R_alloc((size_t) I + 1, sizeof(int));
-    for (int i = 0; i <= I; i++) pd->rp[i] = 0;
-    for (int q = 0; q < pd->nnz; q++) pd->rp[pd->ri[q] + 1]++;
-    for (int i = 0; i < I; i++) pd->rp[i + 1] += pd->rp[i];
-    for (int i = 0; i < I; i++) next[i] = pd->rp[i];
-    for (int j = 0; j < J; j++)
+    for (int i = 0; i <= I; i++) rp[i] = 0;
+    for (int q = 0; q < pd->nnz; q++) rp[pd->ri[q] + 1]++;
+    for (int i = 0; i < I; i++) rp[i + 1] += rp[i];
+    for (int i = 0; i < I; i++) next[i] = rp[i];
+    for (int j = 0; j < pd->J; j++)
         for (int q = pd->cp[j]; q < pd->cp[j + 1]; q++) {
             const int r = next[pd->ri[q]]++;
-            pd->cj[r] = j;
-            pd->rx[r] = pd->xv[q];
+            cj[r] = j;
+            rx[r] = pd->xv[q];
         }
+}
+
+/*
+ * The row layout of the counts for the VB sweeps' ratio passes in row order
+ * (bnmf_pois_ratio_rows), from ctrl$rows: absent or NULL, none; TRUE, built
+ * here for this call; or list(rp, cj, rx) as bnmf_pois_rows_call() made it
+ * for the same counts (kept by the caller across calls: not built again).
+ */
+static void pois_rows_attach(SEXP ctrl, pois_data *pd)
+{
+    SEXP r = R_NilValue;
+    if (TYPEOF(ctrl) == VECSXP) {
+        SEXP nm = Rf_getAttrib(ctrl, R_NamesSymbol);
+        for (R_xlen_t t = 0; t < XLENGTH(ctrl) && TYPEOF(nm) == STRSXP; t++)
+            if (strcmp(CHAR(STRING_ELT(nm, t)), "rows") == 0) r = VECTOR_ELT(ctrl, t);
+    }
+    if (r == R_NilValue) return;
+    if (TYPEOF(r) == LGLSXP && XLENGTH(r) == 1 && LOGICAL(r)[0] == TRUE) {
+        const size_t n = pd->nnz ? (size_t) pd->nnz : 1;
+        pd->rp = (int *) R_alloc((size_t) pd->I + 1, sizeof(int));
+        pd->cj = (int *) R_alloc(n, sizeof(int));
+        pd->rx = (double *) R_alloc(n, sizeof(double));
+        pois_rows_fill(pd, pd->rp, pd->cj, pd->rx);
+        return;
+    }
+    SEXP rp = bnmf_list_get(r, "rp"), cj = bnmf_list_get(r, "cj"), rx = bnmf_list_get(r, "rx");
+    if (TYPEOF(rp) != INTSXP || XLENGTH(rp) != (R_xlen_t) pd->I + 1 || TYPEOF(cj) != INTSXP ||
+        XLENGTH(cj) != pd->nnz || TYPEOF(rx) != REALSXP || XLENGTH(rx) != pd->nnz ||
+        INTEGER(rp)[0] != 0 || INTEGER(rp)[pd->I] != pd->nnz)
+        Rf_error("bnmf internal error: ctrl$rows is not the row layout of these counts");
+    pd->rp = INTEGER(rp);
+    pd->cj = INTEGER(cj);
+    pd->rx = REAL(rx);
+}
+
+/* .Call entry: the row layout of the positive observed counts of x (data,
+ * x as for the VB sweeps), list(rp, cj, rx), for ctrl$rows of the VB calls
+ * on the same counts. */
+SEXP bnmf_pois_rows_call(SEXP data, SEXP x)
+{
+    nmf_data d; pois_data pd;
+    bnmf_read_data(data, 1, &d);
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) != d.nx)
+        Rf_error("bnmf internal error: x must be a double vector of the data's length");
+    bnmf_pois_data(&d, REAL(x), 0, &pd);
+    SEXP v[3];
+    v[0] = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t) pd.I + 1));
+    v[1] = PROTECT(Rf_allocVector(INTSXP, pd.nnz));
+    v[2] = PROTECT(Rf_allocVector(REALSXP, pd.nnz));
+    pois_rows_fill(&pd, INTEGER(v[0]), INTEGER(v[1]), REAL(v[2]));
+    const char *names[] = {"rp", "cj", "rx"};
+    SEXP out = bnmf_named_list(3, names, v);
+    UNPROTECT(3);
+    return out;
 }
 
 /* Read the data description (prepare_data()) and the counts x (the dense
@@ -172,6 +236,7 @@ void bnmf_pois_read_known(SEXP data, SEXP x, SEXP prior, SEXP ctrl, nmf_data *d,
     if (TYPEOF(x) != REALSXP || XLENGTH(x) != d->nx)
         Rf_error("bnmf internal error: x must be a double vector of the data's length");
     bnmf_pois_data_known(d, REAL(x), 0, bnmf_real_elt(ctrl, "known", 2), pd);
+    pois_rows_attach(ctrl, pd);
     bnmf_pois_read_prior(prior, 0, pp);
 }
 
@@ -347,6 +412,75 @@ double bnmf_pois_ratio_pass(const pois_data *pd, const double *At, const double 
         const double *p = priv + (size_t) (t - 1) * nA;
         for (size_t u = 0; u < nA; u++) NAt[u] += p[u];
     }
+    return lik;
+}
+
+/* Rows [i0, i1) of the ratio pass in row order (pd->rp, cj, rx): each row's
+ * NAt[, i] = sum_j r_ij B[, j] added up in the order of the columns j, as
+ * the column-order pass adds them into the row (the same bits), and, unless
+ * lik is NULL, the row's sum x log s (bnmf_xlog_sum over its rates in sb)
+ * added to *lik in row order. B's columns are read at random places (the
+ * smaller of the two factors when J < I), NAt's row stays in the cache. */
+BNMF_CLONES static void ratio_rows(const pois_data *pd, const double *At, const double *B,
+                                   double *NAt, double *lik, double *sb, int i0, int i1)
+{
+    const int K = pd->K, qend = pd->rp[i1];
+    for (int i = i0; i < i1; i++) {
+        const double *ai = At + (size_t) i * K;
+        double *na = NAt ? NAt + (size_t) i * K : NULL;
+        const int q0 = pd->rp[i];
+        for (int q = q0; q < pd->rp[i + 1]; q++) {
+            const double *bj = B + (size_t) pd->cj[q] * K;
+            if (q + BNMF_POIS_PF < qend) BNMF_PF_ROW(B + (size_t) pd->cj[q + BNMF_POIS_PF] * K, K, 0);
+            double s = bnmf_dot4(ai, bj, K);
+            if (s < DBL_MIN) s = DBL_MIN;
+            sb[q - q0] = s;
+            if (na) bnmf_axpy4(na, pd->rx[q] / s, bj, K);
+        }
+        if (lik) *lik += bnmf_xlog_sum(pd->rx + q0, sb, (size_t) (pd->rp[i + 1] - q0));
+    }
+}
+
+/**
+ * The ratio pass of bnmf_pois_ratio_pass() without NB, in row order (pd
+ * laid out by row too): NAt (K x I) gets the same values, bit for bit; the
+ * log likelihood is summed by row, so its last bits differ from the
+ * column-order pass's. With pd->threads = T > 1 each block of rows is split
+ * into T ranges of about equal counts: the threads write disjoint rows of NAt
+ * (no private copies) and their partial log likelihoods are added in thread
+ * order.
+ */
+double bnmf_pois_ratio_rows(const pois_data *pd, const double *At, const double *B, double *NAt,
+                            int want_lik)
+{
+    const int K = pd->K, I = pd->I;
+    if (NAt) memset(NAt, 0, sizeof(double) * (size_t) K * I);
+    int T = pd->threads;
+#ifndef _OPENMP
+    T = 1;
+#endif
+    if (T > I) T = I > 0 ? I : 1;
+    double *part = (double *) R_alloc(T, sizeof(double));
+    double *sb = (double *) R_alloc((size_t) T * (pd->J > 0 ? pd->J : 1), sizeof(double));
+    for (int t = 0; t < T; t++) part[t] = 0.0;
+    const int block = 4096;
+    for (int i0 = 0; i0 < I; i0 += block) {
+        const int i1 = I - i0 < block ? I : i0 + block;
+        if (T == 1) {
+            ratio_rows(pd, At, B, NAt, want_lik ? part : NULL, sb, i0, i1);
+        } else {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+            for (int t = 0; t < T; t++) {
+                const int a = split_col(pd->rp, i0, i1, t, T), b = split_col(pd->rp, i0, i1, t + 1, T);
+                ratio_rows(pd, At, B, NAt, want_lik ? part + t : NULL, sb + (size_t) t * pd->J, a, b);
+            }
+        }
+        R_CheckUserInterrupt();
+    }
+    double lik = 0.0;
+    for (int t = 0; t < T; t++) lik += part[t];
     return lik;
 }
 

@@ -433,8 +433,11 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
     *converged = 0;
     for (int s = 0; s < n; s++) {
         /* q(Z) of the current q(W), q(H), and the ELBO of the state after
-         * sweep s - 1 */
-        const double lik = bnmf_pois_ratio_pass(pd, w.LWt, w.LH, w.NWt, NULL, 1);
+         * sweep s - 1; in row order when the rows are laid out (q(W)'s sums
+         * the same bits, read from the smaller factor when J < I, no sums
+         * at random places) */
+        const double lik = pd->rp ? bnmf_pois_ratio_rows(pd, w.LWt, w.LH, w.NWt, 1)
+                                  : bnmf_pois_ratio_pass(pd, w.LWt, w.LH, w.NWt, NULL, 1);
         if (s > 0) {
             const double cur = vb_elbo(pd, q, lik, eW, eH);
             tr[s - 1] = cur;
@@ -464,8 +467,9 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
         R_CheckUserInterrupt();
     }
     if (done > 0) {
-        const double cur = vb_elbo(pd, q, bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, NULL, 1),
-                                   eW, eH);
+        const double lik = pd->rp ? bnmf_pois_ratio_rows(pd, w.LWt, w.LH, NULL, 1)
+                                  : bnmf_pois_ratio_pass(pd, w.LWt, w.LH, NULL, NULL, 1);
+        const double cur = vb_elbo(pd, q, lik, eW, eH);
         tr[done - 1] = cur;
         *q->elbo = cur;
         if (tol > 0.0 && R_FINITE(prev) && fabs(cur - prev) <= tol * fabs(cur))
@@ -480,7 +484,9 @@ static int pois_vb(const pois_data *pd, const pois_prior *pp, pois_vb_state *q, 
  * H, elbo), modified in place) by ctrl$n sweeps. x: the counts (dense
  * matrix or dgCMatrix values); prior: list(a, b, c, d); ctrl: list(n, tol,
  * threads, known = c(NA, NA) or the `known` of an earlier call on the same
- * data, see bnmf_pois_data_known()).
+ * data, see bnmf_pois_data_known(), rows = the counts' row layout made by
+ * bnmf_pois_rows_call() or TRUE to make it for this call; without it the
+ * pass that forms q(W)'s sums runs in column order)
  * Returns list(trace = the ELBO after each sweep, converged, known).
  */
 SEXP bnmf_pois_vb_call(SEXP state, SEXP data, SEXP x, SEXP prior, SEXP ctrl)
@@ -569,7 +575,7 @@ static const char *block_stat_names[] = {"NWt", "RS", "TH", "SH", "lik", "lfact"
  * prepare_data() lays them out) and its q(H[, b]) (bstate = list(shape_H,
  * rate_H, H, LH), K x J_b, modified in place when ctrl$update = 1); wq =
  * list(W (I x K), LWt (K x I), El (K; ARD only)): the current q(W). ctrl:
- * list(update, threads, known: as for bnmf_pois_vb_call). Returns the
+ * list(update, threads, known, rows: as for bnmf_pois_vb_call). Returns the
  * block's statistics list(NWt, RS, TH, SH, lik, lfact, wh, eH) and `known`.
  */
 SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl)
@@ -600,7 +606,8 @@ SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq
         bnmf_pois_obs_sums(&d, W, 0, RSH);
         eH = vb_update_H(J, K, &pp, El, alH, beH, H, LH, NH, RSH, TH, SH);
     }
-    const double lik = bnmf_pois_ratio_pass(&pd, LWt, LH, REAL(v[0]), NULL, 1);
+    const double lik = pd.rp ? bnmf_pois_ratio_rows(&pd, LWt, LH, REAL(v[0]), 1)
+                             : bnmf_pois_ratio_pass(&pd, LWt, LH, REAL(v[0]), NULL, 1);
     bnmf_pois_obs_sums(&d, H, 1, REAL(v[1]));
     const double wh = bnmf_pois_sum_obs_wh(&d, W, H);
     v[4] = PROTECT(Rf_ScalarReal(lik)); np++;
