@@ -237,3 +237,45 @@ test_that("exp(E log z) of q's Gamma factors matches digamma() and exp() over th
   M <- .Call(bnmf:::C_pois_vb_logmeans, al[1:40000], be[1:40000], as.double(c(2000, 20)), TRUE)
   expect_identical(M, as.double(t(matrix(L[1:40000], 2000, 20))))
 })
+
+test_that("the log likelihood's sum of x log r takes counts of 1 by products of mantissas, within its rounding", {
+  # bnmf_xlog_sum() (linalg.c): a group of four counts of 1 multiplies the
+  # rates' mantissas into four products (brought back into [1, 2) after 64
+  # factors) and adds their exponents; one log of each product at the end.
+  # Its rounding: a relative error of one ulp a factor in each product (so
+  # an absolute error of one ulp a count in its log), and the summation's
+  # ulps of the terms' magnitudes: at most u (n + 8 sum |terms|) here.
+  xlog <- function(x, r) .Call(bnmf:::C_kl_loss, x, r)$xlog
+  bound <- function(x, r) {
+    t <- ifelse(x > 0, x * log(r), 0)
+    2^-53 * (length(x) + 8 * sum(abs(t)))
+  }
+  set.seed(47)
+  # counts of 1 over the whole range of normal rates: exponents up to +-1022,
+  # runs of many products (4 x 64 x 6 counts and a tail of 3)
+  r <- exp(runif(4 * 64 * 6 + 3, log(2.3e-308), log(1.7e308)))
+  x <- rep(1, length(r))
+  ref <- sum(x * log(r))
+  expect_lte(abs(xlog(x, r) - ref), bound(x, r))
+  # rates near 1 (terms near 0: the absolute error is what the sum keeps),
+  # and rates of one sign of log only (no cancellation)
+  for (r in list(1 + runif(5000, -1e-3, 1e-3), runif(5000, 1, 2), runif(5000, 1e-6, 1e-5))) {
+    x <- rep(1, length(r))
+    expect_lte(abs(xlog(x, r) - sum(log(r))), bound(x, r))
+  }
+  # counts of 1 mixed with larger counts and zeros (the groups with another
+  # count take four logs), a subnormal rate where x = 1, rates of 0 and Inf
+  # where x = 0 (no term)
+  x <- sample(c(0, 1, 2, 7), 8003, TRUE, prob = c(0.05, 0.85, 0.07, 0.03))
+  r <- rexp(8003) * 10
+  x[c(5, 6, 20)] <- 0
+  r[c(5, 6, 20)] <- c(1e-310, 0, Inf)
+  x[9] <- 1
+  r[9] <- 1e-310
+  ref <- sum(ifelse(x > 0, x * log(r), 0))
+  expect_lte(abs(xlog(x, r) - ref), bound(x, r))
+  # all the groups of four by products: the same as one pass of log()
+  x <- rep(1, 4096)
+  r <- rgamma(4096, 0.5)
+  expect_lte(abs(xlog(x, r) - sum(log(r))), bound(x, r))
+})
