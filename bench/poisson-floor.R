@@ -37,7 +37,9 @@
 ## of about a quarter of a second, each with a closing pass over the counts
 ## for the trace, so the number of calls of a short fit, and its time, move
 ## with the machine's load; "call" has one call on each side, and measures
-## the sweeps alone).
+## the sweeps alone), BNMF_FLOOR_ROWS ("1", the default: the VB calls of
+## "call" mode get the counts' row layout, as bnmf() makes it once a chain;
+## "0" for none, and for builds before it, which have no C_pois_rows).
 
 suppressPackageStartupMessages({
   library(Matrix)
