@@ -10,10 +10,10 @@
 ##   for r in 1 2 3; do for l in /tmp/lib-a /tmp/lib-b; do for t in 1 2; do
 ##     echo "$l $t $(R_LIBS=$l Rscript bench/pois-vb-sweep.R 5 $t)"; done; done; done
 ##
-## (Run from the package's top directory: it sources bench/sim-counts.R.)
+## (Run from the package's top directory or from bench/: it sources sim-counts.R.)
 
 suppressPackageStartupMessages(library(bnmf))
-source(file.path("bench", "sim-counts.R"))
+source(file.path(if (file.exists("bench/sim-counts.R")) "bench" else ".", "sim-counts.R"))
 args <- commandArgs(TRUE)
 nz <- as.numeric(args[1])
 threads <- if (length(args) >= 2) as.numeric(args[2]) else 1
@@ -27,18 +27,9 @@ X <- if (file.exists(cache)) readRDS(cache) else {
   X
 }
 call_time <- function(n) {
-  I <- nrow(X); J <- ncol(X)
-  set.seed(1)
-  W0 <- matrix(rgamma(I * K, 1), I, K)
-  H0 <- matrix(rgamma(K * J, 1), K, J)
-  data <- bnmf:::prepare_data(X, K)
-  x <- X@x + 0
-  q <- bnmf:::pois_vb_state(W0, H0)
-  rows <- if (exists("C_pois_rows", asNamespace("bnmf"))) .Call(bnmf:::C_pois_rows, data, x)
-  ctrl <- list(n = as.double(n), tol = 0, threads = threads, known = c(NA_real_, NA_real_),
-               rows = rows)
+  a <- pois_call_args(X, K, n, "vb", threads)
   t0 <- proc.time()[["elapsed"]]
-  .Call(bnmf:::C_pois_vb, q, data, x, list(a = 1, b = 1, c = 1, d = 1), ctrl)
+  do.call(.Call, c(list(a$fun), a$args))
   proc.time()[["elapsed"]] - t0
 }
 s <- replicate(3, (call_time(20) - call_time(2)) / 18)

@@ -117,26 +117,9 @@ fit_time <- function(X, method, n) {
 # the prior Gamma(1, 1)), as the chains make it: the sampler's own work and
 # one call's set-up and closing pass, with no R between the sweeps.
 call_time <- function(X, method, n) {
-  I <- nrow(X); J <- ncol(X)
-  set.seed(1)
-  W0 <- matrix(rgamma(I * K, 1), I, K)
-  H0 <- matrix(rgamma(K * J, 1), K, J)
-  data <- bnmf:::prepare_data(X, K)
-  x <- X@x + 0
-  pr <- list(a = 1, b = 1, c = 1, d = 1)
-  if (method == "vb") {
-    q <- bnmf:::pois_vb_state(W0, H0)
-    # the counts' row layout, made once a chain as bnmf() makes it
-    ctrl <- list(n = as.double(n), tol = 0, threads = 1, known = c(NA_real_, NA_real_),
-                 rows = if (Sys.getenv("BNMF_FLOOR_ROWS", "1") == "1") .Call(bnmf:::C_pois_rows, data, x))
-    t0 <- cpu()
-    .Call(bnmf:::C_pois_vb, q, data, x, pr, ctrl)
-  } else {
-    st <- bnmf:::pois_gibbs_state(W0, H0, FALSE)
-    ctrl <- list(n = as.double(n), accumulate = 0, thin = 1, keep_draws = 0)
-    t0 <- cpu()
-    .Call(bnmf:::C_pois_gibbs, st, data, x, pr, ctrl)
-  }
+  a <- pois_call_args(X, K, n, method, rows = Sys.getenv("BNMF_FLOOR_ROWS", "1") == "1")
+  t0 <- cpu()
+  do.call(.Call, c(list(a$fun), a$args))
   cpu() - t0
 }
 sweep_time <- if (mode == "call") {

@@ -179,6 +179,12 @@ static void pois_rows_attach(SEXP ctrl, pois_data *pd)
         XLENGTH(cj) != pd->nnz || TYPEOF(rx) != REALSXP || XLENGTH(rx) != pd->nnz ||
         INTEGER(rp)[0] != 0 || INTEGER(rp)[pd->I] != pd->nnz)
         Rf_error("bnmf internal error: ctrl$rows is not the row layout of these counts");
+    /* the passes index by them: in bounds */
+    const int *p = INTEGER(rp), *c = INTEGER(cj);
+    for (int i = 0; i < pd->I; i++)
+        if (p[i + 1] < p[i]) Rf_error("bnmf internal error: ctrl$rows$rp must not decrease");
+    for (int q = 0; q < pd->nnz; q++)
+        if (c[q] < 0 || c[q] >= pd->J) Rf_error("bnmf internal error: ctrl$rows$cj out of range");
     pd->rp = INTEGER(rp);
     pd->cj = INTEGER(cj);
     pd->rx = REAL(rx);
