@@ -39,6 +39,12 @@
 #' * `blocks` sets the number of blocks (of consecutive columns, of about
 #'   equal sizes).
 #'
+#' For a given partition the numbers are the same bit for bit wherever the
+#' blocks are read or held. One block gives the `q(W)` and `q(H)` of the fit
+#' in memory and its ELBO to rounding: in memory, with no more samples than
+#' features, the pass that forms the sums of `q(W)`'s update runs over the
+#' counts by rows and adds up the log likelihood in that order.
+#'
 #' With `likelihood = "poisson"` and `method = "gibbs"`, `blocks` or
 #' `cluster` samples by blocks in the same way (dense data with or without
 #' `NA`, a `dgCMatrix`, a `DelayedMatrix`, a `TENxMatrix`; Gamma priors or
@@ -296,7 +302,6 @@ holder_load <- function(key, specs, K, keep) {
   h$keep <- keep
   h$blocks <- vector("list", length(specs))
   h$known <- rep(list(c(NA_real_, NA_real_)), length(specs))
-  h$rows <- vector("list", length(specs))
   h$states <- vector("list", length(specs))
   sums <- lapply(seq_along(specs), function(b) {
     blk <- load_block(specs[[b]], K)
@@ -339,14 +344,9 @@ holder_step <- function(key, wq, prior_c, update, threads) {
   h <- get(key, envir = block_store)
   lapply(seq_along(h$specs), function(b) {
     blk <- holder_block(h, b)
-    # a held block keeps its counts' row layout, made at its first step; a
-    # block read in every sweep has it made for the call (TRUE)
-    rows <- if (h$keep) {
-      h$rows[[b]] <- h$rows[[b]] %||% .Call(C_pois_rows, blk$data, blk$x)
-    } else TRUE
     st <- .Call(C_pois_vb_block, h$states[[b]], blk$data, blk$x, prior_c, wq,
                 list(update = as.double(update), threads = as.double(threads),
-                     known = h$known[[b]], rows = rows))
+                     known = h$known[[b]]))
     h$known[[b]] <- st$known
     st$known <- NULL
     st

@@ -570,6 +570,23 @@ double_matrix <- function(x, r, c) {
   else matrix(as.double(x), r, c)
 }
 
+# The counts' row layout (C_pois_rows: 12 bytes a count) for the pass of
+# VB's sweeps in memory that forms q(W)'s sums, or NULL. In row order that
+# pass reads columns of exp(E log H) (K x J) at random places and adds into
+# the row it is on; in column order it reads rows of exp(E log W) (K x I)
+# and adds into rows of another K x I array at random places. Row order when
+# H is no larger than W (J <= I): 1.3 times as fast a sweep at 20,000 x
+# 5,000, a few per cent at 20,000 x 50,000 (bench/README.md). q is the same
+# bits either way; the log likelihood is summed by row. The sweeps by blocks
+# run in column order: a block read from a file in every sweep would be laid
+# out again each time (about a pass over its counts), and its numbers must
+# be those of the same block held in memory. (option bnmf.vb_rows = FALSE:
+# column order in memory too, as one block gives it; for the tests.)
+pois_rows <- function(data, x) {
+  if (data$dims[2L] > data$dims[1L] || isFALSE(getOption("bnmf.vb_rows"))) return(NULL)
+  .Call(C_pois_rows, data, x)
+}
+
 pois_vb_state <- function(W, H, pp = NULL) {
   q <- list(shape_W = matrix(1, nrow(W), ncol(W)) + 0, rate_W = 1 / W, shape_H = matrix(1, nrow(H), ncol(H)) + 0,
             rate_H = 1 / H, W = W + 0, H = H + 0, elbo = -Inf + 0)
@@ -590,10 +607,9 @@ pois_vb_chain <- function(task, job) {
     q <- pois_vb_state(st$W, st$H, job$model$prior)
   }
   # what the first call finds out about the counts, reused by the others;
-  # the counts laid out by row too (12 bytes a count), for the pass that
-  # forms q(W)'s sums
+  # the counts laid out by row too (pois_rows())
   known <- c(NA_real_, NA_real_)
-  rows <- .Call(C_pois_rows, job$data, job$xvals)
+  rows <- pois_rows(job$data, job$xvals)
   ch <- run_chunks(function(n, accumulate) {
     out <- .Call(C_pois_vb, q, job$data, job$xvals, job$prior_c,
                  list(n = as.double(n), tol = as.double(s$tol), threads = threads,

@@ -59,7 +59,8 @@ static ALWAYS_INLINE void exp4(bnmf_v4 *out, const bnmf_v4 *xp)
     const bnmf_v4 t = x * M_LOG2E + sv;
     const bnmf_v4 n = t - sv;
     const bnmf_v4 r = (x - n * ln2_hi) - n * ln2_lo;
-    bnmf_v4 p = 1.0 / 6227020800.0 + r * 0.0;
+    const double c13 = 1.0 / 6227020800.0;
+    bnmf_v4 p = {c13, c13, c13, c13};
     p = 1.0 / 479001600.0 + r * p;
     p = 1.0 / 39916800.0 + r * p;
     p = 1.0 / 3628800.0 + r * p;
@@ -379,18 +380,19 @@ static double vb_update_H(int J, int K, const pois_prior *pp, const double *El, 
     for (int j0 = 0; j0 < J; j0 += tile) {
         const int n = J - j0 < tile ? J - j0 : tile;
         const size_t t0 = (size_t) j0 * K, nt = (size_t) n * K;
-        for (size_t t = t0; t < t0 + nt; t++) {
-            const int k = (int) ((t - t0) % K);
-            alH[t] = pp->c + LH[t] * NH[t];
-            beH[t] = (ard ? El[k] : pp->d) + RS[t];
-        }
+        for (size_t t = t0; t < t0 + nt; t += K)
+            for (int k = 0; k < K; k++) {
+                alH[t + k] = pp->c + LH[t + k] * NH[t + k];
+                beH[t + k] = (ard ? El[k] : pp->d) + RS[t + k];
+            }
         const double s = gamma_factors((R_xlen_t) nt, alH + t0, beH + t0, pp->c, bH, H + t0,
                                        LH + t0, e);
         if (ard) {
-            for (size_t t = 0; t < nt; t++) {
-                TH[t % K] += e[t];
-                SH[t % K] += H[t0 + t];
-            }
+            for (size_t t = 0; t < nt; t += K)
+                for (int k = 0; k < K; k++) {
+                    TH[k] += e[t + k];
+                    SH[k] += H[t0 + t + k];
+                }
         } else eH += s;
     }
     return eH;
@@ -563,7 +565,9 @@ SEXP bnmf_pois_elbo_call(SEXP state, SEXP data, SEXP x, SEXP prior)
  *
  * The sums start from zero and add the blocks in their order, so a fit is
  * the same bit for bit for a given partition wherever its blocks are read
- * or held; with one block it is the one-process fit's.
+ * or held; with one block it is the one-process fit's when that runs in
+ * column order (without the row layout), and otherwise its q, with the log
+ * likelihood summed in the other order.
  */
 
 /* The list of a block's statistics, as bnmf_pois_vb_add_call() sums them. */
@@ -575,7 +579,8 @@ static const char *block_stat_names[] = {"NWt", "RS", "TH", "SH", "lik", "lfact"
  * prepare_data() lays them out) and its q(H[, b]) (bstate = list(shape_H,
  * rate_H, H, LH), K x J_b, modified in place when ctrl$update = 1); wq =
  * list(W (I x K), LWt (K x I), El (K; ARD only)): the current q(W). ctrl:
- * list(update, threads, known, rows: as for bnmf_pois_vb_call). Returns the
+ * list(update, threads, known: as for bnmf_pois_vb_call; the passes in
+ * column order, see R's pois_rows()). Returns the
  * block's statistics list(NWt, RS, TH, SH, lik, lfact, wh, eH) and `known`.
  */
 SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq, SEXP ctrl)
@@ -606,8 +611,7 @@ SEXP bnmf_pois_vb_block_call(SEXP bstate, SEXP data, SEXP x, SEXP prior, SEXP wq
         bnmf_pois_obs_sums(&d, W, 0, RSH);
         eH = vb_update_H(J, K, &pp, El, alH, beH, H, LH, NH, RSH, TH, SH);
     }
-    const double lik = pd.rp ? bnmf_pois_ratio_rows(&pd, LWt, LH, REAL(v[0]), 1)
-                             : bnmf_pois_ratio_pass(&pd, LWt, LH, REAL(v[0]), NULL, 1);
+    const double lik = bnmf_pois_ratio_pass(&pd, LWt, LH, REAL(v[0]), NULL, 1);
     bnmf_pois_obs_sums(&d, H, 1, REAL(v[1]));
     const double wh = bnmf_pois_sum_obs_wh(&d, W, H);
     v[4] = PROTECT(Rf_ScalarReal(lik)); np++;
