@@ -41,9 +41,9 @@
 #'
 #' For a given partition the numbers are the same bit for bit wherever the
 #' blocks are read or held. One block gives the `q(W)` and `q(H)` of the fit
-#' in memory and its ELBO to rounding: in memory, with no more samples than
-#' features, the pass that forms the sums of `q(W)`'s update runs over the
-#' counts by rows and adds up the log likelihood in that order.
+#' in memory and its ELBO to rounding: in memory the pass that forms the
+#' sums of `q(W)`'s update runs over the counts by rows and adds up the log
+#' likelihood in that order.
 #'
 #' With `likelihood = "poisson"` and `method = "gibbs"`, `blocks` or
 #' `cluster` samples by blocks in the same way (dense data with or without

@@ -574,16 +574,16 @@ double_matrix <- function(x, r, c) {
 # VB's sweeps in memory that forms q(W)'s sums, or NULL. In row order that
 # pass reads columns of exp(E log H) (K x J) at random places and adds into
 # the row it is on; in column order it reads rows of exp(E log W) (K x I)
-# and adds into rows of another K x I array at random places. Row order when
-# H is no larger than W (J <= I): 1.3 times as fast a sweep at 20,000 x
-# 5,000, a few per cent at 20,000 x 50,000 (bench/README.md). q is the same
-# bits either way; the log likelihood is summed by row. The sweeps by blocks
-# run in column order: a block read from a file in every sweep would be laid
-# out again each time (about a pass over its counts), and its numbers must
-# be those of the same block held in memory. (option bnmf.vb_rows = FALSE:
-# column order in memory too, as one block gives it; for the tests.)
+# and adds into rows of another K x I array at random places: 1.15-1.5
+# times as fast a sweep at 5%, 1.07-1.15 at 20,000 x 50,000 and 0.75%
+# (bench/README.md). q is the same bits either way; the log likelihood is
+# summed by row. The sweeps by blocks run in column order: a block read from
+# a file in every sweep would be laid out again each time (about a pass
+# over its counts), and its numbers must be those of the same block held in
+# memory. (Option bnmf.vb_rows = FALSE: column order in memory too, as one
+# block gives it; for the tests.)
 pois_rows <- function(data, x) {
-  if (data$dims[2L] > data$dims[1L] || isFALSE(getOption("bnmf.vb_rows"))) return(NULL)
+  if (isFALSE(getOption("bnmf.vb_rows"))) return(NULL)
   .Call(C_pois_rows, data, x)
 }
 
