@@ -325,7 +325,7 @@ test_that("VB and Gibbs recover planted factors", {
   withr::local_seed(6)
   d <- pois_sim(60, 50, 3, shape = 1, rate = 0.25)
   truth <- list(W = d$W, H = d$H)
-  vb <- bnmf(d$X, rank = 3, likelihood = "poisson", method = "vb", iter = 500, tol = 1e-5)
+  vb <- bnmf(d$X, rank = 3, likelihood = "poisson", method = "vb", iter = 2000, tol = 1e-5)
   gi <- bnmf(d$X, rank = 3, likelihood = "poisson", method = "gibbs", iter = 300)
   for (fit in list(vb, gi)) {
     al <- align_factors(truth, fit)
