@@ -334,12 +334,13 @@ BNMF_CLONES void bnmf_kl_ratio(double *Z, const double *Y, const double *x, size
     }
 }
 
-/* sum over x[t] != 0 of x[t] log r[t] (minus: less x[t]), t < n. Four
- * terms at a time in four partial sums (with bnmf_log4; a group with a
- * ratio that is not positive, normal and finite takes log() instead), the
- * rest one by one. */
-static ALWAYS_INLINE double xlog_sum(const double *x, const double *r, size_t n,
-                                     const int minus)
+/**
+ * sum over x[t] != 0 of x[t] log r[t] - x[t], t < n: the I-divergence's
+ * terms from the ratio r = X / WH (bnmf_kl_ratio). Four terms at a time in
+ * four partial sums (with bnmf_log4; a group with a ratio that is not
+ * positive, normal and finite takes log() instead), the rest one by one.
+ */
+BNMF_CLONES double bnmf_kl_loss(const double *x, const double *r, size_t n)
 {
     size_t t = 0;
     double s = 0.0;
@@ -356,29 +357,18 @@ static ALWAYS_INLINE double xlog_sum(const double *x, const double *r, size_t n,
         const bnmf_v4i odd = (ex == 0) | (ex == 0x7FF) | (rv < zero);
         if (odd[0] | odd[1] | odd[2] | odd[3]) {
             for (int l = 0; l < 4; l++)
-                if (xv[l] != 0.0) acc[l] += minus ? xv[l] * log(rv[l]) - xv[l]
-                                                  : xv[l] * log(rv[l]);
+                if (xv[l] != 0.0) acc[l] += xv[l] * log(rv[l]) - xv[l];
             continue;
         }
         bnmf_v4 lg;
         bnmf_log4(&lg, &rv);
-        if (minus) acc += xv * lg - xv;
-        else acc += xv * lg;
+        acc += xv * lg - xv;
     }
     s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
 #endif
     for (; t < n; t++)
-        if (x[t] != 0.0) s += minus ? x[t] * log(r[t]) - x[t] : x[t] * log(r[t]);
+        if (x[t] != 0.0) s += x[t] * log(r[t]) - x[t];
     return s;
-}
-
-/**
- * sum over x[t] != 0 of x[t] log r[t] - x[t], t < n: the I-divergence's
- * terms from the ratio r = X / WH (bnmf_kl_ratio), by xlog_sum.
- */
-BNMF_CLONES double bnmf_kl_loss(const double *x, const double *r, size_t n)
-{
-    return xlog_sum(x, r, n, 1);
 }
 
 /**
@@ -388,7 +378,7 @@ BNMF_CLONES double bnmf_kl_loss(const double *x, const double *r, size_t n)
  * the rates' mantissas (in [1, 2)) into four running products and adds their
  * exponents, and the products' logs are taken at the end (one log for up
  * to 4 x 64 counts, the products brought back into [1, 2) after 64
- * factors, below 2^64); other groups go by xlog_sum's four logs at a time.
+ * factors, below 2^64); other groups take four logs at a time (bnmf_log4).
  * Within a few ulps of the sum of x[t] * log(r[t]) per term.
  */
 BNMF_CLONES double bnmf_xlog_sum(const double *x, const double *r, size_t n)

@@ -147,6 +147,7 @@ typedef struct {
 
 /* rlist.c: reading the R lists of the engine (the only place that does) */
 SEXP bnmf_list_get(SEXP list, const char *name);
+SEXP bnmf_list_get_opt(SEXP list, const char *name);
 double *bnmf_real_elt(SEXP list, const char *name, R_xlen_t len);
 const int *bnmf_int_elt(SEXP list, const char *name, R_xlen_t len);
 void bnmf_check_csc(const int *xp, const int *xi, R_xlen_t nx, int I, int J);

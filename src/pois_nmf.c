@@ -45,6 +45,7 @@
 /* ---- the data ----------------------------------------------------------- */
 
 static void pois_rows_fill(const pois_data *pd, int *rp, int *cj, double *rx);
+static void pois_rows_make(pois_data *pd);
 
 /**
  * Lay out the positive observed counts of x (dense I x J, or the values of a
@@ -126,10 +127,16 @@ void bnmf_pois_data_known(const nmf_data *d, const double *x, int by_row, const 
     pd->lfact = lf;
     pd->rp = pd->cj = NULL;
     pd->rx = NULL;
-    if (!by_row) return;
-    pd->rp = (int *) R_alloc((size_t) I + 1, sizeof(int));
-    pd->cj = (int *) R_alloc(nnz ? nnz : 1, sizeof(int));
-    pd->rx = (double *) R_alloc(nnz ? nnz : 1, sizeof(double));
+    if (by_row) pois_rows_make(pd);
+}
+
+/* pd's row layout, made here (R_alloc) */
+static void pois_rows_make(pois_data *pd)
+{
+    const size_t n = pd->nnz ? (size_t) pd->nnz : 1;
+    pd->rp = (int *) R_alloc((size_t) pd->I + 1, sizeof(int));
+    pd->cj = (int *) R_alloc(n, sizeof(int));
+    pd->rx = (double *) R_alloc(n, sizeof(double));
     pois_rows_fill(pd, pd->rp, pd->cj, pd->rx);
 }
 
@@ -159,19 +166,10 @@ static void pois_rows_fill(const pois_data *pd, int *rp, int *cj, double *rx)
  */
 static void pois_rows_attach(SEXP ctrl, pois_data *pd)
 {
-    SEXP r = R_NilValue;
-    if (TYPEOF(ctrl) == VECSXP) {
-        SEXP nm = Rf_getAttrib(ctrl, R_NamesSymbol);
-        for (R_xlen_t t = 0; t < XLENGTH(ctrl) && TYPEOF(nm) == STRSXP; t++)
-            if (strcmp(CHAR(STRING_ELT(nm, t)), "rows") == 0) r = VECTOR_ELT(ctrl, t);
-    }
+    SEXP r = bnmf_list_get_opt(ctrl, "rows");
     if (r == R_NilValue) return;
     if (TYPEOF(r) == LGLSXP && XLENGTH(r) == 1 && LOGICAL(r)[0] == TRUE) {
-        const size_t n = pd->nnz ? (size_t) pd->nnz : 1;
-        pd->rp = (int *) R_alloc((size_t) pd->I + 1, sizeof(int));
-        pd->cj = (int *) R_alloc(n, sizeof(int));
-        pd->rx = (double *) R_alloc(n, sizeof(double));
-        pois_rows_fill(pd, pd->rp, pd->cj, pd->rx);
+        pois_rows_make(pd);
         return;
     }
     SEXP rp = bnmf_list_get(r, "rp"), cj = bnmf_list_get(r, "cj"), rx = bnmf_list_get(r, "rx");

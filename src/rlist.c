@@ -28,7 +28,7 @@ R_xlen_t bnmf_count_arg(SEXP n_)
 }
 
 /* The component `name` of a named list, or R_NilValue when there is none. */
-static SEXP list_get_opt(SEXP list, const char *name)
+SEXP bnmf_list_get_opt(SEXP list, const char *name)
 {
     if (TYPEOF(list) != VECSXP)
         Rf_error("bnmf internal error: a named list is expected (looking for '%s')", name);
@@ -43,7 +43,7 @@ static SEXP list_get_opt(SEXP list, const char *name)
 
 SEXP bnmf_list_get(SEXP list, const char *name)
 {
-    SEXP v = list_get_opt(list, name);
+    SEXP v = bnmf_list_get_opt(list, name);
     if (v == R_NilValue)
         Rf_error("bnmf internal error: component '%s' is missing", name);
     return v;
@@ -153,7 +153,7 @@ void bnmf_read_prior(SEXP prior, int use_ard, const nmf_data *d, nmf_prior *pr)
     pr->beta = *bnmf_real_elt(prior, "beta", 1);
     if (!(pr->alpha > 0.0) || !(pr->beta > 0.0) || !R_FINITE(pr->alpha) || !R_FINITE(pr->beta))
         Rf_error("bnmf internal error: the noise prior needs shape > 0 and rate > 0");
-    SEXP ard = list_get_opt(prior, "ard");
+    SEXP ard = bnmf_list_get_opt(prior, "ard");
     pr->ard = 0;
     pr->alpha0 = pr->beta0 = 0.0;
     if (ard != R_NilValue &&
@@ -227,7 +227,7 @@ void bnmf_read_state(SEXP state, const nmf_data *d, int what, nmf_state *st)
     st->WH_m2 = state_elt(state, wh, "WH_m2", d->nx);
     st->n_wh = state_elt(state, wh, "n_wh", 1);
     /* The sweeps' scratch, when the state has one (else R_alloc) */
-    SEXP work = list_get_opt(state, "work");
+    SEXP work = bnmf_list_get_opt(state, "work");
     st->work = TYPEOF(work) == REALSXP ? REAL(work) : NULL;
     st->n_work = TYPEOF(work) == REALSXP ? (size_t) XLENGTH(work) : 0;
     st->wh_wait = state_elt(state, wh, "wh_wait", 1);
@@ -281,7 +281,7 @@ static void ctrl_check_names(SEXP ctrl, const char *const *known, int n)
 
 static SEXP ctrl_field(SEXP ctrl, const char *name)
 {
-    SEXP v = list_get_opt(ctrl, name);
+    SEXP v = bnmf_list_get_opt(ctrl, name);
     if (v == R_NilValue) Rf_error("bnmf internal error: ctrl$%s is missing", name);
     return v;
 }
@@ -566,7 +566,7 @@ void bnmf_pois_read_prior(SEXP prior, int beta, pois_prior *pp)
     /* ARD (optional): ard = c(alpha0, beta0); b and d are then not used */
     pp->ard = 0;
     pp->alpha0 = pp->beta0 = 1.0;
-    if (list_get_opt(prior, "ard") != R_NilValue) {
+    if (bnmf_list_get_opt(prior, "ard") != R_NilValue) {
         const double *h = bnmf_real_elt(prior, "ard", 2);
         if (!(h[0] > 0.0 && h[1] > 0.0) || !R_FINITE(h[0]) || !R_FINITE(h[1]))
             Rf_error("bnmf internal error: ARD alpha0, beta0 must be finite and > 0");
